@@ -1,0 +1,58 @@
+/** Shared JSON Schema pieces. Every schema with an `$id` is registered once (schemas/index.ts). */
+
+export const timestamp = { type: 'string', format: 'date-time' } as const;
+export const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
+export const environmentSid = { type: 'string', pattern: '^[a-z0-9]{6}$' } as const;
+
+export const errorSchema = {
+  $id: 'error',
+  type: 'object',
+  required: ['success', 'error'],
+  properties: {
+    success: { type: 'boolean', const: false },
+    error: {
+      type: 'object',
+      required: ['code', 'message', 'details'],
+      properties: {
+        code: { type: 'string' },
+        message: { type: 'string' },
+        details: { type: 'object', additionalProperties: true },
+      },
+    },
+  },
+} as const;
+
+export const deletedSchema = {
+  $id: 'deleted',
+  type: 'object',
+  required: ['sid', 'deleted'],
+  properties: { sid: { type: 'string' }, deleted: { type: 'boolean' } },
+} as const;
+
+/** `{hasMore, records}` around an item schema referenced by `$id`. */
+export function listOf<const Id extends string>(id: Id) {
+  return {
+    type: 'object',
+    required: ['hasMore', 'records'],
+    properties: { hasMore: { type: 'boolean' }, records: { type: 'array', items: { $ref: `${id}#` } } },
+  } as const;
+}
+
+/** Query string of list endpoints: spec 4.12 (`page`, `limit`, `sort`, `order`). */
+export function listQuery<const Sorts extends readonly string[]>(sorts: Sorts, defaultSort: Sorts[number]) {
+  return {
+    type: 'object',
+    properties: {
+      page: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 },
+      limit: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
+      sort: { type: 'string', enum: sorts, default: defaultSort },
+      order: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
+    },
+  } as const;
+}
+
+export const accountParams = {
+  type: 'object',
+  required: ['accountSid'],
+  properties: { accountSid: { type: 'string', maxLength: 64 } },
+} as const;

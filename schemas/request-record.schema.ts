@@ -1,0 +1,279 @@
+import { environmentSid, nullableTimestamp, timestamp } from './common.schema.js';
+
+/**
+ * A captured request record (spec 2.9). The ingest schema is what clients send; the stored shape
+ * is the same record with every server-filled field present.
+ */
+const nullableString = (max: number) => ({ type: ['string', 'null'], maxLength: max }) as const;
+const nullableNumber = { type: ['number', 'null'] } as const;
+const headerValues = {
+  type: 'object',
+  maxProperties: 500,
+  additionalProperties: { type: ['string', 'number', 'boolean', 'array'], maxLength: 65536 },
+} as const;
+
+export const requestPartSchema = {
+  $id: 'requestPart',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    host: nullableString(1024),
+    ip: nullableString(64),
+    method: { type: ['string', 'null'], pattern: '^[A-Za-z-]{1,32}$' },
+    path: nullableString(8192),
+    port: { type: ['integer', 'null'], minimum: 0, maximum: 65535 },
+    url: nullableString(16384),
+    queryString: { type: ['object', 'null'], maxProperties: 500 },
+    headers: { anyOf: [headerValues, { type: 'null' }] },
+    body: {},
+    contentType: nullableString(512),
+    size: { type: ['integer', 'null'], minimum: 0 },
+  },
+} as const;
+
+export const responsePartSchema = {
+  $id: 'responsePart',
+  type: ['object', 'null'],
+  additionalProperties: false,
+  properties: {
+    statusCode: { type: ['integer', 'null'], minimum: 100, maximum: 599 },
+    headers: { anyOf: [headerValues, { type: 'null' }] },
+    size: { type: ['integer', 'null'], minimum: 0 },
+    body: {},
+    contentType: nullableString(512),
+  },
+} as const;
+
+const timingNames = [
+  'duration',
+  'start',
+  'end',
+  'lookup',
+  'socket',
+  'upload',
+  'connect',
+  'response',
+  'secureConnect',
+  'abort',
+  'error',
+] as const;
+const phaseNames = ['dns', 'tcp', 'tls', 'wait', 'total', 'request', 'download', 'firstByte'] as const;
+
+export const timingsSchema = {
+  $id: 'timings',
+  type: ['object', 'null'],
+  additionalProperties: false,
+  properties: {
+    ...(Object.fromEntries(timingNames.map((n) => [n, nullableNumber])) as Record<
+      (typeof timingNames)[number],
+      typeof nullableNumber
+    >),
+    phases: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      properties: Object.fromEntries(phaseNames.map((n) => [n, nullableNumber])) as Record<
+        (typeof phaseNames)[number],
+        typeof nullableNumber
+      >,
+    },
+  },
+} as const;
+
+const tag = {
+  type: 'object',
+  required: ['key', 'value'],
+  additionalProperties: false,
+  properties: {
+    key: { type: 'string', minLength: 1, maxLength: 256 },
+    value: { type: 'string', maxLength: 4096 },
+  },
+} as const;
+
+/** One record as a client sends it. Unknown top-level fields are refused so typos are visible. */
+export const ingestRecordSchema = {
+  $id: 'ingestRecord',
+  type: 'object',
+  required: ['request'],
+  additionalProperties: false,
+  properties: {
+    sid: { type: 'string', pattern: '^req_[A-Za-z0-9]{27}$' },
+    bucketSid: { type: 'string', maxLength: 64 },
+    environmentSid: { anyOf: [environmentSid, { type: 'null' }] },
+    contextSid: nullableString(256),
+    direction: { type: 'string', enum: ['in', 'out'] },
+    note: nullableString(10000),
+    createdAt: timestamp,
+    receivedAt: timestamp,
+    firewall: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      properties: { blocked: { type: 'boolean' } },
+    },
+    request: { $ref: 'requestPart#' },
+    response: { $ref: 'responsePart#' },
+    timings: { $ref: 'timings#' },
+    traces: {
+      type: ['array', 'null'],
+      maxItems: 1000,
+      items: { anyOf: [{ type: 'string', maxLength: 65536 }, { type: 'object' }] },
+    },
+    tags: { type: 'array', maxItems: 100, items: tag },
+  },
+} as const;
+
+export const ingestBodySchema = {
+  $id: 'ingestBody',
+  type: 'object',
+  required: ['records'],
+  additionalProperties: false,
+  properties: {
+    // The per-record schema is applied one by one in the handler so a bad record rejects only itself.
+    records: { type: 'array', items: { type: 'object' } },
+  },
+} as const;
+
+export const ingestResultSchema = {
+  $id: 'ingestResult',
+  type: 'object',
+  required: ['accepted', 'rejected'],
+  properties: {
+    accepted: { type: 'integer' },
+    rejected: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['index', 'error'],
+        properties: {
+          index: { type: 'integer' },
+          error: {
+            type: 'object',
+            required: ['code', 'message', 'details'],
+            properties: {
+              code: { type: 'string' },
+              message: { type: 'string' },
+              details: { type: 'object', additionalProperties: true },
+            },
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+/** A stored record as the API returns it (spec 2.9, Shape B) plus `endpoint`, `tags`, `storedAt`. */
+export const requestRecordSchema = {
+  $id: 'requestRecord',
+  type: 'object',
+  required: ['sid', 'bucketSid', 'createdAt', 'receivedAt', 'direction', 'firewall', 'request'],
+  properties: {
+    sid: { type: 'string' },
+    accountSid: { type: 'string' },
+    bucketSid: { type: 'string' },
+    environmentSid: { type: ['string', 'null'] },
+    contextSid: { type: ['string', 'null'] },
+    direction: { type: 'string' },
+    note: { type: ['string', 'null'] },
+    createdAt: timestamp,
+    receivedAt: timestamp,
+    storedAt: nullableTimestamp,
+    endpoint: { type: ['string', 'null'] },
+    firewall: { type: 'object', properties: { blocked: { type: 'boolean' } } },
+    request: {
+      type: 'object',
+      additionalProperties: true,
+      properties: {
+        host: { type: ['string', 'null'] },
+        method: { type: ['string', 'null'] },
+        path: { type: ['string', 'null'] },
+        port: { type: ['integer', 'null'] },
+        url: { type: ['string', 'null'] },
+        queryString: { type: ['object', 'null'], additionalProperties: true },
+        headers: { type: ['object', 'null'], additionalProperties: true },
+        body: {},
+        contentType: { type: ['string', 'null'] },
+        size: { type: ['integer', 'null'] },
+      },
+    },
+    response: {
+      type: ['object', 'null'],
+      additionalProperties: true,
+      properties: {
+        statusCode: { type: ['integer', 'null'] },
+        headers: { type: ['object', 'null'], additionalProperties: true },
+        size: { type: ['integer', 'null'] },
+        body: {},
+        contentType: { type: ['string', 'null'] },
+      },
+    },
+    timings: { type: ['object', 'null'], additionalProperties: true },
+    traces: { type: ['array', 'null'] },
+    tags: { type: 'array', items: { type: 'object', additionalProperties: true } },
+    workflowExecutions: { type: ['array', 'null'], items: { type: 'object', additionalProperties: true } },
+  },
+} as const;
+
+/**
+ * Kafka payload on `traffic.requests`: one message per accepted ingest call (or per micro-batch of
+ * single-call SDK posts), keyed by bucket sid. Records inside are already validated and complete.
+ */
+export const kafkaRequestBatchSchema = {
+  $id: 'kafkaRequestBatch',
+  type: 'object',
+  required: ['v', 'accountSid', 'bucketSid', 'records'],
+  properties: {
+    v: { const: 1 },
+    accountSid: { type: 'string', minLength: 1 },
+    bucketSid: { type: 'string', minLength: 1 },
+    records: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['sid', 'createdAt', 'receivedAt', 'request'],
+        properties: { sid: { type: 'string' }, createdAt: timestamp, receivedAt: timestamp },
+      },
+    },
+  },
+} as const;
+
+/**
+ * One captured call as the existing SDKs post it to `POST /` of the ingest listener
+ * (headers Api-Traffic-Bucket-Sid, Api-Traffic-Sdk, Api-Traffic-Sdk-Version).
+ */
+export const sdkCallSchema = {
+  $id: 'sdkCall',
+  type: 'object',
+  required: ['request'],
+  additionalProperties: true,
+  properties: {
+    contextSid: nullableString(256),
+    direction: { type: 'string', enum: ['in', 'out'] },
+    request: {
+      type: 'object',
+      required: ['url', 'method'],
+      properties: {
+        received: timestamp,
+        ip: nullableString(64),
+        url: { type: 'string', minLength: 1, maxLength: 16384 },
+        method: { type: 'string', pattern: '^[A-Za-z-]{1,32}$' },
+        headers: { anyOf: [headerValues, { type: 'null' }] },
+        body: {},
+      },
+    },
+    response: {
+      type: ['object', 'null'],
+      properties: {
+        headers: { anyOf: [headerValues, { type: 'null' }] },
+        status: { type: ['integer', 'null'], minimum: 100, maximum: 599 },
+        responseTime: { type: ['number', 'null'], minimum: 0 },
+        size: { type: ['integer', 'null'], minimum: 0 },
+        body: {},
+      },
+    },
+    tags: { type: ['array', 'null'], maxItems: 100, items: tag },
+    traces: {
+      type: ['array', 'null'],
+      maxItems: 1000,
+      items: { type: 'object', properties: { time: {}, data: {} } },
+    },
+  },
+} as const;

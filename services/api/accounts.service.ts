@@ -1,0 +1,91 @@
+import type pg from 'pg';
+import { ALL_SCOPES, TOKEN_PREFIX, hashToken, newTokenValue } from '../shared/credentials.js';
+import { newSid } from '../shared/ids.js';
+
+export interface NewAccount {
+  accountSid: string;
+  userSid: string;
+  sessionToken: string;
+  apiToken: string;
+  bucketSid?: string;
+}
+
+/**
+ * Creates an account with its first user (administrator), a session for that user and an API token
+ * holding every scope. Values are returned once; only their hashes are stored.
+ * Used by `npm run admin -- create-account`, the demo account on first start, and tests.
+ */
+export async function createAccount(
+  pool: pg.Pool,
+  input: {
+    name: string;
+    email: string;
+    plan?: 'standard' | 'pro' | 'enterprise';
+    rateLimit?: number;
+    bucketName?: string;
+  },
+): Promise<NewAccount> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const accountSid = newSid('account');
+    await client.query('INSERT INTO accounts (sid, name, plan, rate_limit) VALUES ($1, $2, $3, $4)', [
+      accountSid,
+      input.name,
+      input.plan ?? 'standard',
+      input.rateLimit ?? null,
+    ]);
+    const existing = await client.query<{ sid: string }>('SELECT sid FROM users WHERE email = $1', [
+      input.email,
+    ]);
+    let userSid = existing.rows[0]?.sid;
+    if (!userSid) {
+      userSid = newSid('user');
+      const [first, ...rest] = input.name.split(' ');
+      await client.query(
+        'INSERT INTO users (sid, email, first_name, last_name, default_account_sid) VALUES ($1, $2, $3, $4, $5)',
+        [userSid, input.email, first ?? '', rest.join(' '), accountSid],
+      );
+    }
+    await client.query('INSERT INTO memberships (account_sid, user_sid, role) VALUES ($1, $2, $3)', [
+      accountSid,
+      userSid,
+      'administrator',
+    ]);
+    const sessionToken = newTokenValue(TOKEN_PREFIX.session);
+    await client.query(
+      'INSERT INTO sessions (sid, user_sid, account_sid, token_hash) VALUES ($1, $2, $3, $4)',
+      [newSid('session'), userSid, accountSid, hashToken(sessionToken)],
+    );
+    const apiToken = newTokenValue(TOKEN_PREFIX.live);
+    await client.query(
+      `INSERT INTO api_tokens (sid, account_sid, name, description, scopes, token_hash, token_prefix)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [
+        newSid('apiToken'),
+        accountSid,
+        'admin',
+        'Created with the account; holds every scope',
+        [...ALL_SCOPES],
+        hashToken(apiToken),
+        apiToken.slice(0, 12),
+      ],
+    );
+    let bucketSid: string | undefined;
+    if (input.bucketName) {
+      bucketSid = newSid('bucket');
+      await client.query('INSERT INTO buckets (sid, account_sid, name) VALUES ($1, $2, $3)', [
+        bucketSid,
+        accountSid,
+        input.bucketName,
+      ]);
+    }
+    await client.query('COMMIT');
+    return { accountSid, userSid, sessionToken, apiToken, ...(bucketSid ? { bucketSid } : {}) };
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

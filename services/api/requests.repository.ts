@@ -1,0 +1,162 @@
+import type pg from 'pg';
+import type { ClickHouseClient } from '../shared/clickhouse.js';
+import { notFound } from '../shared/errors.js';
+import { BUCKET_TABLES, TABLES } from '../shared/tables.js';
+import { offsetOf, pageOf, type ListQuery, type ListResult } from './pagination.js';
+
+export interface RequestFilters {
+  startDate?: string;
+  endDate?: string;
+  method?: string;
+  statusCode?: number;
+  path?: string;
+  /** compiled stream-view criteria or `q=` (issue 3): extra SQL with its own named parameters */
+  criteria?: { sql: string; params: Record<string, unknown> };
+}
+
+export const REQUEST_SORTS = ['createdAt', 'duration', 'statusCode'] as const;
+const SORT_COLUMNS: Record<string, string> = {
+  createdAt: 'created_at',
+  duration: 'duration',
+  statusCode: 'status_code',
+};
+
+/** `*` wildcards of a path filter to a LIKE pattern, with LIKE's own metacharacters escaped. */
+export function likePattern(glob: string): string {
+  return glob.replace(/[\\%_]/g, (c) => `\\${c}`).replaceAll('*', '%');
+}
+
+type ApiRecord = Record<string, unknown>;
+
+/**
+ * Request records: reads from ClickHouse (every query filters by account and bucket), notes from
+ * Postgres (a note is mutable, ClickHouse rows are not).
+ */
+export class RequestsRepository {
+  constructor(
+    private readonly ch: ClickHouseClient,
+    private readonly pool: pg.Pool,
+  ) {}
+
+  async list(
+    accountSid: string,
+    bucketSid: string,
+    q: ListQuery,
+    f: RequestFilters,
+  ): Promise<ListResult<ApiRecord>> {
+    const where = ['account_sid = {a:String}', 'bucket_sid = {b:String}'];
+    const params: Record<string, unknown> = {
+      a: accountSid,
+      b: bucketSid,
+      lim: q.limit + 1,
+      off: offsetOf(q),
+    };
+    if (f.startDate) {
+      where.push("created_at >= parseDateTime64BestEffort({start:String}, 3, 'UTC')");
+      params.start = f.startDate;
+    }
+    if (f.endDate) {
+      where.push("created_at <= parseDateTime64BestEffort({end:String}, 3, 'UTC')");
+      params.end = f.endDate;
+    }
+    if (f.method) {
+      where.push('method = {method:String}');
+      params.method = f.method.toUpperCase();
+    }
+    if (f.statusCode !== undefined) {
+      where.push('status_code = {status:UInt16}');
+      params.status = f.statusCode;
+    }
+    if (f.path) {
+      if (f.path.includes('*')) {
+        where.push('path LIKE {path:String}');
+        params.path = likePattern(f.path);
+      } else {
+        where.push('path = {path:String}');
+        params.path = f.path;
+      }
+    }
+    if (f.criteria) {
+      where.push(`(${f.criteria.sql})`);
+      Object.assign(params, f.criteria.params);
+    }
+    const col = SORT_COLUMNS[q.sort] ?? 'created_at';
+    const dir = q.order === 'asc' ? 'ASC' : 'DESC';
+    const rs = await this.ch.query({
+      query: `SELECT record, toString(stored_at) AS stored_at FROM ${TABLES.requests}
+              WHERE ${where.join(' AND ')}
+              ORDER BY ${col} ${dir}, sid ${dir} LIMIT {lim:UInt32} OFFSET {off:UInt64}`,
+      query_params: params,
+      format: 'JSONEachRow',
+    });
+    const rows = await rs.json<{ record: string; stored_at: string }>();
+    const page = pageOf(rows, q.limit);
+    const records = page.records.map((r) => this.toApi(r.record, r.stored_at));
+    await this.attachNotes(bucketSid, records);
+    return { hasMore: page.hasMore, records };
+  }
+
+  async get(accountSid: string, bucketSid: string, sid: string): Promise<ApiRecord> {
+    const rs = await this.ch.query({
+      query: `SELECT record, toString(stored_at) AS stored_at FROM ${TABLES.requests}
+              WHERE account_sid = {a:String} AND bucket_sid = {b:String} AND sid = {s:String} LIMIT 1`,
+      query_params: { a: accountSid, b: bucketSid, s: sid },
+      format: 'JSONEachRow',
+    });
+    const [row] = await rs.json<{ record: string; stored_at: string }>();
+    if (!row) throw notFound('Request');
+    const record = this.toApi(row.record, row.stored_at);
+    await this.attachNotes(bucketSid, [record]);
+    return record;
+  }
+
+  async setNote(accountSid: string, bucketSid: string, sid: string, note: string | null): Promise<ApiRecord> {
+    await this.get(accountSid, bucketSid, sid);
+    await this.pool.query(
+      `INSERT INTO request_notes (account_sid, bucket_sid, request_sid, note) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (bucket_sid, request_sid) DO UPDATE SET note = EXCLUDED.note, updated_at = now()`,
+      [accountSid, bucketSid, sid, note],
+    );
+    return this.get(accountSid, bucketSid, sid);
+  }
+
+  async delete(accountSid: string, bucketSid: string, sid: string): Promise<void> {
+    await this.get(accountSid, bucketSid, sid);
+    await this.ch.command({
+      query: `DELETE FROM ${TABLES.requests} WHERE account_sid = {a:String} AND bucket_sid = {b:String} AND sid = {s:String}`,
+      query_params: { a: accountSid, b: bucketSid, s: sid },
+    });
+    await this.pool.query('DELETE FROM request_notes WHERE bucket_sid = $1 AND request_sid = $2', [
+      bucketSid,
+      sid,
+    ]);
+  }
+
+  /** Everything a deleted bucket leaves in ClickHouse: raw rows and every aggregate. */
+  async deleteBucket(accountSid: string, bucketSid: string): Promise<void> {
+    for (const table of BUCKET_TABLES) {
+      await this.ch.command({
+        query: `DELETE FROM ${table} WHERE account_sid = {a:String} AND bucket_sid = {b:String}`,
+        query_params: { a: accountSid, b: bucketSid },
+      });
+    }
+  }
+
+  private toApi(json: string, storedAt: string): ApiRecord {
+    const r = JSON.parse(json) as ApiRecord;
+    r.note ??= null;
+    r.storedAt = storedAt ? new Date(storedAt.replace(' ', 'T') + 'Z').toISOString() : null;
+    return r;
+  }
+
+  private async attachNotes(bucketSid: string, records: ApiRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const r = await this.pool.query<{ request_sid: string; note: string | null }>(
+      'SELECT request_sid, note FROM request_notes WHERE bucket_sid = $1 AND request_sid = ANY($2)',
+      [bucketSid, records.map((x) => x.sid as string)],
+    );
+    const notes = new Map(r.rows.map((x) => [x.request_sid, x.note]));
+    for (const rec of records)
+      if (notes.has(rec.sid as string)) rec.note = notes.get(rec.sid as string) ?? null;
+  }
+}

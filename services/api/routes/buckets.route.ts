@@ -1,0 +1,86 @@
+import type { FastifyInstance } from 'fastify';
+import { accountParams, listQuery } from '../../../schemas/common.schema.js';
+import { requireScope } from '../plugins/auth.plugin.js';
+import { BUCKET_SORTS, BucketsRepository } from '../buckets.repository.js';
+import { RequestsRepository } from '../requests.repository.js';
+import type { ListQuery } from '../pagination.js';
+
+const bucketParams = {
+  type: 'object',
+  required: ['accountSid', 'bucketSid'],
+  properties: { accountSid: { type: 'string' }, bucketSid: { type: 'string' } },
+} as const;
+
+type P = { accountSid: string; bucketSid: string };
+
+export default async function bucketsRoutes(app: FastifyInstance): Promise<void> {
+  const repo = new BucketsRepository(app.deps.pg);
+  const requests = new RequestsRepository(app.deps.ch, app.deps.pg);
+
+  app.get<{ Params: { accountSid: string }; Querystring: ListQuery }>(
+    '/v1/accounts/:accountSid/buckets',
+    {
+      preHandler: requireScope('buckets:read'),
+      schema: {
+        tags: ['buckets'],
+        params: accountParams,
+        querystring: listQuery(BUCKET_SORTS, 'createdAt'),
+        response: { 200: { $ref: 'bucketList#' } },
+      },
+    },
+    async (req) => repo.list(req.params.accountSid, req.query),
+  );
+
+  app.get<{ Params: P }>(
+    '/v1/accounts/:accountSid/buckets/:bucketSid',
+    {
+      preHandler: requireScope('buckets:read'),
+      schema: { tags: ['buckets'], params: bucketParams, response: { 200: { $ref: 'bucket#' } } },
+    },
+    async (req) => repo.get(req.params.accountSid, req.params.bucketSid),
+  );
+
+  app.post<{ Params: { accountSid: string }; Body: { name: string; verifySslCerts?: boolean } }>(
+    '/v1/accounts/:accountSid/buckets',
+    {
+      preHandler: requireScope('buckets:write'),
+      schema: {
+        tags: ['buckets'],
+        params: accountParams,
+        body: { $ref: 'bucketCreate#' },
+        response: { 201: { $ref: 'bucket#' } },
+      },
+    },
+    async (req, reply) => reply.status(201).send(await repo.create(req.params.accountSid, req.body)),
+  );
+
+  app.put<{ Params: P; Body: { name: string; verifySslCerts: boolean } }>(
+    '/v1/accounts/:accountSid/buckets/:bucketSid',
+    {
+      preHandler: requireScope('buckets:write'),
+      schema: {
+        tags: ['buckets'],
+        params: bucketParams,
+        body: { $ref: 'bucketUpdate#' },
+        response: { 200: { $ref: 'bucket#' } },
+      },
+    },
+    async (req) => repo.update(req.params.accountSid, req.params.bucketSid, req.body),
+  );
+
+  app.delete<{ Params: P }>(
+    '/v1/accounts/:accountSid/buckets/:bucketSid',
+    {
+      preHandler: requireScope('buckets:delete'),
+      schema: { tags: ['buckets'], params: bucketParams, response: { 200: { $ref: 'deleted#' } } },
+    },
+    async (req) => {
+      const { accountSid, bucketSid } = req.params;
+      await repo.get(accountSid, bucketSid);
+      // ClickHouse first: if it fails the bucket still exists and the delete can be retried.
+      await requests.deleteBucket(accountSid, bucketSid);
+      await repo.delete(accountSid, bucketSid);
+      return { sid: bucketSid, deleted: true };
+    },
+  );
+}

@@ -1,0 +1,153 @@
+import type { FastifyInstance } from 'fastify';
+import { listQuery } from '../../../schemas/common.schema.js';
+import { validation } from '../../shared/errors.js';
+import { requireScope } from '../plugins/auth.plugin.js';
+import { BucketsRepository } from '../buckets.repository.js';
+import { REQUEST_SORTS, RequestsRepository, type RequestFilters } from '../requests.repository.js';
+import type { ListQuery } from '../pagination.js';
+
+const params = {
+  type: 'object',
+  required: ['accountSid', 'bucketSid'],
+  properties: { accountSid: { type: 'string' }, bucketSid: { type: 'string' } },
+} as const;
+const oneParams = {
+  type: 'object',
+  required: ['accountSid', 'bucketSid', 'requestSid'],
+  properties: {
+    accountSid: { type: 'string' },
+    bucketSid: { type: 'string' },
+    requestSid: { type: 'string' },
+  },
+} as const;
+
+const base = listQuery(REQUEST_SORTS, 'createdAt');
+const dateParam = { type: 'string', format: 'date-time' } as const;
+export const requestListQuery = {
+  ...base,
+  properties: {
+    ...base.properties,
+    startDate: dateParam,
+    endDate: dateParam,
+    start_date: dateParam,
+    end_date: dateParam,
+    method: { type: 'string', pattern: '^[A-Za-z-]{1,32}$' },
+    statusCode: { type: 'integer', minimum: 100, maximum: 599 },
+    path: { type: 'string', minLength: 1, maxLength: 2048 },
+    q: { type: 'string', maxLength: 4096 },
+    view: { type: 'string', maxLength: 64 },
+  },
+} as const;
+
+export type RequestListQuery = ListQuery & {
+  startDate?: string;
+  endDate?: string;
+  start_date?: string;
+  end_date?: string;
+  method?: string;
+  statusCode?: number;
+  path?: string;
+  q?: string;
+  view?: string;
+};
+
+type P = { accountSid: string; bucketSid: string };
+type P1 = P & { requestSid: string };
+
+/** Hook for `q=` and `view=` (stream-view criteria, issue 3): returns compiled SQL or throws 400. */
+export type CriteriaResolver = (
+  accountSid: string,
+  bucketSid: string,
+  q: { q?: string; view?: string },
+) => Promise<RequestFilters['criteria']>;
+
+export default async function requestsRoutes(
+  app: FastifyInstance,
+  opts: { criteria?: CriteriaResolver },
+): Promise<void> {
+  const repo = new RequestsRepository(app.deps.ch, app.deps.pg);
+  const buckets = new BucketsRepository(app.deps.pg);
+
+  app.get<{ Params: P; Querystring: RequestListQuery }>(
+    '/v1/accounts/:accountSid/buckets/:bucketSid/requests',
+    {
+      preHandler: requireScope('requests:read'),
+      schema: {
+        tags: ['requests'],
+        params,
+        querystring: requestListQuery,
+        response: {
+          200: {
+            type: 'object',
+            required: ['hasMore', 'records'],
+            properties: {
+              hasMore: { type: 'boolean' },
+              records: { type: 'array', items: { $ref: 'requestRecord#' } },
+            },
+          },
+        },
+      },
+    },
+    async (req) => {
+      const { accountSid, bucketSid } = req.params;
+      await buckets.get(accountSid, bucketSid);
+      const q = req.query;
+      const startDate = q.startDate ?? q.start_date;
+      const endDate = q.endDate ?? q.end_date;
+      if (startDate && endDate && Date.parse(startDate) > Date.parse(endDate)) {
+        throw validation('startDate is after endDate', { startDate: 'must not be after endDate' });
+      }
+      let criteria: RequestFilters['criteria'];
+      if ((q.q || q.view) && opts.criteria) criteria = await opts.criteria(accountSid, bucketSid, q);
+      else if (q.q || q.view) throw validation('Search criteria are not supported', { q: 'unsupported' });
+      return repo.list(accountSid, bucketSid, q, {
+        startDate,
+        endDate,
+        method: q.method,
+        statusCode: q.statusCode,
+        path: q.path,
+        criteria,
+      });
+    },
+  );
+
+  app.get<{ Params: P1 }>(
+    '/v1/accounts/:accountSid/buckets/:bucketSid/requests/:requestSid',
+    {
+      preHandler: requireScope('requests:read'),
+      schema: { tags: ['requests'], params: oneParams, response: { 200: { $ref: 'requestRecord#' } } },
+    },
+    async (req) => repo.get(req.params.accountSid, req.params.bucketSid, req.params.requestSid),
+  );
+
+  app.put<{ Params: P1; Body: { note?: string | null } }>(
+    '/v1/accounts/:accountSid/buckets/:bucketSid/requests/:requestSid',
+    {
+      preHandler: requireScope('requests:write'),
+      schema: {
+        tags: ['requests'],
+        params: oneParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { note: { type: ['string', 'null'], maxLength: 10000 } },
+        },
+        response: { 200: { $ref: 'requestRecord#' } },
+      },
+    },
+    async (req) =>
+      repo.setNote(req.params.accountSid, req.params.bucketSid, req.params.requestSid, req.body.note ?? null),
+  );
+
+  app.delete<{ Params: P1 }>(
+    '/v1/accounts/:accountSid/buckets/:bucketSid/requests/:requestSid',
+    {
+      preHandler: requireScope('requests:delete'),
+      schema: { tags: ['requests'], params: oneParams, response: { 200: { $ref: 'deleted#' } } },
+    },
+    async (req) => {
+      await repo.delete(req.params.accountSid, req.params.bucketSid, req.params.requestSid);
+      return { sid: req.params.requestSid, deleted: true };
+    },
+  );
+}

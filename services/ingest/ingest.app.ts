@@ -1,0 +1,130 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../shared/config.js';
+import { AppError, forbidden, invalidToken, notFound, validation } from '../shared/errors.js';
+import type { BucketDirectory, BucketInfo } from '../shared/bucket-directory.js';
+import type { CredentialStore } from '../shared/credentials.js';
+import { bearerToken } from '../shared/bearer.js';
+import { createHttpServer } from '../shared/http-server.js';
+import type { Logger } from '../shared/logger.js';
+import { errorDetails, validator } from '../shared/schemas.js';
+import { normalizeRecords } from './record.normalizer.js';
+import type { RecordPublisher } from './record.publisher.js';
+import { sdkCallToRecord } from './sdk-call.mapper.js';
+
+export interface IngestDeps {
+  cfg: Config;
+  log: Logger;
+  credentials: CredentialStore;
+  buckets: BucketDirectory;
+  publisher: RecordPublisher;
+}
+
+/**
+ * The ingest listener (own port, INGEST_PORT). It validates and produces; it reads Postgres only
+ * to authenticate and to resolve the bucket's owner.
+ */
+export function buildIngestApp(deps: IngestDeps): FastifyInstance {
+  const { cfg, credentials, buckets, publisher } = deps;
+  const app = createHttpServer({ log: deps.log, bodyLimit: cfg.ingest.maxBytes, tls: cfg.tls });
+
+  async function authorize(req: FastifyRequest, bucketSid: string): Promise<BucketInfo> {
+    const token = bearerToken(req);
+    if (!token) throw invalidToken();
+    const principal = await credentials.authenticate(token);
+    if (!principal || principal.kind === 'mcpToken') throw invalidToken();
+    if (!principal.scopes.has('requests:write')) throw forbidden('requests:write');
+    const bucket = /^[A-Za-z0-9_]{1,64}$/.test(bucketSid) ? await buckets.get(bucketSid) : null;
+    // Another account's bucket is indistinguishable from a missing one.
+    if (!bucket || bucket.accountSid !== principal.accountSid) throw notFound('Bucket');
+    return bucket;
+  }
+
+  async function accept(bucket: BucketInfo, records: unknown[], reply: FastifyReply) {
+    if (records.length > cfg.ingest.maxRecords) {
+      throw new AppError(413, 'PAYLOAD_TOO_LARGE', `At most ${cfg.ingest.maxRecords} records per call`, {
+        records: records.length,
+        limit: cfg.ingest.maxRecords,
+      });
+    }
+    const { accepted, rejected } = normalizeRecords(records, bucket.sid);
+    if (accepted.length) {
+      await publisher.publish(bucket.accountSid, bucket.sid, accepted);
+      if (!bucket.appIsConnected) await buckets.markConnected(bucket);
+    }
+    return reply.status(202).send({ accepted: accepted.length, rejected });
+  }
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+
+  app.post<{ Params: { bucketSid: string }; Body: { records: unknown[] } }>(
+    '/v1/buckets/:bucketSid/ingest',
+    {
+      schema: {
+        params: { type: 'object', properties: { bucketSid: { type: 'string' } } },
+        body: { $ref: 'ingestBody#' },
+        response: { 202: { $ref: 'ingestResult#' } },
+      },
+      // Auth before the body is read, so an unauthenticated 5 MB upload is refused early.
+      onRequest: async (req) => {
+        (req as FastifyRequest & { bucket?: BucketInfo }).bucket = await authorize(
+          req,
+          (req.params as { bucketSid: string }).bucketSid,
+        );
+      },
+    },
+    async (req, reply) =>
+      accept((req as FastifyRequest & { bucket: BucketInfo }).bucket, req.body.records, reply),
+  );
+
+  const validateSdkCall = validator('sdkCall');
+  // Wire format of the existing SDKs: one captured call per POST to the root path.
+  app.post(
+    '/',
+    {
+      onRequest: async (req) => {
+        const sid = req.headers['api-traffic-bucket-sid'];
+        if (typeof sid !== 'string' || !sid) throw validation('Header Api-Traffic-Bucket-Sid is required');
+        (req as FastifyRequest & { bucket?: BucketInfo }).bucket = await authorize(req, sid);
+      },
+    },
+    async (req, reply) => {
+      const bucket = (req as FastifyRequest & { bucket: BucketInfo }).bucket;
+      const calls = Array.isArray(req.body) ? req.body : [req.body];
+      const records: unknown[] = [];
+      const rejected: {
+        index: number;
+        error: { code: string; message: string; details: Record<string, unknown> };
+      }[] = [];
+      calls.forEach((call, index) => {
+        if (validateSdkCall(call)) records.push(sdkCallToRecord(call as Record<string, unknown>));
+        else
+          rejected.push({
+            index,
+            error: {
+              code: 'VALIDATION_ERROR',
+              message: 'Call is invalid',
+              details: errorDetails(validateSdkCall.errors),
+            },
+          });
+      });
+      if (records.length === 0 && rejected.length) {
+        throw validation('Call is invalid', rejected[0]!.error.details);
+      }
+      const sdk = req.headers['api-traffic-sdk'];
+      const version = req.headers['api-traffic-sdk-version'];
+      if (typeof sdk === 'string') {
+        for (const r of records as Record<string, unknown>[]) {
+          const tags = (r.tags as { key: string; value: string }[]) ?? [];
+          tags.push({
+            key: 'sdk',
+            value: `${sdk}${typeof version === 'string' ? `/${version}` : ''}`.slice(0, 200),
+          });
+          r.tags = tags;
+        }
+      }
+      const res = await accept(bucket, records, reply);
+      return res;
+    },
+  );
+  return app;
+}

@@ -1,0 +1,90 @@
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { errorDetails, validator } from '../shared/schemas.js';
+import { newSid } from '../shared/ids.js';
+
+export interface Rejection {
+  index: number;
+  error: { code: string; message: string; details: Record<string, unknown> };
+}
+
+export type IngestRecord = Record<string, unknown> & {
+  sid: string;
+  createdAt: string;
+  receivedAt: string;
+  request: Record<string, unknown>;
+};
+
+let validate: ValidateFunction | undefined;
+
+function reject(index: number, message: string, details: Record<string, unknown>): Rejection {
+  return { index, error: { code: 'VALIDATION_ERROR', message, details } };
+}
+
+/**
+ * Validates each record on its own (a bad record rejects only itself) and fills the fields the
+ * server owns when absent: sid, createdAt, receivedAt, direction, environmentSid, firewall.
+ * `receivedAt` is always the server's receive time unless the client sent one.
+ */
+export function normalizeRecords(
+  input: unknown[],
+  bucketSid: string,
+  now = new Date(),
+): { accepted: IngestRecord[]; rejected: Rejection[] } {
+  validate ??= validator('ingestRecord');
+  const receivedAt = now.toISOString();
+  const accepted: IngestRecord[] = [];
+  const rejected: Rejection[] = [];
+  input.forEach((raw, index) => {
+    if (!validate!(raw)) {
+      rejected.push(reject(index, 'Record is invalid', errorDetails(validate!.errors as ErrorObject[])));
+      return;
+    }
+    const r = raw as Record<string, unknown>;
+    if (r.bucketSid !== undefined && r.bucketSid !== bucketSid) {
+      rejected.push(
+        reject(index, 'Record names another bucket', { bucketSid: 'must match the bucket in the path' }),
+      );
+      return;
+    }
+    const request = r.request as Record<string, unknown>;
+    if (request.path == null && typeof request.url === 'string') fillFromUrl(request, request.url);
+    r.sid ??= newSid('request');
+    r.bucketSid = bucketSid;
+    r.receivedAt ??= receivedAt;
+    r.createdAt ??= r.receivedAt;
+    r.direction ??= 'in';
+    r.environmentSid ??= null;
+    r.contextSid ??= null;
+    r.firewall ??= { blocked: false };
+    accepted.push(r as IngestRecord);
+  });
+  return { accepted, rejected };
+}
+
+/** host, path, port and queryString from an absolute URL, for clients that only send `url`. */
+export function fillFromUrl(request: Record<string, unknown>, url: string): boolean {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  request.host ??= u.hostname;
+  request.path = u.pathname;
+  request.port ??= u.port
+    ? Number(u.port)
+    : u.protocol === 'https:'
+      ? 443
+      : u.protocol === 'http:'
+        ? 80
+        : null;
+  if (request.queryString == null) {
+    const qs: Record<string, string | string[]> = {};
+    for (const [k, v] of u.searchParams) {
+      const prev = qs[k];
+      qs[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+    }
+    request.queryString = qs;
+  }
+  return true;
+}

@@ -1,0 +1,94 @@
+import type { Producer } from 'kafkajs';
+import { unavailable } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
+import { TOPICS } from '../shared/topics.js';
+
+interface Pending {
+  accountSid: string;
+  bucketSid: string;
+  records: unknown[];
+  waiters: { resolve: () => void; reject: (e: Error) => void }[];
+}
+
+const FLUSH_RECORDS = 2000;
+
+/**
+ * Publishes accepted records to `traffic.requests`, micro-batching across HTTP calls: calls that
+ * arrive within `lingerMs` are grouped per bucket into one Kafka message (keyed by bucket sid) and
+ * sent together with acks=all. Each caller's promise settles only when Kafka acknowledged the
+ * message that carries its records, so a 202 always means "durable in Kafka". A call's records
+ * always travel in one message, so a failure never half-accepts a call.
+ */
+export class RecordPublisher {
+  private pending = new Map<string, Pending>();
+  private pendingCount = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private inflight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly producer: Producer,
+    private readonly opts: { lingerMs: number; timeoutMs: number },
+    private readonly log: Logger,
+  ) {}
+
+  publish(accountSid: string, bucketSid: string, records: unknown[]): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let p = this.pending.get(bucketSid);
+      if (!p) {
+        p = { accountSid, bucketSid, records: [], waiters: [] };
+        this.pending.set(bucketSid, p);
+      }
+      for (const r of records) p.records.push(r);
+      p.waiters.push({ resolve, reject });
+      this.pendingCount += records.length;
+      if (this.pendingCount >= FLUSH_RECORDS || this.opts.lingerMs === 0) this.flush();
+      else this.timer ??= setTimeout(() => this.flush(), this.opts.lingerMs);
+    });
+  }
+
+  private flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending.size === 0) return;
+    const batch = [...this.pending.values()];
+    this.pending = new Map();
+    this.pendingCount = 0;
+    const messages = batch.map((p) => ({
+      key: p.bucketSid,
+      value: JSON.stringify({ v: 1, accountSid: p.accountSid, bucketSid: p.bucketSid, records: p.records }),
+    }));
+    let timeout: NodeJS.Timeout | undefined;
+    const send = this.producer.send({
+      topic: TOPICS.requests,
+      acks: -1,
+      timeout: this.opts.timeoutMs,
+      messages,
+    });
+    const deadline = new Promise<never>((_, reject) => {
+      timeout = setTimeout(() => reject(new Error('produce timed out')), this.opts.timeoutMs);
+    });
+    const done = Promise.race([send, deadline]).then(
+      () => {
+        for (const p of batch) for (const w of p.waiters) w.resolve();
+      },
+      (err: Error) => {
+        this.log.warn({ err: err.message, messages: messages.length }, 'produce failed');
+        const e = unavailable('The event log');
+        for (const p of batch) for (const w of p.waiters) w.reject(e);
+      },
+    );
+    // A send that outlives its deadline must not surface as an unhandled rejection later.
+    send.catch(() => undefined);
+    const tracked = done.finally(() => {
+      clearTimeout(timeout);
+      this.inflight.delete(tracked);
+    });
+    this.inflight.add(tracked);
+  }
+
+  /** Sends what is pending and waits for every send in flight (shutdown). */
+  async drain(): Promise<void> {
+    this.flush();
+    await Promise.allSettled([...this.inflight]);
+  }
+}

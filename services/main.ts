@@ -1,0 +1,186 @@
+import type { FastifyInstance } from 'fastify';
+import type { Producer } from 'kafkajs';
+import { startLocalStack, type LocalStack } from '../infra/local/stack.js';
+import { buildApp } from './api/app.js';
+import { createAccount } from './api/accounts.service.js';
+import { buildIngestApp } from './ingest/ingest.app.js';
+import { RecordPublisher } from './ingest/record.publisher.js';
+import { endpointStep } from './processor/steps/endpoint.step.js';
+import { ProcessorConsumer } from './processor/processor.consumer.js';
+import { RequestsWriter } from './processor/requests.writer.js';
+import { BucketDirectory } from './shared/bucket-directory.js';
+import { createClickHouse, migrateClickHouse, type ClickHouseClient } from './shared/clickhouse.js';
+import { config, ConfigError, type Config } from './shared/config.js';
+import { CredentialStore } from './shared/credentials.js';
+import { createKafka, ensureTopics } from './shared/kafka.js';
+import { logger, rootLogger } from './shared/logger.js';
+import { PgListener } from './shared/pg-listener.js';
+import { createPool, migratePostgres, type Pool } from './shared/postgres.js';
+import { TOPICS } from './shared/topics.js';
+
+/**
+ * One entry point for every role (ROLES, default all). Start order: stack, stores, migrations,
+ * topics, roles. Stop order (STYLE.md rule 9): stop intake, stop consuming (flush + commit),
+ * close clients, stop the stack.
+ */
+async function main(cfg: Config): Promise<void> {
+  const log = logger('main');
+  const t0 = Date.now();
+  const stack: LocalStack = await startLocalStack(cfg, rootLogger());
+  const closers: { name: string; close: () => Promise<unknown> }[] = [];
+  let shuttingDown = false;
+
+  const shutdown = async (signal: string, code = 0) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    log.info({ signal }, 'shutting down');
+    for (const c of closers.reverse()) {
+      try {
+        await c.close();
+      } catch (err) {
+        log.warn({ err: (err as Error).message, step: c.name }, 'shutdown step failed');
+      }
+    }
+    await stack.stop();
+    log.info('stopped');
+    process.exit(code);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  try {
+    const pool: Pool = createPool(stack.databaseUrl, cfg.postgres.poolSize, logger('postgres'));
+    closers.push({ name: 'postgres pool', close: () => pool.end() });
+    await migratePostgres(stack.databaseUrl, logger('migrations'));
+
+    const needsClickHouse = ['processor', 'api', 'scheduler'].some((r) => cfg.roles.has(r as never));
+    let ch: ClickHouseClient | undefined;
+    if (needsClickHouse) {
+      ch = createClickHouse(cfg.clickhouse);
+      closers.push({ name: 'clickhouse', close: () => ch!.close() });
+      await migrateClickHouse(ch, cfg.clickhouse, logger('migrations'));
+    }
+
+    const kafka = createKafka(stack.kafkaBrokers, 'tapline', rootLogger());
+    await ensureTopics(
+      kafka,
+      [
+        { topic: TOPICS.requests, numPartitions: cfg.kafka.partitions },
+        { topic: TOPICS.requestsDlq, numPartitions: 1 },
+        { topic: TOPICS.actions, numPartitions: cfg.kafka.partitions },
+        { topic: TOPICS.actionsDlq, numPartitions: 1 },
+      ],
+      logger('kafka'),
+    );
+    const producer: Producer = kafka.producer({ allowAutoTopicCreation: false, retry: { retries: 2 } });
+    await producer.connect();
+    closers.push({ name: 'kafka producer', close: () => producer.disconnect() });
+
+    const credentials = new CredentialStore(pool, logger('auth'));
+    credentials.start();
+    closers.push({ name: 'credentials', close: () => credentials.stop() });
+    const buckets = new BucketDirectory(pool);
+    const listener = new PgListener(stack.databaseUrl, logger('pg-listener'));
+    listener.on('tapline_auth', () => {
+      credentials.invalidate();
+      buckets.invalidate();
+    });
+    listener.onReconnect(() => {
+      credentials.invalidate();
+      buckets.invalidate();
+    });
+    await listener.start();
+    closers.push({ name: 'pg listener', close: () => listener.stop() });
+
+    if (cfg.roles.has('api')) {
+      const api: FastifyInstance = await buildApp({
+        cfg,
+        log: logger('api'),
+        pg: pool,
+        ch: ch!,
+        credentials,
+        ready: async () => ({
+          postgres: await pool.query('SELECT 1').then(
+            () => true,
+            () => false,
+          ),
+          clickhouse: await ch!.query({ query: 'SELECT 1', format: 'JSONEachRow' }).then(
+            async (r) => (await r.json(), true),
+            () => false,
+          ),
+        }),
+      });
+      await api.listen({ port: cfg.port, host: cfg.host });
+      closers.push({ name: 'api server', close: () => api.close() });
+    }
+
+    if (cfg.roles.has('processor')) {
+      const processor = new ProcessorConsumer({
+        kafka,
+        producer,
+        writer: new RequestsWriter(ch!),
+        cfg,
+        log: logger('processor'),
+        steps: () => [endpointStep],
+      });
+      await processor.start();
+      closers.push({ name: 'processor', close: () => processor.stop() });
+    }
+
+    if (cfg.roles.has('ingest')) {
+      const publisher = new RecordPublisher(
+        producer,
+        { lingerMs: cfg.ingest.lingerMs, timeoutMs: cfg.ingest.produceTimeoutMs },
+        logger('publisher'),
+      );
+      const ingest = buildIngestApp({ cfg, log: logger('ingest'), credentials, buckets, publisher });
+      await ingest.listen({ port: cfg.ingestPort, host: cfg.host });
+      // Closing the listener first stops intake; draining sends what was accepted.
+      closers.push({ name: 'ingest publisher', close: () => publisher.drain() });
+      closers.push({ name: 'ingest server', close: () => ingest.close() });
+    }
+
+    if (cfg.demoAccount) await ensureDemoAccount(pool, cfg);
+    log.info(
+      {
+        ms: Date.now() - t0,
+        roles: [...cfg.roles],
+        api: cfg.roles.has('api') ? `http://${cfg.host}:${cfg.port}` : undefined,
+        ingest: cfg.roles.has('ingest')
+          ? `${cfg.tls ? 'https' : 'http'}://${cfg.host}:${cfg.ingestPort}`
+          : undefined,
+      },
+      'tapline ready',
+    );
+  } catch (err) {
+    log.fatal({ err }, 'start failed');
+    await shutdown('start-failure', 1);
+  }
+}
+
+/** On a fresh database: one demo account, its credentials printed once (never logged). */
+async function ensureDemoAccount(pool: Pool, cfg: Config): Promise<void> {
+  const r = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM accounts');
+  if ((r.rows[0]?.n ?? 0) > 0) return;
+  const demo = await createAccount(pool, { name: 'Demo', email: 'demo@tapline.local', bucketName: 'demo' });
+  const apiUrl = cfg.publicUrl ?? `http://${cfg.host}:${cfg.port}`;
+  process.stdout.write(
+    `\nTapline demo account (shown once; store these values):\n${JSON.stringify(
+      { ...demo, apiUrl, ingestUrl: `${cfg.tls ? 'https' : 'http'}://${cfg.host}:${cfg.ingestPort}` },
+      null,
+      2,
+    )}\n\n`,
+  );
+}
+
+let cfg: Config;
+try {
+  cfg = config();
+} catch (err) {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
+  }
+  throw err;
+}
+void main(cfg);

@@ -1,0 +1,259 @@
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, Producer } from 'kafkajs';
+import type { Config } from '../shared/config.js';
+import type { Logger } from '../shared/logger.js';
+import { validator } from '../shared/schemas.js';
+import { CONSUMER_GROUPS, TOPICS } from '../shared/topics.js';
+import { runSteps, type Step, type StepContext, type StoredRecord } from './pipeline.js';
+import { RequestsWriter, type OffsetRange } from './requests.writer.js';
+import { toRow, type RequestRow } from './row.mapper.js';
+
+export interface DeadLetter {
+  reason: string;
+  partition: number;
+  offset: string;
+  value: string;
+}
+
+/** Called with the records of a block after they are stored and before offsets are committed. */
+export type StoredHook = (records: StoredRecord[]) => Promise<void>;
+
+export interface ProcessorStats {
+  consumed: number;
+  stored: number;
+  dropped: number;
+  deadLettered: number;
+  droppedByBucket: Map<string, number>;
+}
+
+export interface ProcessorDeps {
+  kafka: Kafka;
+  producer: Producer;
+  writer: RequestsWriter;
+  cfg: Config;
+  log: Logger;
+  /** Steps for one record's account/bucket: the rule snapshot decides (issue 4). */
+  steps: (ctx: StepContext) => readonly Step[];
+  /** Extra per-message context (rule snapshot lookups). */
+  context?: (accountSid: string, bucketSid: string) => StepContext;
+  onStored?: StoredHook;
+}
+
+interface Block {
+  range: OffsetRange;
+  messages: KafkaMessage[];
+  /** true: the block re-sends a range recorded before a crash, with the same token */
+  replay: boolean;
+}
+
+/**
+ * Consumes `traffic.requests` in per-partition batches: parse, run the pipeline steps, insert into
+ * ClickHouse with a deduplication token of the offset range, then commit. Offsets are committed only
+ * after the insert; a crash in between re-forms the same range and the insert deduplicates.
+ */
+export class ProcessorConsumer {
+  private consumer: Consumer | undefined;
+  private ranges = new Map<number, OffsetRange>();
+  private validateBatch = validator('kafkaRequestBatch');
+  readonly stats: ProcessorStats = {
+    consumed: 0,
+    stored: 0,
+    dropped: 0,
+    deadLettered: 0,
+    droppedByBucket: new Map(),
+  };
+
+  constructor(private readonly deps: ProcessorDeps) {}
+
+  async start(): Promise<void> {
+    const { kafka, cfg, log } = this.deps;
+    this.ranges = await this.deps.writer.loadRanges(TOPICS.requests);
+    const consumer = kafka.consumer({
+      groupId: CONSUMER_GROUPS.processor,
+      sessionTimeout: 30_000,
+      heartbeatInterval: 3000,
+      maxBytesPerPartition: 16 * 1024 * 1024,
+      maxBytes: 64 * 1024 * 1024,
+      maxWaitTimeInMs: Math.min(cfg.processor.flushMs, 500),
+      minBytes: 1,
+      retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 5000 },
+    });
+    this.consumer = consumer;
+    consumer.on(consumer.events.GROUP_JOIN, (e) =>
+      log.info({ assignment: e.payload.memberAssignment }, 'processor joined group'),
+    );
+    consumer.on(consumer.events.CRASH, (e) =>
+      log.error({ err: e.payload.error?.message }, 'processor consumer crashed'),
+    );
+    await consumer.connect();
+    await consumer.subscribe({ topic: TOPICS.requests, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: 2,
+      eachBatch: (payload) => this.onBatch(payload),
+    });
+  }
+
+  async stop(): Promise<void> {
+    // kafkajs finishes the batch in progress (insert + commit) before disconnect resolves.
+    await this.consumer?.disconnect();
+  }
+
+  private async onBatch({
+    batch,
+    resolveOffset,
+    heartbeat,
+    isRunning,
+    isStale,
+  }: EachBatchPayload): Promise<void> {
+    const { partition, topic } = batch;
+    if (batch.messages.length === 0 || !isRunning() || isStale()) return;
+    for (const block of await this.blocks(partition, batch.messages)) {
+      if (!isRunning() || isStale()) return;
+      await this.processBlock(topic, partition, block);
+      resolveOffset(String(block.range.max));
+      await this.consumer!.commitOffsets([{ topic, partition, offset: String(block.range.max + 1) }]);
+      await heartbeat();
+    }
+  }
+
+  /**
+   * Splits a fetched batch so a range recorded before a crash is re-sent exactly, with its token.
+   * If the fetch does not reach the end of that range (it normally does), ClickHouse is asked
+   * whether the range was stored, and the messages are skipped or processed as new accordingly.
+   */
+  private async blocks(partition: number, messages: KafkaMessage[]): Promise<Block[]> {
+    const first = Number(messages[0]!.offset);
+    const last = Number(messages[messages.length - 1]!.offset);
+    const saved = this.ranges.get(partition);
+    const maxBlock = this.deps.cfg.processor.maxBatch;
+    const blocks: Block[] = [];
+    let rest = messages;
+    if (saved && first <= saved.max && last >= saved.min) {
+      const head = messages.filter((m) => Number(m.offset) <= saved.max);
+      rest = messages.filter((m) => Number(m.offset) > saved.max);
+      const exact =
+        Number(head[0]!.offset) === saved.min && Number(head[head.length - 1]!.offset) === saved.max;
+      if (exact) {
+        blocks.push({ range: saved, messages: head, replay: true });
+      } else if (!(await this.deps.writer.rangeStored(partition, saved))) {
+        rest = messages;
+      } else {
+        this.deps.log.warn({ partition, saved }, 'skipping a range already stored before a restart');
+      }
+    }
+    for (let i = 0; i < rest.length; i += maxBlock) {
+      const part = rest.slice(i, i + maxBlock);
+      blocks.push({
+        range: { min: Number(part[0]!.offset), max: Number(part[part.length - 1]!.offset) },
+        messages: part,
+        replay: false,
+      });
+    }
+    return blocks;
+  }
+
+  private async processBlock(topic: string, partition: number, block: Block): Promise<void> {
+    const { writer, log, cfg } = this.deps;
+    const rows: RequestRow[] = [];
+    const stored: StoredRecord[] = [];
+    const dead: DeadLetter[] = [];
+    for (const m of block.messages) this.processMessage(m, partition, rows, stored, dead);
+
+    if (!block.replay) await writer.saveRange(topic, partition, block.range);
+    this.ranges.set(partition, block.range);
+    await writer.insert(rows, RequestsWriter.token(topic, partition, block.range));
+    if (cfg.processor.crashAfterInsert) {
+      // Fault-injection hook (tests only): die between the insert and the offset commit.
+      log.warn({ partition, range: block.range }, 'FAULT_CRASH_AFTER_INSERT: exiting before commit');
+      process.kill(process.pid, 'SIGKILL');
+    }
+    if (dead.length) await this.deadLetter(dead);
+    if (this.deps.onStored && stored.length) await this.deps.onStored(stored);
+    this.stats.stored += rows.length;
+    log.debug({ partition, range: block.range, rows: rows.length, dead: dead.length }, 'block stored');
+  }
+
+  private processMessage(
+    m: KafkaMessage,
+    partition: number,
+    rows: RequestRow[],
+    stored: StoredRecord[],
+    dead: DeadLetter[],
+  ): void {
+    this.stats.consumed++;
+    const value = m.value?.toString('utf8') ?? '';
+    let payload: { accountSid: string; bucketSid: string; records: StoredRecord[] };
+    try {
+      payload = JSON.parse(value) as typeof payload;
+    } catch {
+      dead.push({ reason: 'message is not JSON', partition, offset: m.offset, value });
+      return;
+    }
+    if (!this.validateBatch(payload)) {
+      const why = this.validateBatch.errors?.[0];
+      dead.push({
+        reason: `message breaks kafkaRequestBatch: ${why?.instancePath ?? ''} ${why?.message ?? ''}`.trim(),
+        partition,
+        offset: m.offset,
+        value,
+      });
+      return;
+    }
+    const ctx = this.deps.context?.(payload.accountSid, payload.bucketSid) ?? {
+      accountSid: payload.accountSid,
+      bucketSid: payload.bucketSid,
+    };
+    const steps = this.deps.steps(ctx);
+    for (const record of payload.records) {
+      record.accountSid = payload.accountSid;
+      record.bucketSid = payload.bucketSid;
+      let res;
+      try {
+        res = runSteps(record, ctx, steps);
+      } catch (err) {
+        res = { kind: 'dlq' as const, reason: `pipeline step failed: ${(err as Error).message}` };
+      }
+      if (res.kind === 'drop') {
+        this.stats.dropped++;
+        this.stats.droppedByBucket.set(
+          payload.bucketSid,
+          (this.stats.droppedByBucket.get(payload.bucketSid) ?? 0) + 1,
+        );
+        continue;
+      }
+      if (res.kind === 'dlq') {
+        dead.push({ reason: res.reason, partition, offset: m.offset, value: JSON.stringify(record) });
+        continue;
+      }
+      try {
+        rows.push(toRow(res.record, partition, Number(m.offset)));
+        stored.push(res.record);
+      } catch (err) {
+        dead.push({
+          reason: `row mapping failed: ${(err as Error).message}`,
+          partition,
+          offset: m.offset,
+          value,
+        });
+      }
+    }
+  }
+
+  private async deadLetter(dead: DeadLetter[]): Promise<void> {
+    this.stats.deadLettered += dead.length;
+    this.deps.log.warn(
+      { count: dead.length, reason: dead[0]!.reason },
+      'records sent to the dead-letter topic',
+    );
+    await this.deps.producer.send({
+      topic: TOPICS.requestsDlq,
+      acks: -1,
+      messages: dead.map((d) => ({
+        key: `${d.partition}:${d.offset}`,
+        value: d.value,
+        headers: { reason: d.reason.slice(0, 1000), partition: String(d.partition), offset: d.offset },
+      })),
+    });
+  }
+}

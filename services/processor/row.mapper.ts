@@ -1,0 +1,69 @@
+import type { StoredRecord } from './pipeline.js';
+
+export interface RequestRow {
+  account_sid: string;
+  bucket_sid: string;
+  sid: string;
+  environment_sid: string;
+  context_sid: string;
+  direction: string;
+  created_at: string;
+  received_at: string;
+  method: string;
+  host: string;
+  path: string;
+  endpoint: string;
+  status_code: number;
+  duration: number | null;
+  request_size: number;
+  response_size: number;
+  blocked: number;
+  tags: Record<string, string>;
+  record: string;
+  kafka_partition: number;
+  kafka_offset: number;
+}
+
+function size(part: Record<string, unknown> | null | undefined): number {
+  const s = part?.size;
+  if (typeof s === 'number' && s >= 0) return Math.floor(s);
+  const body = part?.body;
+  if (body == null) return 0;
+  return Buffer.byteLength(typeof body === 'string' ? body : JSON.stringify(body));
+}
+
+/** The ClickHouse row of a record: indexed columns for queries plus the whole record as JSON. */
+export function toRow(r: StoredRecord, partition: number, offset: number): RequestRow {
+  const tags: Record<string, string> = {};
+  if (Array.isArray(r.tags))
+    for (const t of r.tags as { key: string; value: string }[]) tags[t.key] = t.value;
+  const duration = r.timings?.duration;
+  const method = r.request.method;
+  // Sizes are written back so the stored record and the byte counters agree.
+  const requestSize = size(r.request);
+  const responseSize = size(r.response);
+  return {
+    account_sid: r.accountSid,
+    bucket_sid: r.bucketSid,
+    sid: r.sid,
+    environment_sid: typeof r.environmentSid === 'string' ? r.environmentSid : '',
+    context_sid: typeof r.contextSid === 'string' ? r.contextSid : '',
+    direction: typeof r.direction === 'string' ? r.direction : 'in',
+    // ISO strings, parsed by ClickHouse (date_time_input_format=best_effort).
+    created_at: r.createdAt,
+    received_at: r.receivedAt,
+    method: typeof method === 'string' ? method.toUpperCase() : '',
+    host: typeof r.request.host === 'string' ? r.request.host : '',
+    path: typeof r.request.path === 'string' ? r.request.path : '',
+    endpoint: r.endpoint ?? '',
+    status_code: typeof r.response?.statusCode === 'number' ? r.response.statusCode : 0,
+    duration: typeof duration === 'number' && Number.isFinite(duration) ? duration : null,
+    request_size: requestSize,
+    response_size: responseSize,
+    blocked: (r.firewall as { blocked?: boolean } | undefined)?.blocked ? 1 : 0,
+    tags,
+    record: JSON.stringify(r),
+    kafka_partition: partition,
+    kafka_offset: offset,
+  };
+}

@@ -1,0 +1,29 @@
+import { ok, type Step } from '../pipeline.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const NUMERIC = /^\d+$/;
+const HEX = /^[0-9a-f]{16,}$/i;
+// Mixed letters+digits of 20+ chars (ULIDs, Mongo-ish ids, base62 sids like req_xxx).
+const OPAQUE = /^(?=.*\d)[A-Za-z0-9_-]{20,}$/;
+const PREFIXED_SID = /^[a-z]{2,4}_[A-Za-z0-9]{16,}$/;
+
+function isIdSegment(seg: string): boolean {
+  return NUMERIC.test(seg) || UUID.test(seg) || HEX.test(seg) || PREFIXED_SID.test(seg) || OPAQUE.test(seg);
+}
+
+/** `/users/123/orders/9f8e…` -> `/users/{id}/orders/{id}`: the template metrics group by. */
+export function endpointTemplate(path: string): string {
+  const q = path.indexOf('?');
+  const clean = q >= 0 ? path.slice(0, q) : path;
+  if (clean.length > 2048) return clean.slice(0, 2048);
+  return clean
+    .split('/')
+    .map((seg) => (seg && isIdSegment(seg) ? '{id}' : seg))
+    .join('/');
+}
+
+export const endpointStep: Step = (record) => {
+  const path = typeof record.request.path === 'string' ? record.request.path : '';
+  record.endpoint = path ? endpointTemplate(path) : '';
+  return ok(record);
+};

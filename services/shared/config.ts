@@ -1,0 +1,207 @@
+import path from 'node:path';
+import { Ajv } from 'ajv';
+
+/**
+ * The one module that reads process.env (STYLE.md rule 5). Parsed and checked once at import;
+ * a bad value stops the process with a message naming the variable.
+ */
+const ROLE_NAMES = ['ingest', 'processor', 'actions', 'scheduler', 'api'] as const;
+export type Role = (typeof ROLE_NAMES)[number];
+
+const schema = {
+  type: 'object',
+  additionalProperties: true,
+  properties: {
+    NODE_ENV: { type: 'string', default: 'development' },
+    ROLES: { type: 'string', default: ROLE_NAMES.join(','), pattern: '^(all|[a-z]+(,[a-z]+)*)$' },
+    HOST: { type: 'string', default: '127.0.0.1' },
+    PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 8080 },
+    INGEST_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 8081 },
+    PUBLIC_URL: { type: 'string' },
+    CACHE_DIR: { type: 'string', default: '.cache' },
+    DATA_DIR: { type: 'string' },
+    LOG_LEVEL: {
+      type: 'string',
+      enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+      default: 'info',
+    },
+    LOG_PRETTY: { type: 'boolean', default: false },
+    KAFKA_BROKERS: { type: 'string', pattern: '^[^,\\s]+(,[^,\\s]+)*$' },
+    KAFKA_PORT: { type: 'integer', minimum: 1, maximum: 65535, default: 9092 },
+    KAFKA_CONTROLLER_PORT: { type: 'integer', minimum: 1, maximum: 65535, default: 9093 },
+    KAFKA_HEAP_MB: { type: 'integer', minimum: 128, maximum: 8192, default: 512 },
+    KAFKA_TOPIC_PARTITIONS: { type: 'integer', minimum: 1, maximum: 256, default: 4 },
+    DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
+    PG_PORT: { type: 'integer', minimum: 1, maximum: 65535, default: 5433 },
+    PG_POOL_SIZE: { type: 'integer', minimum: 1, maximum: 200, default: 10 },
+    CLICKHOUSE_URL: { type: 'string', pattern: '^https?://' },
+    CLICKHOUSE_DATABASE: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', default: 'tapline' },
+    CLICKHOUSE_USER: { type: 'string', default: 'default' },
+    CLICKHOUSE_PASSWORD: { type: 'string', default: '' },
+    RETENTION_DAYS: { type: 'integer', minimum: 1, maximum: 3650, default: 30 },
+    INGEST_MAX_RECORDS: { type: 'integer', minimum: 1, maximum: 100000, default: 1000 },
+    INGEST_MAX_BYTES: { type: 'integer', minimum: 1024, default: 5 * 1024 * 1024 },
+    INGEST_PRODUCE_TIMEOUT_MS: { type: 'integer', minimum: 100, default: 5000 },
+    INGEST_LINGER_MS: { type: 'integer', minimum: 0, maximum: 1000, default: 2 },
+    PROCESSOR_FLUSH_MS: { type: 'integer', minimum: 1, maximum: 60000, default: 200 },
+    PROCESSOR_MAX_BATCH: { type: 'integer', minimum: 1, maximum: 1000000, default: 20000 },
+    TLS_CERT: { type: 'string' },
+    TLS_KEY: { type: 'string' },
+    SMTP_URL: { type: 'string', pattern: '^smtps?://' },
+    SMTP_FROM: { type: 'string', default: 'Tapline <tapline@localhost>' },
+    OUTBOUND_ALLOW: { type: 'string', default: '' },
+    ACTION_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 120000, default: 10000 },
+    ACTION_MAX_ATTEMPTS: { type: 'integer', minimum: 1, maximum: 20, default: 5 },
+    ACTION_BACKOFF_MS: { type: 'integer', minimum: 1, maximum: 600000, default: 1000 },
+    RATE_LIMIT_STANDARD: { type: 'integer', minimum: 1, default: 1000 },
+    RATE_LIMIT_PRO: { type: 'integer', minimum: 1, default: 10000 },
+    RATE_LIMIT_ENTERPRISE: { type: 'integer', minimum: 1, default: 100000 },
+    RULES_RELOAD_MS: { type: 'integer', minimum: 1000, default: 60000 },
+    DEMO_ACCOUNT: { type: 'boolean', default: true },
+    FAULT_CRASH_AFTER_INSERT: { type: 'boolean', default: false },
+  },
+} as const;
+
+export interface Config {
+  nodeEnv: string;
+  roles: Set<Role>;
+  host: string;
+  port: number;
+  ingestPort: number;
+  publicUrl: string | undefined;
+  cacheDir: string;
+  dataDir: string;
+  logLevel: string;
+  logPretty: boolean;
+  kafka: {
+    brokers: string[] | undefined;
+    port: number;
+    controllerPort: number;
+    heapMb: number;
+    partitions: number;
+  };
+  postgres: { url: string | undefined; port: number; poolSize: number };
+  clickhouse: {
+    url: string | undefined;
+    path: string;
+    database: string;
+    user: string;
+    password: string;
+    retentionDays: number;
+  };
+  ingest: { maxRecords: number; maxBytes: number; produceTimeoutMs: number; lingerMs: number };
+  processor: { flushMs: number; maxBatch: number; crashAfterInsert: boolean };
+  tls: { cert: string; key: string } | undefined;
+  smtp: { url: string | undefined; from: string };
+  actions: { outboundAllow: string[]; timeoutMs: number; maxAttempts: number; backoffMs: number };
+  rateLimits: { standard: number; pro: number; enterprise: number };
+  rulesReloadMs: number;
+  demoAccount: boolean;
+}
+
+export class ConfigError extends Error {}
+
+export function parseConfig(env: NodeJS.ProcessEnv): Config {
+  const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: true });
+  const validate = ajv.compile(schema);
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(schema.properties)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  if (!validate(raw)) {
+    const msg = (validate.errors ?? [])
+      .map((e) => `${e.instancePath.replace(/^\//, '') || '(env)'} ${e.message ?? 'is invalid'}`)
+      .join('; ');
+    throw new ConfigError(`Invalid environment: ${msg}`);
+  }
+  const v = raw as Record<string, string | number | boolean | undefined>;
+  const str = (k: string) => v[k] as string;
+  const opt = (k: string) => v[k] as string | undefined;
+  const num = (k: string) => v[k] as number;
+  const bool = (k: string) => v[k] as boolean;
+
+  const roleList = str('ROLES') === 'all' ? [...ROLE_NAMES] : str('ROLES').split(',');
+  for (const role of roleList) {
+    if (!(ROLE_NAMES as readonly string[]).includes(role)) {
+      throw new ConfigError(
+        `Invalid environment: ROLES names unknown role "${role}" (known: ${ROLE_NAMES.join(', ')})`,
+      );
+    }
+  }
+  const cacheDir = path.resolve(str('CACHE_DIR'));
+  const dataDir = path.resolve(opt('DATA_DIR') ?? path.join(cacheDir, 'data'));
+  const cert = opt('TLS_CERT');
+  const key = opt('TLS_KEY');
+  if ((cert === undefined) !== (key === undefined)) {
+    throw new ConfigError('Invalid environment: TLS_CERT and TLS_KEY must be set together');
+  }
+  const brokers = opt('KAFKA_BROKERS');
+  return {
+    nodeEnv: str('NODE_ENV'),
+    roles: new Set(roleList as Role[]),
+    host: str('HOST'),
+    port: num('PORT'),
+    ingestPort: num('INGEST_PORT'),
+    publicUrl: opt('PUBLIC_URL'),
+    cacheDir,
+    dataDir,
+    logLevel: str('LOG_LEVEL'),
+    logPretty: bool('LOG_PRETTY'),
+    kafka: {
+      brokers: brokers ? brokers.split(',') : undefined,
+      port: num('KAFKA_PORT'),
+      controllerPort: num('KAFKA_CONTROLLER_PORT'),
+      heapMb: num('KAFKA_HEAP_MB'),
+      partitions: num('KAFKA_TOPIC_PARTITIONS'),
+    },
+    postgres: { url: opt('DATABASE_URL'), port: num('PG_PORT'), poolSize: num('PG_POOL_SIZE') },
+    clickhouse: {
+      url: opt('CLICKHOUSE_URL'),
+      path: path.join(dataDir, 'chdb'),
+      database: str('CLICKHOUSE_DATABASE'),
+      user: str('CLICKHOUSE_USER'),
+      password: str('CLICKHOUSE_PASSWORD'),
+      retentionDays: num('RETENTION_DAYS'),
+    },
+    ingest: {
+      maxRecords: num('INGEST_MAX_RECORDS'),
+      maxBytes: num('INGEST_MAX_BYTES'),
+      produceTimeoutMs: num('INGEST_PRODUCE_TIMEOUT_MS'),
+      lingerMs: num('INGEST_LINGER_MS'),
+    },
+    processor: {
+      flushMs: num('PROCESSOR_FLUSH_MS'),
+      maxBatch: num('PROCESSOR_MAX_BATCH'),
+      crashAfterInsert: bool('FAULT_CRASH_AFTER_INSERT'),
+    },
+    tls: cert && key ? { cert, key } : undefined,
+    smtp: { url: opt('SMTP_URL'), from: str('SMTP_FROM') },
+    actions: {
+      outboundAllow: str('OUTBOUND_ALLOW')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+      timeoutMs: num('ACTION_TIMEOUT_MS'),
+      maxAttempts: num('ACTION_MAX_ATTEMPTS'),
+      backoffMs: num('ACTION_BACKOFF_MS'),
+    },
+    rateLimits: {
+      standard: num('RATE_LIMIT_STANDARD'),
+      pro: num('RATE_LIMIT_PRO'),
+      enterprise: num('RATE_LIMIT_ENTERPRISE'),
+    },
+    rulesReloadMs: num('RULES_RELOAD_MS'),
+    demoAccount: bool('DEMO_ACCOUNT'),
+  };
+}
+
+let cached: Config | undefined;
+/** The process configuration, parsed on first use. */
+export function config(): Config {
+  cached ??= parseConfig(process.env);
+  return cached;
+}
+
+/** Names of every variable, for the README check and `--help`. */
+export const CONFIG_VARIABLES = Object.keys(schema.properties);

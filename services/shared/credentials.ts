@@ -1,0 +1,259 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type pg from 'pg';
+import type { Logger } from './logger.js';
+import { randomAlnum } from './ids.js';
+
+/** Every scope of spec 5.8 plus the ones its endpoints need that it does not list (README: Scopes). */
+export const ALL_SCOPES = [
+  'buckets:read',
+  'buckets:write',
+  'buckets:delete',
+  'requests:read',
+  'requests:write',
+  'requests:delete',
+  'metrics:read',
+  'redactions:read',
+  'redactions:write',
+  'redactions:delete',
+  'exclusions:read',
+  'exclusions:write',
+  'exclusions:delete',
+  'workflows:read',
+  'workflows:write',
+  'workflows:delete',
+  'tokens:read',
+  'tokens:write',
+  'tokens:delete',
+  'events:read',
+  'events:write',
+  'events:delete',
+  'streamViews:read',
+  'streamViews:write',
+  'streamViews:delete',
+  'mcpTokens:read',
+  'mcpTokens:write',
+  'mcpTokens:delete',
+] as const;
+export type Scope = (typeof ALL_SCOPES)[number];
+
+export type CredentialKind = 'session' | 'apiToken' | 'mcpToken';
+
+export interface Principal {
+  kind: CredentialKind;
+  /** sid of the session, API token or MCP token record */
+  credentialSid: string;
+  accountSid: string;
+  userSid: string | null;
+  scopes: ReadonlySet<string>;
+  /** MCP tokens only */
+  environmentSid?: string;
+  bucketSids?: string[];
+}
+
+export const TOKEN_PREFIX = { live: 'at_live_', test: 'at_test_', mcp: 'mcp_', session: 'tls_' } as const;
+
+/** Token values carry 40 base62 characters (~238 bits) after their prefix. */
+export function newTokenValue(prefix: string): string {
+  return prefix + randomAlnum(40);
+}
+
+export function hashToken(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+export function randomSecret(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+interface CachedPrincipal {
+  principal: Principal | null;
+  hash: Buffer;
+  expiresAt: number; // cache entry expiry
+  tokenExpiresAt: number | null; // credential expiry
+}
+
+/**
+ * Resolves bearer values to principals. Lookups are by SHA-256 of the value (an index probe), then
+ * compared in constant time. Results are cached briefly; any change to a credential row raises a
+ * NOTIFY that clears the cache, so a deactivated or deleted token fails at once.
+ * `lastUsedAt` is collected in memory and written every few seconds, not per request.
+ */
+export class CredentialStore {
+  private cache = new Map<string, CachedPrincipal>();
+  private lastUsed = new Map<string, { kind: CredentialKind; at: Date }>();
+  private flushTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly log: Logger,
+    private readonly ttlMs = 30_000,
+  ) {}
+
+  start(): void {
+    this.flushTimer = setInterval(() => void this.flushLastUsed(), 5000);
+    this.flushTimer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.flushTimer) clearInterval(this.flushTimer);
+    await this.flushLastUsed();
+  }
+
+  invalidate(): void {
+    this.cache.clear();
+  }
+
+  async authenticate(value: string): Promise<Principal | null> {
+    if (value.length < 8 || value.length > 256) return null;
+    const now = Date.now();
+    const hit = this.cache.get(value);
+    if (hit && hit.expiresAt > now) {
+      if (hit.principal && hit.tokenExpiresAt !== null && hit.tokenExpiresAt <= now) return null;
+      if (hit.principal) this.touch(hit.principal);
+      return hit.principal;
+    }
+    const hash = hashToken(value);
+    const found = await this.lookup(value, hash);
+    if (this.cache.size > 50_000) this.cache.clear();
+    this.cache.set(value, {
+      principal: found?.principal ?? null,
+      hash,
+      expiresAt: now + this.ttlMs,
+      tokenExpiresAt: found?.expiresAt ?? null,
+    });
+    if (!found) return null;
+    if (found.expiresAt !== null && found.expiresAt <= now) return null;
+    this.touch(found.principal);
+    return found.principal;
+  }
+
+  private touch(p: Principal): void {
+    this.lastUsed.set(p.credentialSid, { kind: p.kind, at: new Date() });
+  }
+
+  private async lookup(
+    value: string,
+    hash: Buffer,
+  ): Promise<{ principal: Principal; expiresAt: number | null } | null> {
+    if (value.startsWith(TOKEN_PREFIX.live) || value.startsWith(TOKEN_PREFIX.test)) {
+      const r = await this.pool.query<{
+        sid: string;
+        account_sid: string;
+        scopes: string[];
+        token_hash: Buffer;
+        expires_at: Date | null;
+      }>(
+        `SELECT sid, account_sid, scopes, token_hash, expires_at FROM api_tokens
+         WHERE token_hash = $1 AND is_active`,
+        [hash],
+      );
+      const row = r.rows[0];
+      if (!row || !timingSafeEqual(row.token_hash, hash)) return null;
+      return {
+        principal: {
+          kind: 'apiToken',
+          credentialSid: row.sid,
+          accountSid: row.account_sid,
+          userSid: null,
+          scopes: new Set(row.scopes),
+        },
+        expiresAt: row.expires_at?.getTime() ?? null,
+      };
+    }
+    if (value.startsWith(TOKEN_PREFIX.mcp)) {
+      const r = await this.pool
+        .query<{
+          sid: string;
+          account_sid: string;
+          environment_sid: string;
+          bucket_sids: string[];
+          token_hash: Buffer;
+        }>(
+          `SELECT sid, account_sid, environment_sid, bucket_sids, token_hash FROM mcp_tokens
+         WHERE token_hash = $1 AND NOT is_revoked`,
+          [hash],
+        )
+        .catch((err: { code?: string }) => {
+          // mcp_tokens arrives with the API migrations; before that no MCP token can exist.
+          if (err.code === '42P01') return { rows: [] };
+          throw err;
+        });
+      const row = r.rows[0];
+      if (!row || !timingSafeEqual(row.token_hash, hash)) return null;
+      return {
+        principal: {
+          kind: 'mcpToken',
+          credentialSid: row.sid,
+          accountSid: row.account_sid,
+          userSid: null,
+          scopes: new Set(['events:read', 'events:write']),
+          environmentSid: row.environment_sid,
+          bucketSids: row.bucket_sids,
+        },
+        expiresAt: null,
+      };
+    }
+    if (value.startsWith(TOKEN_PREFIX.session)) {
+      const r = await this.pool.query<{
+        sid: string;
+        account_sid: string;
+        user_sid: string;
+        token_hash: Buffer;
+        expires_at: Date | null;
+      }>(
+        `SELECT sid, account_sid, user_sid, token_hash, expires_at FROM sessions
+         WHERE token_hash = $1 AND ended_at IS NULL`,
+        [hash],
+      );
+      const row = r.rows[0];
+      if (!row || !timingSafeEqual(row.token_hash, hash)) return null;
+      // A signed-in user acts with every scope of their account.
+      return {
+        principal: {
+          kind: 'session',
+          credentialSid: row.sid,
+          accountSid: row.account_sid,
+          userSid: row.user_sid,
+          scopes: new Set(ALL_SCOPES),
+        },
+        expiresAt: row.expires_at?.getTime() ?? null,
+      };
+    }
+    return null;
+  }
+
+  async flushLastUsed(): Promise<void> {
+    if (this.lastUsed.size === 0) return;
+    const entries = [...this.lastUsed.entries()];
+    this.lastUsed.clear();
+    const byTable: Record<CredentialKind, { sids: string[]; ats: Date[] }> = {
+      apiToken: { sids: [], ats: [] },
+      mcpToken: { sids: [], ats: [] },
+      session: { sids: [], ats: [] },
+    };
+    for (const [sid, { kind, at }] of entries) {
+      byTable[kind].sids.push(sid);
+      byTable[kind].ats.push(at);
+    }
+    const tables: Record<CredentialKind, string> = {
+      apiToken: 'api_tokens',
+      mcpToken: 'mcp_tokens',
+      session: 'sessions',
+    };
+    for (const kind of Object.keys(byTable) as CredentialKind[]) {
+      const { sids, ats } = byTable[kind];
+      if (!sids.length) continue;
+      try {
+        // NOTE: the NOTIFY triggers list their columns, so this UPDATE does not clear caches.
+        await this.pool.query(
+          `UPDATE ${tables[kind]} t SET last_used_at = u.at
+           FROM unnest($1::text[], $2::timestamptz[]) AS u(sid, at)
+           WHERE t.sid = u.sid AND (t.last_used_at IS NULL OR t.last_used_at < u.at)`,
+          [sids, ats],
+        );
+      } catch (err) {
+        this.log.warn({ err: (err as Error).message, kind }, 'lastUsedAt flush failed');
+      }
+    }
+  }
+}

@@ -1,0 +1,60 @@
+import fs from 'node:fs';
+import { createGunzip, createInflate } from 'node:zlib';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Config } from './config.js';
+import { AppError } from './errors.js';
+import { installErrorHandlers } from './http-errors.js';
+import type { Logger } from './logger.js';
+import { newSid } from './ids.js';
+import { ALL_SCHEMAS } from '../../schemas/index.js';
+
+/** Fastify with the service's common settings: logger, request ids, TLS, gzip bodies, envelope errors. */
+export function createHttpServer(opts: {
+  log: Logger;
+  bodyLimit: number;
+  tls?: Config['tls'];
+  extra?: Partial<FastifyServerOptions>;
+}): FastifyInstance {
+  const https = opts.tls
+    ? { key: fs.readFileSync(opts.tls.key), cert: fs.readFileSync(opts.tls.cert) }
+    : null;
+  const app = Fastify({
+    loggerInstance: opts.log,
+    bodyLimit: opts.bodyLimit,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given)
+        ? given
+        : newSid('request').slice(4, 20);
+    },
+    requestIdHeader: false,
+    disableRequestLogging: true,
+    maxParamLength: 200,
+    // NOTE: Fastify's default ajv strips unknown fields (removeAdditional); we refuse them instead.
+    ajv: {
+      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true },
+    },
+    ...(https ? { https } : {}),
+    ...opts.extra,
+  } as FastifyServerOptions) as unknown as FastifyInstance;
+  installErrorHandlers(app);
+  for (const schema of ALL_SCHEMAS) app.addSchema(schema);
+  app.addHook('onSend', async (req, reply) => {
+    void reply.header('x-request-id', req.id);
+  });
+  // Compressed bodies: the body limit then applies to the decompressed size (gzip-bomb safe).
+  app.addHook('preParsing', async (req, _reply, payload) => {
+    const enc = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
+    if (enc === 'identity') return payload;
+    let out;
+    if (enc === 'gzip' || enc === 'x-gzip') out = createGunzip();
+    else if (enc === 'deflate') out = createInflate();
+    else throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${enc} is not supported`);
+    out.on('error', () => undefined);
+    delete req.headers['content-length'];
+    const decoded = payload.pipe(out) as unknown as typeof payload;
+    // fastify reads `receivedEncodedLength` to report the raw size; keep the stream shape it expects.
+    return decoded;
+  });
+  return app;
+}

@@ -1,0 +1,57 @@
+import { Kafka, logLevel, Partitioners, type LogEntry } from 'kafkajs';
+import type { Logger } from './logger.js';
+
+/**
+ * One kafkajs client per process. kafkajs logs are routed into pino so they get the same
+ * structure (and redaction) as everything else.
+ */
+export function createKafka(brokers: string[], clientId: string, log: Logger): Kafka {
+  const kafkaLog = log.child({ module: 'kafkajs' });
+  return new Kafka({
+    clientId,
+    brokers,
+    connectionTimeout: 3000,
+    requestTimeout: 10000,
+    // Small retry budget: an outage must surface as a 503 quickly, not hold HTTP requests open.
+    retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1000 },
+    logLevel: logLevel.WARN,
+    logCreator:
+      () =>
+      ({ level, log: entry }: LogEntry) => {
+        const { message, ...rest } = entry;
+        const data = { ...rest, timestamp: undefined, logger: undefined };
+        if (level <= logLevel.ERROR) kafkaLog.error(data, message);
+        else if (level === logLevel.WARN) kafkaLog.warn(data, message);
+        else kafkaLog.debug(data, message);
+      },
+  });
+}
+
+export { Partitioners };
+
+/** Creates missing topics (idempotent); every role calls it at start so the order of starts does not matter. */
+export async function ensureTopics(
+  kafka: Kafka,
+  topics: { topic: string; numPartitions: number }[],
+  log: Logger,
+): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const existing = new Set(await admin.listTopics());
+    const missing = topics.filter((t) => !existing.has(t.topic));
+    if (missing.length) {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: missing.map((t) => ({
+          topic: t.topic,
+          numPartitions: t.numPartitions,
+          replicationFactor: -1,
+        })),
+      });
+      log.info({ topics: missing.map((t) => t.topic) }, 'kafka topics created');
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}

@@ -1,0 +1,48 @@
+import { pino, type Logger } from 'pino';
+import { config } from './config.js';
+
+/**
+ * Paths pino blanks before a line is written: every credential the service handles.
+ * NOTE: pino redaction matches exact paths; add new token-bearing fields here.
+ */
+export const REDACT_PATHS = [
+  'authorization',
+  'headers.authorization',
+  'req.headers.authorization',
+  'request.headers.authorization',
+  'req.headers.cookie',
+  'token',
+  'apiToken',
+  'sessionToken',
+  'password',
+  '*.token',
+  '*.apiToken',
+  '*.sessionToken',
+  '*.password',
+  'config.password',
+  'databaseUrl',
+  'smtpUrl',
+];
+
+let root: Logger | undefined;
+
+export function rootLogger(): Logger {
+  if (!root) {
+    const cfg = config();
+    root = pino({
+      level: cfg.logLevel,
+      base: { service: 'tapline' },
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      ...(cfg.logPretty ? { transport: { target: 'pino-pretty' } } : {}),
+    });
+  }
+  return root;
+}
+
+/** A child logger per module, as `logger('processor')`. */
+export function logger(module: string): Logger {
+  return rootLogger().child({ module });
+}
+
+export type { Logger };

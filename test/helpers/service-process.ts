@@ -1,0 +1,101 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+export const ROOT = path.resolve(import.meta.dirname, '..', '..');
+
+/** A free TCP port on 127.0.0.1 (asked from the OS, then released). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
+    });
+  });
+}
+
+/** Polls `fn` until it returns a truthy value; never sleeps a fixed time to "let things settle". */
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+): Promise<T> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 20_000);
+  let lastErr: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      lastErr = err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `timed out waiting for ${opts.what ?? 'condition'}${lastErr ? `: ${(lastErr as Error).message}` : ''}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 100));
+  }
+}
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  apiUrl: string;
+  ingestUrl: string;
+  logFile: string;
+  exited: Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * Starts `services/main.ts` as a child process (tsx) with the given environment and waits until
+ * `/readyz` answers 200 (or, for roles without the API, until the log says ready).
+ */
+export async function startService(env: Record<string, string>, logFile: string): Promise<ServiceProcess> {
+  fs.mkdirSync(path.dirname(logFile), { recursive: true });
+  const out = fs.openSync(logFile, 'a');
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'services', 'main.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', DEMO_ACCOUNT: 'false', ...env },
+    stdio: ['ignore', out, out],
+  });
+  fs.closeSync(out);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const apiUrl = `http://127.0.0.1:${env.PORT}`;
+  const ingestUrl = `http://127.0.0.1:${env.INGEST_PORT}`;
+  let dead = false;
+  void exited.then(() => (dead = true));
+  await waitFor(
+    async () => {
+      if (dead) throw new Error(`service exited early; see ${logFile}`);
+      const roles = env.ROLES ?? 'all';
+      if (roles === 'all' || roles.includes('api')) {
+        const res = await fetch(`${apiUrl}/readyz`).catch(() => undefined);
+        return res?.status === 200;
+      }
+      return fs.readFileSync(logFile, 'utf8').includes('tapline ready');
+    },
+    { timeoutMs: 120_000, intervalMs: 200, what: 'service ready' },
+  ).catch((err: Error) => {
+    child.kill('SIGKILL');
+    const tail = fs.readFileSync(logFile, 'utf8').split('\n').slice(-30).join('\n');
+    throw new Error(`${err.message}\n${tail}`);
+  });
+  return {
+    child,
+    apiUrl,
+    ingestUrl,
+    logFile,
+    exited,
+    stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
