@@ -2,9 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { createHttpServer } from '../shared/http-server.js';
 import type { ApiDeps } from './api.types.js';
 import authPlugin from './plugins/auth.plugin.js';
-import authenticationRoutes from './routes/authentication.route.js';
-import bucketsRoutes from './routes/buckets.route.js';
-import requestsRoutes from './routes/requests.route.js';
+import { ROUTES } from './routes/index.js';
 
 /**
  * The API as a plugin tree (fastify/demo): shared schemas, then the app's own plugins (auth),
@@ -22,8 +20,6 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   });
 
   await app.register(authPlugin);
-  await app.register(authenticationRoutes);
-  await app.register(bucketsRoutes);
-  await app.register(requestsRoutes, {});
+  for (const r of ROUTES) await app.register(r.plugin, r.opts ?? {});
   return app;
 }
