@@ -2,8 +2,11 @@
  * Every JSON Schema with an `$id`: the single source for validation (ajv), response
  * serialisation (Fastify), TypeScript types (json-schema-to-ts) and the OpenAPI document.
  */
+import { actionJobSchema } from './action-job.schema.js';
 import { bucketCreateSchema, bucketListSchema, bucketSchema, bucketUpdateSchema } from './bucket.schema.js';
 import { deletedSchema, errorSchema } from './common.schema.js';
+import { EVENT_SCHEMAS } from './events.schema.js';
+import { STREAM_VIEW_SCHEMAS } from './stream-view.schema.js';
 import {
   ingestBodySchema,
   ingestRecordSchema,
@@ -15,6 +18,10 @@ import {
   sdkCallSchema,
   timingsSchema,
 } from './request-record.schema.js';
+import { TOKEN_SCHEMAS } from './tokens.schema.js';
+import { RULE_SCHEMAS } from './rules.schema.js';
+import { WORKFLOW_SCHEMAS } from './workflow.schema.js';
+import { METRICS_SCHEMAS } from './metrics.schema.js';
 
 export const ALL_SCHEMAS: readonly { $id: string }[] = [
   errorSchema,
@@ -32,4 +39,11 @@ export const ALL_SCHEMAS: readonly { $id: string }[] = [
   bucketListSchema,
   bucketCreateSchema,
   bucketUpdateSchema,
+  ...EVENT_SCHEMAS,
+  ...STREAM_VIEW_SCHEMAS,
+  actionJobSchema,
+  ...TOKEN_SCHEMAS,
+  ...RULE_SCHEMAS,
+  ...WORKFLOW_SCHEMAS,
+  ...METRICS_SCHEMAS,
 ];

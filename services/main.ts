@@ -4,10 +4,15 @@ import { startLocalStack, type LocalStack } from '../infra/local/stack.js';
 import { buildApp } from './api/app.js';
 import { createAccount } from './api/accounts.service.js';
 import { buildIngestApp } from './ingest/ingest.app.js';
+import { ActionsConsumer } from './actions/actions.consumer.js';
 import { RecordPublisher } from './ingest/record.publisher.js';
-import { endpointStep } from './processor/steps/endpoint.step.js';
+import { compileProcessorRules, NO_RULES, type ProcessorRules } from './processor/compiled-rules.js';
+import { ExcludedWriter } from './processor/excluded.writer.js';
 import { ProcessorConsumer } from './processor/processor.consumer.js';
 import { RequestsWriter } from './processor/requests.writer.js';
+import { RuleSnapshot } from './processor/rule-snapshot.js';
+import { PROCESSOR_STEPS } from './processor/steps/index.js';
+import { Scheduler } from './scheduler/scheduler.service.js';
 import { BucketDirectory } from './shared/bucket-directory.js';
 import { createClickHouse, migrateClickHouse, type ClickHouseClient } from './shared/clickhouse.js';
 import { config, ConfigError, type Config } from './shared/config.js';
@@ -115,16 +120,45 @@ async function main(cfg: Config): Promise<void> {
     }
 
     if (cfg.roles.has('processor')) {
+      // Rules are loaded before the first record is consumed, so nothing is stored unredacted.
+      const rulesLog = logger('rules');
+      const rules = new RuleSnapshot<ProcessorRules>({
+        pool,
+        listener,
+        log: rulesLog,
+        reloadMs: cfg.rulesReloadMs,
+        compile: (r) => compileProcessorRules(r, rulesLog),
+      });
+      await rules.start();
+      closers.push({ name: 'rule snapshot', close: async () => rules.stop() });
       const processor = new ProcessorConsumer({
         kafka,
         producer,
         writer: new RequestsWriter(ch!),
+        excludedWriter: new ExcludedWriter(ch!),
         cfg,
         log: logger('processor'),
-        steps: () => [endpointStep],
+        context: (accountSid, bucketSid) => ({
+          accountSid,
+          bucketSid,
+          rules: rules.get(accountSid)?.forBucket(bucketSid) ?? NO_RULES,
+        }),
+        steps: () => PROCESSOR_STEPS,
       });
       await processor.start();
       closers.push({ name: 'processor', close: () => processor.stop() });
+    }
+
+    if (cfg.roles.has('actions')) {
+      const actions = new ActionsConsumer({ kafka, producer, pg: pool, cfg, log: logger('actions') });
+      await actions.start();
+      closers.push({ name: 'action runner', close: () => actions.stop() });
+    }
+
+    if (cfg.roles.has('scheduler')) {
+      const scheduler = new Scheduler({ pg: pool, ch: ch!, producer, listener, cfg, log: logger('scheduler') });
+      await scheduler.start();
+      closers.push({ name: 'scheduler', close: () => scheduler.stop() });
     }
 
     if (cfg.roles.has('ingest')) {

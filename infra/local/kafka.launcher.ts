@@ -442,7 +442,8 @@ async function planCds(cacheDir: string, jars: string[], jvmFlags: string[]): Pr
 
 function cdsFlags(plan: CdsPlan): string[] {
   if (plan.use) return [`-XX:SharedArchiveFile=${plan.use}`];
-  if (plan.dumpTo) return [`-XX:ArchiveClassesAtExit=${plan.dumpTo}`];
+  // The dump lists every class it skips (old bytecode, unlinked) as a warning; only real failures matter.
+  if (plan.dumpTo) return ['-Xlog:cds=error', `-XX:ArchiveClassesAtExit=${plan.dumpTo}`];
   return [];
 }
 
@@ -656,13 +657,14 @@ export async function startKafka(opts: KafkaLaunchOptions): Promise<KafkaHandle>
   try {
     return await launchBroker(opts, jvmArgs, cds, propsFile);
   } catch (err) {
-    if (!(err instanceof EarlyExitError) || !cds.use) throw err;
-    // A damaged archive kills the JVM before it logs anything useful; one retry without it tells the two apart.
+    if (!(err instanceof EarlyExitError) || !(cds.use || cds.dumpTo)) throw err;
+    // A damaged archive (or an unwritable dump path) kills the JVM before Kafka logs anything useful;
+    // one retry without class-data sharing tells that apart from a broker problem.
     log.warn(
-      { err, archive: cds.use },
-      'Kafka broker failed with the class-data archive; retrying without it',
+      { err, archive: cds.use ?? cds.dumpTo },
+      'Kafka broker failed with class-data sharing; retrying without',
     );
-    await rm(cds.use, { force: true });
+    if (cds.use) await rm(cds.use, { force: true });
     return launchBroker(opts, jvmArgs, { final: cds.final }, propsFile);
   }
 }

@@ -2,6 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { createHttpServer } from '../shared/http-server.js';
 import type { ApiDeps } from './api.types.js';
 import authPlugin from './plugins/auth.plugin.js';
+import openapiPlugin from './plugins/openapi.plugin.js';
+import rateLimitPlugin from './plugins/rate-limit.plugin.js';
 import { ROUTES } from './routes/index.js';
 
 /**
@@ -20,6 +22,8 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   });
 
   await app.register(authPlugin);
+  await app.register(rateLimitPlugin);
+  await app.register(openapiPlugin);
   for (const r of ROUTES) await app.register(r.plugin, r.opts ?? {});
   return app;
 }

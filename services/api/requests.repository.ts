@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { ClickHouseClient } from '../shared/clickhouse.js';
 import { notFound } from '../shared/errors.js';
+import { DIGEST_LEVELS, digestIndex } from '../shared/metrics-sql.js';
 import { BUCKET_TABLES, TABLES } from '../shared/tables.js';
 import { offsetOf, pageOf, type ListQuery, type ListResult } from './pagination.js';
 
@@ -120,11 +121,37 @@ export class RequestsRepository {
     return this.get(accountSid, bucketSid, sid);
   }
 
+  /**
+   * Deletes one request and takes it out of the metrics: a compensating row with negated counts,
+   * bytes and duration sum, and the duration counted with weight -1 in the digest, goes into
+   * `requests_minute` first (the materialized view never sees deletes). min/max cannot be undone.
+   * NOTE: the compensating insert carries a deduplication token naming the stored row, so a retried
+   * or concurrent delete of the same request compensates once (the table's dedup window).
+   */
   async delete(accountSid: string, bucketSid: string, sid: string): Promise<void> {
     await this.get(accountSid, bucketSid, sid);
+    const params = { a: accountSid, b: bucketSid, s: sid };
+    const match = 'account_sid = {a:String} AND bucket_sid = {b:String} AND sid = {s:String}';
+    const rs = await this.ch.query({
+      query: `SELECT kafka_partition AS p, kafka_offset AS o FROM ${TABLES.requests} WHERE ${match}
+              ORDER BY p, o`,
+      query_params: params,
+      format: 'JSONEachRow',
+    });
+    const stored = await rs.json<{ p: number | string; o: number | string }>();
+    if (stored.length > 0) {
+      await this.ch.command({
+        query: compensationSql(match),
+        query_params: params,
+        clickhouse_settings: {
+          insert_deduplicate: 1,
+          insert_deduplication_token: `delete:${accountSid}:${bucketSid}:${sid}:${stored.map((r) => `${r.p}/${r.o}`).join(',')}`,
+        },
+      });
+    }
     await this.ch.command({
-      query: `DELETE FROM ${TABLES.requests} WHERE account_sid = {a:String} AND bucket_sid = {b:String} AND sid = {s:String}`,
-      query_params: { a: accountSid, b: bucketSid, s: sid },
+      query: `DELETE FROM ${TABLES.requests} WHERE ${match}`,
+      query_params: params,
     });
     await this.pool.query('DELETE FROM request_notes WHERE bucket_sid = $1 AND request_sid = $2', [
       bucketSid,
@@ -159,4 +186,26 @@ export class RequestsRepository {
     for (const rec of records)
       if (notes.has(rec.sid as string)) rec.note = notes.get(rec.sid as string) ?? null;
   }
+}
+
+/**
+ * INSERT ... SELECT of the rows matching `match` into the per-minute aggregates, negated: the same
+ * key and mapping as `requests_minute_mv` (002_metrics.sql). Digest weight 2^64-1 is -1 in the
+ * digest's UInt64 modular counts, so the deleted duration leaves the percentiles exactly.
+ */
+function compensationSql(match: string): string {
+  return `INSERT INTO ${TABLES.requestsMinute}
+      (account_sid, bucket_sid, minute, environment_sid, method, status_code, endpoint, requests, errors,
+       blocked, bytes, duration_sum, duration_count, duration_min, duration_max, duration_digest)
+    SELECT account_sid, bucket_sid, toDateTime(toStartOfMinute(created_at), 'UTC') AS m, environment_sid,
+      method, status_code, endpoint,
+      -toInt64(count()), -toInt64(countIf(status_code >= 400)), -toInt64(sum(blocked)),
+      -toInt64(sum(request_size + response_size)),
+      -sumIf(assumeNotNull(duration), isNotNull(duration)), -toInt64(countIf(isNotNull(duration))),
+      CAST(NULL AS Nullable(Float64)), CAST(NULL AS Nullable(Float64)),
+      quantilesExactWeightedStateIf(${DIGEST_LEVELS.join(', ')})(${digestIndex('assumeNotNull(duration)')},
+        toUInt64(18446744073709551615), isNotNull(duration))
+    FROM ${TABLES.requests}
+    WHERE ${match}
+    GROUP BY account_sid, bucket_sid, m, environment_sid, method, status_code, endpoint`;
 }

@@ -1,9 +1,11 @@
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, Producer } from 'kafkajs';
+import type { ActionJob } from '../../schemas/action-job.schema.js';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import { validator } from '../shared/schemas.js';
 import { CONSUMER_GROUPS, TOPICS } from '../shared/topics.js';
-import { runSteps, type Step, type StepContext, type StoredRecord } from './pipeline.js';
+import { countExcluded, type ExcludedCount, type ExcludedWriter } from './excluded.writer.js';
+import { baseContext, runSteps, type Step, type StepContext, type StoredRecord } from './pipeline.js';
 import { RequestsWriter, type OffsetRange } from './requests.writer.js';
 import { toRow, type RequestRow } from './row.mapper.js';
 
@@ -22,6 +24,10 @@ export interface ProcessorStats {
   stored: number;
   dropped: number;
   deadLettered: number;
+  /** records dropped by exclusion rules (also in ClickHouse `excluded_minute`) */
+  excluded: number;
+  /** action jobs produced to `workflow.actions` */
+  jobs: number;
   droppedByBucket: Map<string, number>;
 }
 
@@ -33,9 +39,20 @@ export interface ProcessorDeps {
   log: Logger;
   /** Steps for one record's account/bucket: the rule snapshot decides (issue 4). */
   steps: (ctx: StepContext) => readonly Step[];
-  /** Extra per-message context (rule snapshot lookups). */
+  /** Per-message context: the account's compiled rules for the bucket (rule snapshot lookup). */
   context?: (accountSid: string, bucketSid: string) => StepContext;
+  /** Writes per-bucket excluded counts; without it exclusions are only counted in `stats`. */
+  excludedWriter?: ExcludedWriter;
   onStored?: StoredHook;
+}
+
+/** What one block's messages produced, before anything is written. */
+interface BlockOutput {
+  rows: RequestRow[];
+  stored: StoredRecord[];
+  dead: DeadLetter[];
+  jobs: ActionJob[];
+  excluded: Map<string, ExcludedCount>;
 }
 
 interface Block {
@@ -59,6 +76,8 @@ export class ProcessorConsumer {
     stored: 0,
     dropped: 0,
     deadLettered: 0,
+    excluded: 0,
+    jobs: 0,
     droppedByBucket: new Map(),
   };
 
@@ -155,32 +174,36 @@ export class ProcessorConsumer {
 
   private async processBlock(topic: string, partition: number, block: Block): Promise<void> {
     const { writer, log, cfg } = this.deps;
-    const rows: RequestRow[] = [];
-    const stored: StoredRecord[] = [];
-    const dead: DeadLetter[] = [];
-    for (const m of block.messages) this.processMessage(m, partition, rows, stored, dead);
+    const out: BlockOutput = { rows: [], stored: [], dead: [], jobs: [], excluded: new Map() };
+    for (const m of block.messages) this.processMessage(m, partition, out);
+    const { rows, stored, dead, jobs } = out;
 
     if (!block.replay) await writer.saveRange(topic, partition, block.range);
     this.ranges.set(partition, block.range);
-    await writer.insert(rows, RequestsWriter.token(topic, partition, block.range));
+    const token = RequestsWriter.token(topic, partition, block.range);
+    // Counts first: once a block's records are visible, its excluded count is too.
+    if (out.excluded.size && this.deps.excludedWriter)
+      await this.deps.excludedWriter.insert([...out.excluded.values()], token);
+    await writer.insert(rows, token);
     if (cfg.processor.crashAfterInsert) {
       // Fault-injection hook (tests only): die between the insert and the offset commit.
       log.warn({ partition, range: block.range }, 'FAULT_CRASH_AFTER_INSERT: exiting before commit');
       process.kill(process.pid, 'SIGKILL');
     }
     if (dead.length) await this.deadLetter(dead);
+    // NOTE: jobs go out after the insert and before the commit: a crash in between re-sends them
+    // with the same execution sids (triggers.ts executionSidFor), which the action runner dedupes.
+    if (jobs.length) await this.produceJobs(jobs);
     if (this.deps.onStored && stored.length) await this.deps.onStored(stored);
     this.stats.stored += rows.length;
-    log.debug({ partition, range: block.range, rows: rows.length, dead: dead.length }, 'block stored');
+    log.debug(
+      { partition, range: block.range, rows: rows.length, dead: dead.length, jobs: jobs.length },
+      'block stored',
+    );
   }
 
-  private processMessage(
-    m: KafkaMessage,
-    partition: number,
-    rows: RequestRow[],
-    stored: StoredRecord[],
-    dead: DeadLetter[],
-  ): void {
+  private processMessage(m: KafkaMessage, partition: number, out: BlockOutput): void {
+    const { rows, stored, dead } = out;
     this.stats.consumed++;
     const value = m.value?.toString('utf8') ?? '';
     let payload: { accountSid: string; bucketSid: string; records: StoredRecord[] };
@@ -200,10 +223,9 @@ export class ProcessorConsumer {
       });
       return;
     }
-    const ctx = this.deps.context?.(payload.accountSid, payload.bucketSid) ?? {
-      accountSid: payload.accountSid,
-      bucketSid: payload.bucketSid,
-    };
+    const ctx =
+      this.deps.context?.(payload.accountSid, payload.bucketSid) ??
+      baseContext(payload.accountSid, payload.bucketSid);
     const steps = this.deps.steps(ctx);
     for (const record of payload.records) {
       record.accountSid = payload.accountSid;
@@ -216,6 +238,10 @@ export class ProcessorConsumer {
       }
       if (res.kind === 'drop') {
         this.stats.dropped++;
+        if (res.excluded) {
+          this.stats.excluded++;
+          countExcluded(out.excluded, payload.accountSid, payload.bucketSid, record.createdAt);
+        }
         this.stats.droppedByBucket.set(
           payload.bucketSid,
           (this.stats.droppedByBucket.get(payload.bucketSid) ?? 0) + 1,
@@ -229,6 +255,7 @@ export class ProcessorConsumer {
       try {
         rows.push(toRow(res.record, partition, Number(m.offset)));
         stored.push(res.record);
+        if (res.jobs) out.jobs.push(...res.jobs);
       } catch (err) {
         dead.push({
           reason: `row mapping failed: ${(err as Error).message}`,
@@ -238,6 +265,19 @@ export class ProcessorConsumer {
         });
       }
     }
+  }
+
+  private async produceJobs(jobs: ActionJob[]): Promise<void> {
+    await this.deps.producer.send({
+      topic: TOPICS.actions,
+      acks: -1,
+      messages: jobs.map((j) => ({
+        key: j.workflowSid,
+        value: JSON.stringify(j),
+        headers: { executionSid: j.executionSid, triggerType: j.trigger.type },
+      })),
+    });
+    this.stats.jobs += jobs.length;
   }
 
   private async deadLetter(dead: DeadLetter[]): Promise<void> {

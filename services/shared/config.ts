@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { Ajv } from 'ajv';
+import { validate as isValidCron } from 'node-cron';
 
 /**
  * The one module that reads process.env (STYLE.md rule 5). Parsed and checked once at import;
@@ -53,6 +54,8 @@ const schema = {
     ACTION_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 120000, default: 10000 },
     ACTION_MAX_ATTEMPTS: { type: 'integer', minimum: 1, maximum: 20, default: 5 },
     ACTION_BACKOFF_MS: { type: 'integer', minimum: 1, maximum: 600000, default: 1000 },
+    ACTION_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 1000, default: 32 },
+    SCHEDULER_THRESHOLD_CRON: { type: 'string', minLength: 9, default: '* * * * *' },
     RATE_LIMIT_STANDARD: { type: 'integer', minimum: 1, default: 1000 },
     RATE_LIMIT_PRO: { type: 'integer', minimum: 1, default: 10000 },
     RATE_LIMIT_ENTERPRISE: { type: 'integer', minimum: 1, default: 100000 },
@@ -93,7 +96,14 @@ export interface Config {
   processor: { flushMs: number; maxBatch: number; crashAfterInsert: boolean };
   tls: { cert: string; key: string } | undefined;
   smtp: { url: string | undefined; from: string };
-  actions: { outboundAllow: string[]; timeoutMs: number; maxAttempts: number; backoffMs: number };
+  actions: {
+    outboundAllow: string[];
+    timeoutMs: number;
+    maxAttempts: number;
+    backoffMs: number;
+    concurrency: number;
+  };
+  scheduler: { thresholdCron: string };
   rateLimits: { standard: number; pro: number; enterprise: number };
   rulesReloadMs: number;
   demoAccount: boolean;
@@ -135,6 +145,9 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
   const key = opt('TLS_KEY');
   if ((cert === undefined) !== (key === undefined)) {
     throw new ConfigError('Invalid environment: TLS_CERT and TLS_KEY must be set together');
+  }
+  if (!isValidCron(str('SCHEDULER_THRESHOLD_CRON'))) {
+    throw new ConfigError('Invalid environment: SCHEDULER_THRESHOLD_CRON is not a valid cron pattern');
   }
   const brokers = opt('KAFKA_BROKERS');
   return {
@@ -185,7 +198,9 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       timeoutMs: num('ACTION_TIMEOUT_MS'),
       maxAttempts: num('ACTION_MAX_ATTEMPTS'),
       backoffMs: num('ACTION_BACKOFF_MS'),
+      concurrency: num('ACTION_CONCURRENCY'),
     },
+    scheduler: { thresholdCron: str('SCHEDULER_THRESHOLD_CRON') },
     rateLimits: {
       standard: num('RATE_LIMIT_STANDARD'),
       pro: num('RATE_LIMIT_PRO'),

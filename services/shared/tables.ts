@@ -1,9 +1,13 @@
 /** The only file that knows ClickHouse table names (STYLE.md rule 1). */
 export const TABLES = {
   requests: 'requests',
+  /** Per-minute aggregates filled by the materialized view `requests_minute_mv` (002_metrics.sql). */
+  requestsMinute: 'requests_minute',
+  /** Records dropped by exclusion rules, per bucket and minute (003_excluded.sql). */
+  excludedMinute: 'excluded_minute',
   processorState: 'processor_offsets',
   migrations: 'schema_migrations',
 } as const;
 
 /** Tables holding per-bucket rows (`account_sid`, `bucket_sid`): all emptied when a bucket is deleted. */
-export const BUCKET_TABLES: readonly string[] = [TABLES.requests];
+export const BUCKET_TABLES: readonly string[] = [TABLES.requests, TABLES.requestsMinute, TABLES.excludedMinute];

@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { startLocalStack, type LocalStack } from '../../infra/local/stack.js';
 import { parseConfig } from '../../services/shared/config.js';
 import { freePort, ROOT, startService, type ServiceProcess } from './service-process.js';
+import { startSmtpSink } from './smtp-sink.js';
 
 export interface TestEnv {
   apiUrl: string;
@@ -14,6 +15,8 @@ export interface TestEnv {
   dataDir: string;
   serviceLog: string;
   serviceEnv: Record<string, string>;
+  /** folder where the test SMTP server (smtp-sink.ts) stores each mail the service sends */
+  mailDir: string;
 }
 
 declare module 'vitest' {
@@ -24,6 +27,7 @@ declare module 'vitest' {
 
 let stack: LocalStack | undefined;
 let service: ServiceProcess | undefined;
+let smtp: Awaited<ReturnType<typeof startSmtpSink>> | undefined;
 let runDirToRemove: string | undefined;
 
 /**
@@ -50,6 +54,8 @@ export async function setup(project: TestProject): Promise<void> {
   });
   const log = pino({ level: process.env.TEST_STACK_LOG ?? 'warn' });
   stack = await startLocalStack(cfg, log);
+  const mailDir = path.join(runDir, 'mail');
+  smtp = await startSmtpSink(mailDir);
   const serviceEnv: Record<string, string> = {
     PORT: String(ports.PORT),
     INGEST_PORT: String(ports.INGEST_PORT),
@@ -58,6 +64,11 @@ export async function setup(project: TestProject): Promise<void> {
     DATABASE_URL: stack.databaseUrl,
     OUTBOUND_ALLOW: '127.0.0.1,localhost,::1',
     PROCESSOR_FLUSH_MS: '100',
+    // Workflow tests: a real SMTP server, quick backoff/timeouts, threshold evaluation every 2 s.
+    SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
+    ACTION_BACKOFF_MS: '200',
+    ACTION_TIMEOUT_MS: '2000',
+    SCHEDULER_THRESHOLD_CRON: '*/2 * * * * *',
   };
   const serviceLog = path.join(runDir, 'service.log');
   service = await startService(serviceEnv, serviceLog);
@@ -69,11 +80,13 @@ export async function setup(project: TestProject): Promise<void> {
     dataDir: runDir,
     serviceLog,
     serviceEnv,
+    mailDir,
   });
 }
 
 export async function teardown(): Promise<void> {
   await service?.stop('SIGTERM');
+  await smtp?.close();
   await stack?.stop();
   if (runDirToRemove) fs.rmSync(runDirToRemove, { recursive: true, force: true });
 }

@@ -1,15 +1,43 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import apiTokensRoutes from './api-tokens.route.js';
 import authenticationRoutes from './authentication.route.js';
+import mcpTokensRoutes from './mcp-tokens.route.js';
 import bucketsRoutes from './buckets.route.js';
+import bucketStatsRoutes from './bucket-stats.route.js';
+import eventsRoutes from './events.route.js';
+import mcpRoutes from '../mcp/mcp.route.js';
+import streamViewsRoutes, { streamViewCriteria } from './stream-views.route.js';
 import requestsRoutes from './requests.route.js';
+import pipelineStatsRoutes from './pipeline-stats.route.js';
+import exclusionsRoutes from './exclusions.route.js';
+import redactionsRoutes from './redactions.route.js';
+import sdkRoutes from './sdk.route.js';
+import workflowsRoutes from './workflows.route.js';
+import metricsRoutes from './metrics.route.js';
 
 /**
  * Every route plugin of the API, registered in this order by app.ts. Adding a route file = one
  * import and one line here.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const ROUTES: { plugin: FastifyPluginAsync<any>; opts?: Record<string, unknown> }[] = [
+// Options may be a function of the app (Fastify evaluates it at registration), for deps-bound hooks.
+export const ROUTES: {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  plugin: FastifyPluginAsync<any>;
+  opts?: Record<string, unknown> | ((app: FastifyInstance) => Record<string, unknown>);
+}[] = [
   { plugin: authenticationRoutes },
+  { plugin: apiTokensRoutes },
+  { plugin: mcpTokensRoutes },
   { plugin: bucketsRoutes },
-  { plugin: requestsRoutes },
+  { plugin: bucketStatsRoutes },
+  { plugin: requestsRoutes, opts: (app) => ({ criteria: streamViewCriteria(app.deps.pg) }) },
+  { plugin: eventsRoutes },
+  { plugin: streamViewsRoutes },
+  { plugin: mcpRoutes },
+  { plugin: pipelineStatsRoutes },
+  { plugin: exclusionsRoutes },
+  { plugin: redactionsRoutes },
+  { plugin: sdkRoutes },
+  { plugin: workflowsRoutes },
+  { plugin: metricsRoutes },
 ];

@@ -3,12 +3,22 @@ import { ok, type Step } from '../pipeline.js';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const NUMERIC = /^\d+$/;
 const HEX = /^[0-9a-f]{16,}$/i;
+// Shorter hex (short git SHAs, hashes): 7+ chars with a digit and a letter, so words stay words.
+const SHORT_HEX = /^(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{7,15}$/i;
 // Mixed letters+digits of 20+ chars (ULIDs, Mongo-ish ids, base62 sids like req_xxx).
 const OPAQUE = /^(?=.*\d)[A-Za-z0-9_-]{20,}$/;
-const PREFIXED_SID = /^[a-z]{2,4}_[A-Za-z0-9]{16,}$/;
+// Prefixed ids (`req_…`, Stripe-style `cus_…`): 16+ chars after the prefix, or 8+ with a digit.
+const PREFIXED_SID = /^[a-z]{2,6}_(?:[A-Za-z0-9]{16,}|(?=[A-Za-z]*\d)[A-Za-z0-9]{8,})$/;
 
 function isIdSegment(seg: string): boolean {
-  return NUMERIC.test(seg) || UUID.test(seg) || HEX.test(seg) || PREFIXED_SID.test(seg) || OPAQUE.test(seg);
+  return (
+    NUMERIC.test(seg) ||
+    UUID.test(seg) ||
+    HEX.test(seg) ||
+    SHORT_HEX.test(seg) ||
+    PREFIXED_SID.test(seg) ||
+    OPAQUE.test(seg)
+  );
 }
 
 /** `/users/123/orders/9f8e…` -> `/users/{id}/orders/{id}`: the template metrics group by. */

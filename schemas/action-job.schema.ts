@@ -1,0 +1,117 @@
+import { timestamp } from './common.schema.js';
+
+/**
+ * A job on Kafka topic `workflow.actions` (TOPICS.actions), keyed by workflow sid: one workflow hit
+ * to be executed by the action runner. Produced by the processor (request/error triggers, after
+ * server-side redaction) and by the scheduler (threshold/schedule triggers). `context` carries every
+ * value a `{{…}}` template variable of spec 2.12 can name; `executionSid` (`wfx_…`) is the
+ * execution id the runner records and the request record lists in `workflowExecutions`.
+ */
+const anyValue = {} as const;
+const nullableString = { type: ['string', 'null'] } as const;
+const nullableNumber = { type: ['number', 'null'] } as const;
+
+export const actionJobSchema = {
+  $id: 'actionJob',
+  type: 'object',
+  required: [
+    'v',
+    'executionSid',
+    'accountSid',
+    'workflowSid',
+    'bucketSid',
+    'environmentSid',
+    'trigger',
+    'requestSid',
+    'createdAt',
+    'context',
+  ],
+  properties: {
+    v: { type: 'integer', const: 1 },
+    executionSid: { type: 'string', pattern: '^wfx_[A-Za-z0-9]{27}$' },
+    accountSid: { type: 'string' },
+    workflowSid: { type: 'string' },
+    bucketSid: { type: 'string' },
+    environmentSid: nullableString,
+    trigger: {
+      type: 'object',
+      required: ['type', 'message'],
+      properties: {
+        type: { type: 'string', enum: ['request', 'error', 'threshold', 'schedule'] },
+        message: { type: 'string' },
+      },
+    },
+    /** the request record that fired a request/error trigger; null for threshold/schedule */
+    requestSid: nullableString,
+    createdAt: timestamp,
+    context: {
+      type: 'object',
+      required: ['request', 'response', 'timings', 'bucket', 'account', 'environment'],
+      properties: {
+        request: {
+          type: 'object',
+          required: ['method', 'path', 'headers', 'body', 'query'],
+          properties: {
+            method: nullableString,
+            path: nullableString,
+            headers: anyValue,
+            body: anyValue,
+            query: anyValue,
+          },
+        },
+        response: {
+          type: 'object',
+          required: ['statusCode', 'headers', 'body', 'size'],
+          properties: {
+            statusCode: nullableNumber,
+            headers: anyValue,
+            body: anyValue,
+            size: nullableNumber,
+          },
+        },
+        timings: {
+          type: 'object',
+          required: ['duration', 'responseTime'],
+          properties: { duration: nullableNumber, responseTime: nullableNumber },
+        },
+        bucket: {
+          type: 'object',
+          required: ['sid', 'name'],
+          properties: { sid: { type: 'string' }, name: { type: 'string' } },
+        },
+        account: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
+        environment: { type: 'object', required: ['name'], properties: { name: nullableString } },
+        metric: {
+          type: 'object',
+          required: ['value', 'threshold', 'timeWindow'],
+          properties: {
+            value: nullableNumber,
+            threshold: nullableNumber,
+            timeWindow: { type: 'string' },
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+export interface ActionJob {
+  v: 1;
+  executionSid: string;
+  accountSid: string;
+  workflowSid: string;
+  bucketSid: string;
+  environmentSid: string | null;
+  trigger: { type: 'request' | 'error' | 'threshold' | 'schedule'; message: string };
+  requestSid: string | null;
+  createdAt: string;
+  context: {
+    request: { method: string | null; path: string | null; headers: unknown; body: unknown; query: unknown };
+    response: { statusCode: number | null; headers: unknown; body: unknown; size: number | null };
+    timings: { duration: number | null; responseTime: number | null };
+    bucket: { sid: string; name: string };
+    account: { name: string };
+    environment: { name: string | null };
+    metric?: { value: number | null; threshold: number | null; timeWindow: string };
+  };
+}

@@ -1,0 +1,172 @@
+import { ALL_SCOPES } from '../services/shared/credentials.js';
+import { environmentSid, listOf, nullableTimestamp, timestamp } from './common.schema.js';
+
+/** API tokens (spec 2.3, Shape B plus Shape A's role, environmentSid, updatedAt) and MCP tokens (2.4). */
+
+const name = { type: 'string', minLength: 1, maxLength: 200 } as const;
+const description = { type: 'string', maxLength: 2000 } as const;
+const nullableEnvironmentSid = { type: ['string', 'null'], pattern: '^[a-z0-9]{6}$' } as const;
+
+export const API_TOKEN_ROLES = ['administrator', 'user', 'ingest'] as const;
+
+export const apiTokenSchema = {
+  $id: 'apiToken',
+  type: 'object',
+  required: [
+    'sid',
+    'accountSid',
+    'environmentSid',
+    'name',
+    'description',
+    'role',
+    'scopes',
+    'lastUsedAt',
+    'expiresAt',
+    'isActive',
+    'createdAt',
+    'updatedAt',
+  ],
+  properties: {
+    sid: { type: 'string', description: 'Token record identifier (`tok_` + 27 alphanumerics)' },
+    accountSid: { type: 'string' },
+    environmentSid: {
+      ...nullableEnvironmentSid,
+      description: 'Environment label given on create; null when none was given',
+    },
+    name: { type: 'string' },
+    description: { type: 'string' },
+    role: {
+      type: 'string',
+      enum: API_TOKEN_ROLES,
+      description:
+        'Derived from scopes: every scope = administrator; only requests:write = ingest; otherwise user',
+    },
+    scopes: { type: 'array', items: { type: 'string' } },
+    lastUsedAt: { ...nullableTimestamp, description: 'Kept current within a few seconds' },
+    expiresAt: { ...nullableTimestamp, description: 'null means no expiration' },
+    isActive: { type: 'boolean' },
+    createdAt: timestamp,
+    updatedAt: nullableTimestamp,
+    token: {
+      type: 'string',
+      description: 'The token value (`at_live_…` or `at_test_…`): only in the create response, once',
+    },
+  },
+} as const;
+
+export const apiTokenListSchema = { $id: 'apiTokenList', ...listOf('apiToken') } as const;
+
+export const apiTokenCreateSchema = {
+  $id: 'apiTokenCreate',
+  type: 'object',
+  required: ['name', 'scopes'],
+  additionalProperties: false,
+  properties: {
+    name,
+    description,
+    scopes: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 100,
+      // NOTE: not an `enum`: an unknown scope is refused by the route with a message naming it.
+      items: { type: 'string', minLength: 1, maxLength: 64 },
+      description: `Scopes to grant; each one of: ${ALL_SCOPES.join(', ')}. The caller must hold each.`,
+    },
+    expiresAt: { ...nullableTimestamp, description: 'Must be in the future; null or omitted = never' },
+    environment: {
+      type: 'string',
+      enum: ['live', 'test'],
+      default: 'live',
+      description: 'Chooses the value prefix: `at_live_` (default) or `at_test_`',
+    },
+    environmentSid: nullableEnvironmentSid,
+  },
+} as const;
+
+export const apiTokenUpdateSchema = {
+  $id: 'apiTokenUpdate',
+  type: 'object',
+  required: ['name', 'isActive'],
+  additionalProperties: false,
+  properties: {
+    name,
+    description: { ...description, description: 'Omitted = unchanged' },
+    isActive: { type: 'boolean' },
+  },
+} as const;
+
+export const mcpTokenSchema = {
+  $id: 'mcpToken',
+  type: 'object',
+  required: [
+    'sid',
+    'accountSid',
+    'environmentSid',
+    'bucketSids',
+    'name',
+    'token',
+    'isRevoked',
+    'lastUsedAt',
+    'createdAt',
+    'updatedAt',
+    'revokedAt',
+  ],
+  properties: {
+    sid: { type: 'string', description: '`mcp_` + 27 alphanumerics' },
+    accountSid: { type: 'string' },
+    environmentSid,
+    bucketSids: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'Empty = every bucket of the environment',
+    },
+    name: { type: 'string' },
+    token: {
+      type: 'string',
+      description:
+        'Full value (`mcp_` + 40 alphanumerics) only in the create response; elsewhere masked as `mcp_abcd…wxyz`',
+    },
+    isRevoked: { type: 'boolean' },
+    lastUsedAt: nullableTimestamp,
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    revokedAt: nullableTimestamp,
+  },
+} as const;
+
+export const mcpTokenListSchema = { $id: 'mcpTokenList', ...listOf('mcpToken') } as const;
+
+const bucketSids = {
+  type: 'array',
+  maxItems: 100,
+  items: { type: 'string', minLength: 1, maxLength: 64 },
+  description: 'Buckets of this account; empty or omitted = every bucket of the environment',
+} as const;
+
+export const mcpTokenCreateSchema = {
+  $id: 'mcpTokenCreate',
+  type: 'object',
+  required: ['name', 'environmentSid'],
+  additionalProperties: false,
+  properties: { name, environmentSid, bucketSids },
+} as const;
+
+export const mcpTokenUpdateSchema = {
+  $id: 'mcpTokenUpdate',
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: { name, bucketSids },
+} as const;
+
+/** Registered once by schemas/index.ts. */
+export const TOKEN_SCHEMAS = [
+  apiTokenSchema,
+  apiTokenListSchema,
+  apiTokenCreateSchema,
+  apiTokenUpdateSchema,
+  mcpTokenSchema,
+  mcpTokenListSchema,
+  mcpTokenCreateSchema,
+  mcpTokenUpdateSchema,
+] as const;

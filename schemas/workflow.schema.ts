@@ -1,0 +1,366 @@
+/**
+ * Workflows (spec 2.12, 4.10) and their execution log. Trigger and action shapes are validated
+ * strictly: `oneOf` by `type` with an OpenAPI `discriminator`, so a failing body reports only the
+ * errors of the branch its `type` names (the workflow routes compile with ajv's discriminator
+ * option). Cron strings are checked with node-cron in the route, beyond what a schema can say.
+ */
+import { listOf, timestamp } from './common.schema.js';
+import { pathPattern, ruleMethod } from './rules.schema.js';
+
+export const TRIGGER_TYPES = ['request', 'error', 'threshold', 'schedule'] as const;
+export const ACTION_TYPES = ['webhook', 'email', 'chat', 'automation'] as const;
+export const THRESHOLD_METRICS = ['error_rate', 'response_time', 'avg_response_time'] as const;
+export const THRESHOLD_OPERATORS = [
+  'greater_than',
+  'less_than',
+  'greater_than_or_equal',
+  'less_than_or_equal',
+  'equals',
+] as const;
+export const EXECUTION_STATUSES = ['pending', 'running', 'succeeded', 'failed'] as const;
+
+const MAX_CONDITIONS = 20;
+export const MAX_ACTIONS = 20;
+
+// ---------------------------------------------------------------- trigger
+
+const requestCondition = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    path: pathPattern,
+    method: ruleMethod,
+    statusCode: {
+      oneOf: [
+        { type: 'integer', minimum: 100, maximum: 599 },
+        { type: 'string', pattern: '^[1-5]([xX]{2}|\\*\\*)$' },
+      ],
+      description: 'a status code, or a class such as `5xx` / `4**`',
+    },
+  },
+} as const;
+
+const errorCondition = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    statusCode: {
+      oneOf: [
+        { type: 'integer', minimum: 400, maximum: 599 },
+        { type: 'string', pattern: '^[45]([xX]{2}|\\*\\*)$' },
+      ],
+      description: 'an error status (400-599), or a class `4xx` / `5xx` (also `5**`)',
+    },
+    path: pathPattern,
+  },
+} as const;
+
+const thresholdCondition = {
+  type: 'object',
+  required: ['metric', 'operator', 'value', 'timeWindow'],
+  additionalProperties: false,
+  properties: {
+    metric: { type: 'string', enum: THRESHOLD_METRICS },
+    operator: { type: 'string', enum: THRESHOLD_OPERATORS },
+    value: { type: 'number' },
+    timeWindow: {
+      type: 'string',
+      maxLength: 10,
+      pattern: '^[1-9][0-9]*[smhd]$',
+      description: 'integer and unit: s, m, h or d (for example `5m`); at most 30 days',
+    },
+  },
+} as const;
+
+const noSchedule = { type: 'null', description: 'only for schedule triggers' } as const;
+
+export const workflowTriggerSchema = {
+  $id: 'workflowTrigger',
+  type: 'object',
+  required: ['type'],
+  properties: { type: { type: 'string', enum: TRIGGER_TYPES } },
+  discriminator: { propertyName: 'type' },
+  oneOf: [
+    {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        type: { const: 'request' },
+        conditions: { type: 'array', maxItems: MAX_CONDITIONS, items: requestCondition },
+        schedule: noSchedule,
+      },
+    },
+    {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        type: { const: 'error' },
+        conditions: { type: 'array', maxItems: MAX_CONDITIONS, items: errorCondition },
+        schedule: noSchedule,
+      },
+    },
+    {
+      type: 'object',
+      required: ['conditions'],
+      additionalProperties: false,
+      properties: {
+        type: { const: 'threshold' },
+        conditions: { type: 'array', minItems: 1, maxItems: MAX_CONDITIONS, items: thresholdCondition },
+        schedule: noSchedule,
+      },
+    },
+    {
+      type: 'object',
+      required: ['schedule'],
+      additionalProperties: false,
+      properties: {
+        type: { const: 'schedule' },
+        conditions: { type: 'array', maxItems: 0 },
+        schedule: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 200,
+          description: 'cron expression (5 fields, or 6 with seconds first)',
+        },
+        timezone: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 64,
+          description: 'IANA time zone the cron expression is read in; default UTC',
+        },
+      },
+    },
+  ],
+} as const;
+
+// ---------------------------------------------------------------- actions
+
+const httpUrl = {
+  type: 'string',
+  format: 'uri',
+  maxLength: 2048,
+  pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#]+',
+  description: 'http or https URL',
+} as const;
+const text = (max: number) => ({ type: 'string', maxLength: max }) as const;
+
+const webhookConfig = {
+  type: 'object',
+  required: ['url'],
+  additionalProperties: false,
+  properties: {
+    url: httpUrl,
+    method: {
+      type: 'string',
+      enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      description: 'default POST; case-insensitive',
+    },
+    headers: { type: 'object', maxProperties: 50, additionalProperties: text(8192) },
+    body: { type: 'object' },
+  },
+} as const;
+
+const emailConfig = {
+  type: 'object',
+  required: ['to'],
+  additionalProperties: false,
+  properties: {
+    to: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 50,
+      uniqueItems: true,
+      items: { type: 'string', format: 'email', maxLength: 254 },
+    },
+    subject: text(998),
+    body: text(100_000),
+  },
+} as const;
+
+const chatConfig = {
+  type: 'object',
+  required: ['webhook_url'],
+  additionalProperties: false,
+  properties: {
+    webhook_url: httpUrl,
+    channel: text(200),
+    message: text(40_000),
+    username: text(200),
+  },
+} as const;
+
+const automationConfig = {
+  type: 'object',
+  required: ['flow_id', 'webhook_url'],
+  additionalProperties: false,
+  properties: {
+    flow_id: { type: ['string', 'integer'], minLength: 1, maxLength: 200 },
+    webhook_url: httpUrl,
+    data: { type: 'object' },
+  },
+} as const;
+
+export const workflowActionSchema = {
+  $id: 'workflowAction',
+  type: 'object',
+  required: ['type', 'config'],
+  additionalProperties: false,
+  properties: {
+    type: { type: 'string', enum: ACTION_TYPES },
+    config: { type: 'object' },
+    order: {
+      type: 'number',
+      default: 0,
+      description: 'actions run in ascending order; ties keep array order',
+    },
+  },
+  discriminator: { propertyName: 'type' },
+  oneOf: [
+    { type: 'object', properties: { type: { const: 'webhook' }, config: webhookConfig } },
+    { type: 'object', properties: { type: { const: 'email' }, config: emailConfig } },
+    { type: 'object', properties: { type: { const: 'chat' }, config: chatConfig } },
+    { type: 'object', properties: { type: { const: 'automation' }, config: automationConfig } },
+  ],
+} as const;
+
+// ---------------------------------------------------------------- workflow
+
+const workflowName = { type: 'string', minLength: 1, maxLength: 200 } as const;
+const workflowDescription = {
+  type: ['string', 'null'],
+  maxLength: 2000,
+  description: 'null or omitted is stored as the empty string',
+} as const;
+const actions = {
+  type: 'array',
+  minItems: 1,
+  maxItems: MAX_ACTIONS,
+  items: { $ref: 'workflowAction#' },
+} as const;
+
+export const workflowCreateSchema = {
+  $id: 'workflowCreate',
+  type: 'object',
+  required: ['name', 'trigger', 'actions'],
+  additionalProperties: false,
+  properties: {
+    name: workflowName,
+    description: workflowDescription,
+    trigger: { $ref: 'workflowTrigger#' },
+    actions,
+    isActive: { type: 'boolean', default: true },
+  },
+} as const;
+
+export const workflowUpdateSchema = {
+  $id: 'workflowUpdate',
+  type: 'object',
+  required: ['name', 'trigger', 'actions', 'isActive'],
+  additionalProperties: false,
+  properties: {
+    name: workflowName,
+    description: workflowDescription,
+    trigger: { $ref: 'workflowTrigger#' },
+    actions,
+    isActive: { type: 'boolean' },
+  },
+} as const;
+
+/** Response shape: stored triggers/actions were validated on write, so they are described loosely. */
+export const workflowSchema = {
+  $id: 'workflow',
+  type: 'object',
+  required: [
+    'sid',
+    'accountSid',
+    'environmentSid',
+    'bucketSid',
+    'name',
+    'description',
+    'trigger',
+    'actions',
+    'isActive',
+    'createdAt',
+    'updatedAt',
+  ],
+  properties: {
+    sid: { type: 'string' },
+    accountSid: { type: 'string' },
+    environmentSid: { type: 'string' },
+    bucketSid: { type: 'string' },
+    name: { type: 'string' },
+    description: { type: 'string' },
+    trigger: {
+      type: 'object',
+      required: ['type', 'conditions'],
+      properties: {
+        type: { type: 'string', enum: TRIGGER_TYPES },
+        conditions: { type: 'array', items: { type: 'object', additionalProperties: true } },
+        schedule: { type: 'string' },
+        timezone: { type: 'string' },
+      },
+    },
+    actions: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['type', 'config', 'order'],
+        properties: {
+          type: { type: 'string', enum: ACTION_TYPES },
+          config: { type: 'object', additionalProperties: true },
+          order: { type: 'number' },
+        },
+      },
+    },
+    isActive: { type: 'boolean' },
+    createdAt: timestamp,
+    updatedAt: { type: ['string', 'null'], format: 'date-time' },
+  },
+} as const;
+
+export const workflowListSchema = { $id: 'workflowList', ...listOf('workflow') } as const;
+
+export const workflowExecutionSchema = {
+  $id: 'workflowExecution',
+  type: 'object',
+  required: [
+    'sid',
+    'workflowSid',
+    'triggerType',
+    'requestSid',
+    'status',
+    'attempts',
+    'error',
+    'createdAt',
+    'startedAt',
+    'finishedAt',
+  ],
+  properties: {
+    sid: { type: 'string' },
+    workflowSid: { type: 'string' },
+    triggerType: { type: 'string' },
+    requestSid: { type: ['string', 'null'] },
+    status: { type: 'string', enum: EXECUTION_STATUSES },
+    attempts: { type: 'integer' },
+    error: { type: ['string', 'null'] },
+    createdAt: timestamp,
+    startedAt: { type: ['string', 'null'], format: 'date-time' },
+    finishedAt: { type: ['string', 'null'], format: 'date-time' },
+  },
+} as const;
+
+export const workflowExecutionListSchema = {
+  $id: 'workflowExecutionList',
+  ...listOf('workflowExecution'),
+} as const;
+
+export const WORKFLOW_SCHEMAS = [
+  workflowTriggerSchema,
+  workflowActionSchema,
+  workflowCreateSchema,
+  workflowUpdateSchema,
+  workflowSchema,
+  workflowListSchema,
+  workflowExecutionSchema,
+  workflowExecutionListSchema,
+] as const;

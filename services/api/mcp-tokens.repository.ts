@@ -1,0 +1,155 @@
+import type pg from 'pg';
+import { TOKEN_PREFIX, hashToken, newTokenValue } from '../shared/credentials.js';
+import { notFound, validation } from '../shared/errors.js';
+import { newSid } from '../shared/ids.js';
+import { iso, offsetOf, orderBy, pageOf, type ListQuery, type ListResult } from './pagination.js';
+
+export interface McpToken {
+  sid: string;
+  accountSid: string;
+  environmentSid: string;
+  bucketSids: string[];
+  name: string;
+  /** full value in the create response only; masked everywhere else */
+  token: string;
+  isRevoked: boolean;
+  lastUsedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  revokedAt: string | null;
+}
+
+interface Row {
+  sid: string;
+  account_sid: string;
+  environment_sid: string;
+  bucket_sids: string[];
+  name: string;
+  token_prefix: string;
+  token_suffix: string;
+  is_revoked: boolean;
+  last_used_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  revoked_at: Date | null;
+}
+
+// NOTE: never `SELECT *`: token_hash must not leave the repository.
+const COLUMNS = `sid, account_sid, environment_sid, bucket_sids, name, token_prefix, token_suffix,
+  is_revoked, last_used_at, created_at, updated_at, revoked_at`;
+
+/** `mcp_` + 4 characters are kept in front and 4 at the end: enough to tell tokens apart. */
+const SHOWN_PREFIX = TOKEN_PREFIX.mcp.length + 4;
+const SHOWN_SUFFIX = 4;
+
+/** Masked value, e.g. `mcp_Ab3d…x9Yz`; the 32 characters in between are never stored. */
+export const maskToken = (prefix: string, suffix: string): string => `${prefix}…${suffix}`;
+
+const toToken = (r: Row): McpToken => ({
+  sid: r.sid,
+  accountSid: r.account_sid,
+  environmentSid: r.environment_sid,
+  bucketSids: r.bucket_sids,
+  name: r.name,
+  token: maskToken(r.token_prefix, r.token_suffix),
+  isRevoked: r.is_revoked,
+  lastUsedAt: iso(r.last_used_at),
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+  revokedAt: iso(r.revoked_at),
+});
+
+export const MCP_TOKEN_SORTS = ['createdAt', 'name', 'lastUsedAt'] as const;
+const SORT_COLUMNS = { createdAt: 'created_at', name: 'name', lastUsedAt: 'last_used_at' };
+
+export class McpTokensRepository {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async list(accountSid: string, q: ListQuery): Promise<ListResult<McpToken>> {
+    const r = await this.pool.query<Row>(
+      `SELECT ${COLUMNS} FROM mcp_tokens WHERE account_sid = $1
+       ORDER BY ${orderBy(q, SORT_COLUMNS)} LIMIT $2 OFFSET $3`,
+      [accountSid, q.limit + 1, offsetOf(q)],
+    );
+    return pageOf(r.rows.map(toToken), q.limit);
+  }
+
+  async get(accountSid: string, sid: string): Promise<McpToken> {
+    const r = await this.pool.query<Row>(
+      `SELECT ${COLUMNS} FROM mcp_tokens WHERE account_sid = $1 AND sid = $2`,
+      [accountSid, sid],
+    );
+    if (!r.rows[0]) throw notFound('MCP token');
+    return toToken(r.rows[0]);
+  }
+
+  async create(
+    accountSid: string,
+    input: { name: string; environmentSid: string; bucketSids?: string[] },
+  ): Promise<McpToken> {
+    const bucketSids = await this.checkBuckets(accountSid, input.bucketSids ?? []);
+    const value = newTokenValue(TOKEN_PREFIX.mcp);
+    const r = await this.pool.query<Row>(
+      `INSERT INTO mcp_tokens (sid, account_sid, environment_sid, bucket_sids, name, token_hash,
+         token_prefix, token_suffix)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
+      [
+        newSid('mcpToken'),
+        accountSid,
+        input.environmentSid,
+        bucketSids,
+        input.name,
+        hashToken(value),
+        value.slice(0, SHOWN_PREFIX),
+        value.slice(-SHOWN_SUFFIX),
+      ],
+    );
+    return { ...toToken(r.rows[0]!), token: value };
+  }
+
+  /** Partial: only the fields given change. A bucket_sids change fires the `tapline_auth` NOTIFY. */
+  async update(
+    accountSid: string,
+    sid: string,
+    input: { name?: string; bucketSids?: string[] },
+  ): Promise<McpToken> {
+    const bucketSids =
+      input.bucketSids === undefined ? null : await this.checkBuckets(accountSid, input.bucketSids);
+    const r = await this.pool.query<Row>(
+      `UPDATE mcp_tokens SET name = COALESCE($3, name), bucket_sids = COALESCE($4, bucket_sids),
+         updated_at = now()
+       WHERE account_sid = $1 AND sid = $2 RETURNING ${COLUMNS}`,
+      [accountSid, sid, input.name ?? null, bucketSids],
+    );
+    if (!r.rows[0]) throw notFound('MCP token');
+    return toToken(r.rows[0]);
+  }
+
+  /** Revokes (the row stays, listed with isRevoked). Revoking twice keeps the first revokedAt. */
+  async revoke(accountSid: string, sid: string): Promise<void> {
+    const r = await this.pool.query(
+      `UPDATE mcp_tokens SET is_revoked = true, revoked_at = COALESCE(revoked_at, now()),
+         updated_at = CASE WHEN is_revoked THEN updated_at ELSE now() END
+       WHERE account_sid = $1 AND sid = $2`,
+      [accountSid, sid],
+    );
+    if (r.rowCount === 0) throw notFound('MCP token');
+  }
+
+  /** Every listed bucket must belong to the account; a 400 names each one that does not. */
+  private async checkBuckets(accountSid: string, sids: string[]): Promise<string[]> {
+    const unique = [...new Set(sids)];
+    if (!unique.length) return [];
+    const r = await this.pool.query<{ sid: string }>(
+      'SELECT sid FROM buckets WHERE account_sid = $1 AND sid = ANY($2::text[])',
+      [accountSid, unique],
+    );
+    const found = new Set(r.rows.map((row) => row.sid));
+    const details: Record<string, string> = {};
+    sids.forEach((s, i) => {
+      if (!found.has(s)) details[`body.bucketSids.${i}`] = `${s} is not a bucket of this account`;
+    });
+    if (Object.keys(details).length) throw validation('bucketSids names unknown buckets', details);
+    return unique;
+  }
+}

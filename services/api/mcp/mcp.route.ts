@@ -1,0 +1,85 @@
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { bearerToken } from '../../shared/bearer.js';
+import { invalidToken } from '../../shared/errors.js';
+import { logger } from '../../shared/logger.js';
+import { EventsRepository } from '../events.repository.js';
+import { buildMcpServer, type McpScope } from './mcp.tools.js';
+
+const log = logger('mcp');
+
+/**
+ * The MCP endpoint (spec 5.9, 6): Streamable HTTP in stateless mode, one server + transport per
+ * POST. Only MCP tokens (`mcp_…`) are accepted here, and they are refused everywhere else.
+ */
+export default async function mcpRoutes(app: FastifyInstance): Promise<void> {
+  const pool = app.deps.pg;
+  const events = new EventsRepository(pool);
+
+  async function authenticate(req: FastifyRequest): Promise<McpScope> {
+    const token = bearerToken(req);
+    if (!token) throw invalidToken();
+    const principal = await app.deps.credentials.authenticate(token);
+    if (!principal || principal.kind !== 'mcpToken') throw invalidToken('An MCP token (mcp_…) is required');
+    // NOTE: the credential cache is cleared by NOTIFY, which arrives a moment after the revoking
+    // commit. Re-reading the row (one index probe; MCP traffic is light) makes a revocation or a
+    // changed bucket list apply to the very next call, with no window at all.
+    const r = await pool.query<{ environment_sid: string; bucket_sids: string[] }>(
+      'SELECT environment_sid, bucket_sids FROM mcp_tokens WHERE sid = $1 AND NOT is_revoked',
+      [principal.credentialSid],
+    );
+    const row = r.rows[0];
+    if (!row) throw invalidToken();
+    return {
+      accountSid: principal.accountSid,
+      tokenSid: principal.credentialSid,
+      environmentSid: row.environment_sid,
+      bucketSids: row.bucket_sids,
+    };
+  }
+
+  const schema = {
+    tags: ['mcp'],
+    summary: 'MCP endpoint (Streamable HTTP, JSON-RPC); tools list_events and create_event',
+    description:
+      'Authenticate with `Authorization: Bearer mcp_…`. Stateless: every POST carries one JSON-RPC ' +
+      'message or batch; GET and DELETE answer 405 (no server-initiated stream, no session).',
+  } as const;
+
+  app.post('/mcp', { schema }, async (req: FastifyRequest, reply: FastifyReply) => {
+    const scope = await authenticate(req);
+    const server = buildMcpServer({ events, log }, scope);
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    // From here the SDK writes the response: Fastify must not send one as well.
+    reply.hijack();
+    reply.raw.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req.raw, reply.raw, req.body);
+    } catch (err) {
+      log.error({ err }, 'MCP request failed');
+      if (!reply.raw.headersSent) {
+        reply.raw.writeHead(500, { 'content-type': 'application/json' });
+        reply.raw.end(
+          JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }),
+        );
+      }
+    }
+  });
+
+  const notAllowed = async (req: FastifyRequest, reply: FastifyReply) => {
+    await authenticate(req);
+    return reply
+      .status(405)
+      .header('allow', 'POST')
+      .send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed.' }, id: null });
+  };
+  app.get('/mcp', { schema }, notAllowed);
+  app.delete('/mcp', { schema }, notAllowed);
+}

@@ -1,0 +1,680 @@
+import type pg from 'pg';
+import type { ClickHouseClient } from '../shared/clickhouse.js';
+import { validation } from '../shared/errors.js';
+import { MERGE } from '../shared/metrics-sql.js';
+import { TABLES } from '../shared/tables.js';
+
+/**
+ * Metrics (spec 2.10, 4.8) read from the per-minute aggregates only (`requests_minute`, filled by
+ * a materialized view): counts and sums are exact, percentiles are merged from the quantile states
+ * of the minutes in range. The SQL builders are exported so test/bench/metrics-load.ts times
+ * exactly what the API runs.
+ *
+ * Time model: metrics have minute resolution. A range covers the minute containing its start
+ * through the minute containing its end, both inclusive; intervals are aligned in UTC (weeks start
+ * on Monday).
+ */
+
+export type Interval = 'minute' | 'hour' | 'day' | 'week' | 'month';
+export type GroupBy = 'endpoint' | 'method' | 'status' | 'environment';
+
+export const DEFAULT_RANGE_MS = 24 * 3600_000;
+/** A series (throughput, response time) holds at most this many intervals; longer is a 400. */
+export const MAX_INTERVALS = 1500;
+export const TOP_ENDPOINTS = 10;
+export const MAX_EVENTS = 100;
+
+const MINUTE = 60_000;
+/** DateTime('UTC') covers 1970-01-01 .. 2106-02-07. */
+const MAX_DATETIME_S = 4_294_967_295 - 59;
+
+export interface MetricsScope {
+  accountSid: string;
+  bucketSid?: string;
+  environmentSid?: string;
+  /** first minute read, epoch seconds (minute aligned, inclusive) */
+  from: number;
+  /** last minute read, epoch seconds (minute aligned, inclusive) */
+  to: number;
+}
+
+export interface Sql {
+  query: string;
+  query_params: Record<string, unknown>;
+}
+
+/** A requested range: `start` floored to its minute, `end` = the last minute included (ms). */
+export interface TimeRange {
+  start: number;
+  end: number;
+}
+
+/* ---------------------------------------------------------------- range and intervals */
+
+function parseIso(value: string, field: string, endOfDay: boolean): number {
+  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
+  const ms = Date.parse(dateOnly ? `${value}T00:00:00.000Z` : value);
+  if (!Number.isFinite(ms)) throw validation(`${field} is not a valid ISO 8601 date`, { [field]: 'is invalid' });
+  // A bare endDate means the whole of that UTC day.
+  return dateOnly && endOfDay ? ms + 24 * 3600_000 - 1 : ms;
+}
+
+const floorMinute = (ms: number): number => Math.floor(ms / MINUTE) * MINUTE;
+
+/**
+ * startDate/endDate (ISO 8601) to a minute range. Defaults: endDate = now, startDate = endDate
+ * minus 24 hours. startDate after endDate is a 400.
+ */
+export function resolveRange(
+  q: { startDate?: string; endDate?: string; start_date?: string; end_date?: string },
+  now: number,
+): TimeRange {
+  const startRaw = q.startDate ?? q.start_date;
+  const endRaw = q.endDate ?? q.end_date;
+  const end = endRaw !== undefined ? parseIso(endRaw, 'endDate', true) : now;
+  const start = startRaw !== undefined ? parseIso(startRaw, 'startDate', false) : end - DEFAULT_RANGE_MS;
+  if (start > end) {
+    throw validation('startDate is after endDate', {
+      startDate: 'must not be after endDate',
+      endDate: endRaw === undefined ? 'defaults to now' : 'must not be before startDate',
+    });
+  }
+  return { start: floorMinute(start), end: floorMinute(end) };
+}
+
+/**
+ * The scope of an aggregate query. `retentionDays` hides minutes the TTL may have half-removed
+ * (a compensating row could outlive the row it compensates by a few hours).
+ */
+export function scopeOf(
+  accountSid: string,
+  range: TimeRange,
+  opts: { bucketSid?: string; environmentSid?: string; retentionDays: number; now: number },
+): MetricsScope {
+  const oldest = floorMinute(opts.now - opts.retentionDays * 24 * 3600_000) + MINUTE;
+  const clamp = (s: number) => Math.min(Math.max(s, 0), MAX_DATETIME_S);
+  return {
+    accountSid,
+    bucketSid: opts.bucketSid,
+    environmentSid: opts.environmentSid,
+    from: clamp(Math.max(range.start, oldest) / 1000),
+    to: clamp(range.end / 1000),
+  };
+}
+
+/** Start of the UTC interval containing `ms`. */
+export function intervalStart(ms: number, iv: Interval): number {
+  const d = new Date(ms);
+  switch (iv) {
+    case 'minute':
+      return floorMinute(ms);
+    case 'hour':
+      return Math.floor(ms / 3600_000) * 3600_000;
+    case 'day':
+      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
+    case 'week':
+      // ISO weeks: Monday 00:00 UTC.
+      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() - ((d.getUTCDay() + 6) % 7));
+    case 'month':
+      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  }
+}
+
+export function nextInterval(startMs: number, iv: Interval): number {
+  const d = new Date(startMs);
+  switch (iv) {
+    case 'minute':
+      return startMs + MINUTE;
+    case 'hour':
+      return startMs + 3600_000;
+    case 'day':
+      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1);
+    case 'week':
+      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 7);
+    case 'month':
+      return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  }
+}
+
+/** Every interval start from the one containing `range.start` to the one containing `range.end`. */
+export function intervalsOf(range: TimeRange, iv: Interval): number[] {
+  const out: number[] = [];
+  for (let t = intervalStart(range.start, iv); t <= range.end; t = nextInterval(t, iv)) {
+    if (out.length >= MAX_INTERVALS) {
+      throw validation(`The range holds more than ${MAX_INTERVALS} ${iv} intervals`, {
+        interval: `at most ${MAX_INTERVALS} intervals per series: shorten the range or use a longer interval`,
+      });
+    }
+    out.push(t);
+  }
+  return out;
+}
+
+/* ---------------------------------------------------------------- SQL builders */
+
+const BUCKET_EXPR: Record<Interval, string> = {
+  minute: 'minute',
+  hour: 'toStartOfHour(minute)',
+  day: 'toStartOfDay(minute)',
+  week: "toDateTime(toMonday(minute), 'UTC')",
+  month: "toDateTime(toStartOfMonth(minute), 'UTC')",
+};
+
+const GROUP_EXPR: Record<GroupBy, string> = {
+  endpoint: 'endpoint',
+  method: 'method',
+  status: 'toString(status_code)',
+  environment: 'environment_sid',
+};
+
+// NOTE: result aliases never reuse a column name (`sum(errors) AS errors` would make
+// MERGE.errorRate's `sum(errors)` an aggregate inside an aggregate).
+const SUMS = `${MERGE.requests} AS req_n, ${MERGE.errors} AS err_n, ${MERGE.durationSum} AS dur_sum,
+  ${MERGE.durationCount} AS dur_n`;
+
+function where(s: MetricsScope, extra: string[] = []): Sql {
+  const clauses = [
+    'account_sid = {a:String}',
+    "minute >= toDateTime({from:UInt32}, 'UTC')",
+    "minute <= toDateTime({to:UInt32}, 'UTC')",
+  ];
+  const params: Record<string, unknown> = { a: s.accountSid, from: s.from, to: s.to };
+  if (s.bucketSid !== undefined) {
+    clauses.push('bucket_sid = {b:String}');
+    params.b = s.bucketSid;
+  }
+  if (s.environmentSid !== undefined) {
+    clauses.push('environment_sid = {e:String}');
+    params.e = s.environmentSid;
+  }
+  return { query: [...clauses, ...extra].join(' AND '), query_params: params };
+}
+
+/** Totals, by method, by status class and by endpoint in one scan (`kind` names the set). */
+export function summarySql(s: MetricsScope): Sql {
+  const w = where(s);
+  return {
+    query: `SELECT multiIf(isNotNull(method), 'method', isNotNull(status_class), 'status',
+                           isNotNull(endpoint), 'endpoint', 'total') AS kind,
+              method, status_class, endpoint, ${SUMS},
+              ${MERGE.blocked} AS blk_n, ${MERGE.bytes} AS byte_n
+            FROM ${TABLES.requestsMinute}
+            WHERE ${w.query}
+            GROUP BY GROUPING SETS ((), (method), (intDiv(status_code, 100) AS status_class), (endpoint))
+            SETTINGS group_by_use_nulls = 1`,
+    query_params: w.query_params,
+  };
+}
+
+/** Per interval and status class: counts and duration sums (throughput, both shapes). */
+export function seriesSql(s: MetricsScope, iv: Interval): Sql {
+  const w = where(s);
+  return {
+    query: `SELECT toUInt32(${BUCKET_EXPR[iv]}) AS t, intDiv(status_code, 100) AS status_class, ${SUMS}
+            FROM ${TABLES.requestsMinute}
+            WHERE ${w.query}
+            GROUP BY t, status_class
+            ORDER BY t`,
+    query_params: w.query_params,
+  };
+}
+
+/** Per interval plus the whole range (t NULL): counts, min/max/avg and merged percentiles. */
+export function responseTimeSql(s: MetricsScope, iv: Interval): Sql {
+  const w = where(s);
+  return {
+    query: `SELECT toUInt32(${BUCKET_EXPR[iv]}) AS t, ${SUMS},
+              ${MERGE.min} AS dur_min, ${MERGE.max} AS dur_max, ${MERGE.percentiles} AS pct
+            FROM ${TABLES.requestsMinute}
+            WHERE ${w.query}
+            GROUP BY GROUPING SETS ((t), ())
+            ORDER BY t
+            SETTINGS group_by_use_nulls = 1`,
+    query_params: w.query_params,
+  };
+}
+
+export function performanceSql(s: MetricsScope, groupBy: GroupBy, limit: number): Sql {
+  const w = where(s);
+  return {
+    query: `SELECT ${GROUP_EXPR[groupBy]} AS grp, ${SUMS}, ${MERGE.percentiles} AS pct
+            FROM ${TABLES.requestsMinute}
+            WHERE ${w.query}
+            GROUP BY grp
+            HAVING req_n > 0
+            ORDER BY req_n DESC, grp
+            LIMIT {limit:UInt32}`,
+    query_params: { ...w.query_params, limit },
+  };
+}
+
+/** Per endpoint and status code (errors are derived: every row's status is in its key). */
+export function errorsSql(s: MetricsScope): Sql {
+  const w = where(s);
+  return {
+    query: `SELECT endpoint, status_code, ${MERGE.requests} AS req_n, ${MERGE.errors} AS err_n
+            FROM ${TABLES.requestsMinute}
+            WHERE ${w.query}
+            GROUP BY endpoint, status_code
+            HAVING req_n != 0`,
+    query_params: w.query_params,
+  };
+}
+
+/** Totals of the range and of the preceding range of equal length (`cur` 1 / 0). */
+export function comparisonSql(s: MetricsScope, previousFrom: number): Sql {
+  const w = where({ ...s, from: previousFrom });
+  return {
+    query: `SELECT minute >= toDateTime({cur:UInt32}, 'UTC') AS cur, ${SUMS}, ${MERGE.blocked} AS blk_n
+            FROM ${TABLES.requestsMinute}
+            WHERE ${w.query}
+            GROUP BY cur`,
+    query_params: { ...w.query_params, cur: s.from },
+  };
+}
+
+/* ---------------------------------------------------------------- results */
+
+type Num = number | string | null;
+const n = (v: Num | undefined): number => (v === null || v === undefined ? 0 : Number(v));
+const round3 = (v: number): number => Math.round(v * 1000) / 1000;
+const avgOf = (sum: Num | undefined, count: Num | undefined): number =>
+  n(count) > 0 ? round3(n(sum) / n(count)) : 0;
+const rate = (part: number, whole: number): number => (whole > 0 ? (100 * part) / whole : 0);
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+interface SumsRow {
+  req_n: Num;
+  err_n: Num;
+  dur_sum: Num;
+  dur_n: Num;
+}
+
+export interface EventMarker {
+  sid: string;
+  type: string;
+  name: string;
+  description: string | null;
+  source: string | null;
+  metadata: Record<string, unknown> | null;
+  bucketSids: string[];
+  environmentSids: string[];
+  startedAt: string;
+  endedAt: string | null;
+}
+
+export interface Query {
+  accountSid: string;
+  bucketSid?: string;
+  environmentSid?: string;
+  range: TimeRange;
+}
+
+export class MetricsRepository {
+  constructor(
+    private readonly ch: ClickHouseClient,
+    private readonly pool: pg.Pool,
+    private readonly retentionDays: number,
+  ) {}
+
+  private scope(q: Query): MetricsScope {
+    return scopeOf(q.accountSid, q.range, {
+      bucketSid: q.bucketSid,
+      environmentSid: q.environmentSid,
+      retentionDays: this.retentionDays,
+      now: Date.now(),
+    });
+  }
+
+  private async rows<T>(sql: Sql): Promise<T[]> {
+    const rs = await this.ch.query({ ...sql, format: 'JSONEachRow' });
+    return rs.json<T>();
+  }
+
+  private rangeOut(r: TimeRange): { startDate: string; endDate: string } {
+    return { startDate: iso(r.start), endDate: iso(r.end + MINUTE - 1) };
+  }
+
+  async summary(q: Query) {
+    const rows = await this.rows<
+      SumsRow & {
+        kind: string;
+        method: string | null;
+        status_class: Num;
+        endpoint: string | null;
+        blk_n: Num;
+        byte_n: Num;
+      }
+    >(summarySql(this.scope(q)));
+    const total = rows.find((r) => r.kind === 'total');
+    const requestsByMethod: Record<string, number> = {};
+    const requestsByStatus: Record<string, number> = {};
+    const endpoints: { path: string; count: number; averageResponseTime: number }[] = [];
+    for (const r of rows) {
+      const count = n(r.req_n);
+      if (count <= 0) continue;
+      if (r.kind === 'method') requestsByMethod[r.method || 'UNKNOWN'] = count;
+      else if (r.kind === 'status') requestsByStatus[statusClassKey(n(r.status_class))] = count;
+      else if (r.kind === 'endpoint')
+        endpoints.push({ path: r.endpoint ?? '', count, averageResponseTime: avgOf(r.dur_sum, r.dur_n) });
+    }
+    endpoints.sort((x, y) => y.count - x.count || (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
+    const totalRequests = n(total?.req_n);
+    const totalErrors = n(total?.err_n);
+    return {
+      ...this.rangeOut(q.range),
+      totalRequests,
+      totalErrors,
+      totalBlocked: n(total?.blk_n),
+      errorRate: rate(totalErrors, totalRequests),
+      averageResponseTime: avgOf(total?.dur_sum, total?.dur_n),
+      totalDataTransferred: n(total?.byte_n),
+      requestsByMethod,
+      requestsByStatus,
+      topEndpoints: endpoints.slice(0, TOP_ENDPOINTS),
+    };
+  }
+
+  /** Per interval and status class, every interval of the range present (zeros when empty). */
+  private async series(q: Query, iv: Interval) {
+    const starts = intervalsOf(q.range, iv);
+    const rows = await this.rows<SumsRow & { t: Num; status_class: Num }>(seriesSql(this.scope(q), iv));
+    const byStart = new Map<number, Map<number, SumsRow>>();
+    for (const r of rows) {
+      const t = n(r.t) * 1000;
+      let m = byStart.get(t);
+      if (!m) byStart.set(t, (m = new Map()));
+      m.set(n(r.status_class), r);
+    }
+    return starts.map((t) => ({ start: t, classes: byStart.get(t) ?? new Map<number, SumsRow>() }));
+  }
+
+  async throughput(q: Query, iv: Interval) {
+    const [series, events] = await Promise.all([this.series(q, iv), this.events(q)]);
+    return {
+      ...this.rangeOut(q.range),
+      interval: iv,
+      data: series.map(({ start, classes }) => {
+        let req = 0;
+        let err = 0;
+        let sum = 0;
+        let cnt = 0;
+        for (const r of classes.values()) {
+          req += n(r.req_n);
+          err += n(r.err_n);
+          sum += n(r.dur_sum);
+          cnt += n(r.dur_n);
+        }
+        return {
+          timestamp: iso(start),
+          requestCount: req,
+          errorCount: err,
+          averageResponseTime: avgOf(sum, cnt),
+        };
+      }),
+      events,
+    };
+  }
+
+  async performance(q: Query, groupBy: GroupBy, limit: number) {
+    const rows = await this.rows<SumsRow & { grp: string; pct: (number | null)[] }>(
+      performanceSql(this.scope(q), groupBy, limit),
+    );
+    return {
+      ...this.rangeOut(q.range),
+      groupBy,
+      metrics: rows.map((r) => ({
+        group: r.grp,
+        requestCount: n(r.req_n),
+        errorRate: rate(n(r.err_n), n(r.req_n)),
+        averageResponseTime: avgOf(r.dur_sum, r.dur_n),
+        p50ResponseTime: round3(n(r.pct[0])),
+        p95ResponseTime: round3(n(r.pct[1])),
+        p99ResponseTime: round3(n(r.pct[2])),
+      })),
+    };
+  }
+
+  async errors(q: Query, statusCode: number | undefined, limit: number) {
+    const rows = await this.rows<{ endpoint: string; status_code: Num; req_n: Num; err_n: Num }>(
+      errorsSql(this.scope(q)),
+    );
+    let totalRequests = 0;
+    let totalErrors = 0;
+    const errorsByStatus: Record<string, number> = {};
+    const byEndpoint = new Map<string, { requests: number; errors: number; statuses: Map<number, number> }>();
+    for (const r of rows) {
+      const status = n(r.status_code);
+      const requests = n(r.req_n);
+      // A statusCode filter narrows the errors counted, not the requests they are a rate of.
+      const errors = statusCode === undefined || status === statusCode ? n(r.err_n) : 0;
+      totalRequests += requests;
+      totalErrors += errors;
+      let e = byEndpoint.get(r.endpoint);
+      if (!e) byEndpoint.set(r.endpoint, (e = { requests: 0, errors: 0, statuses: new Map() }));
+      e.requests += requests;
+      if (errors > 0) {
+        e.errors += errors;
+        e.statuses.set(status, errors);
+        errorsByStatus[String(status)] = (errorsByStatus[String(status)] ?? 0) + errors;
+      }
+    }
+    const errorsByEndpoint = [...byEndpoint.entries()]
+      .filter(([, e]) => e.errors > 0)
+      .map(([endpoint, e]) => ({
+        endpoint,
+        errorCount: e.errors,
+        errorRate: rate(e.errors, e.requests),
+        mostCommonErrors: [...e.statuses.entries()]
+          .sort((x, y) => y[1] - x[1] || x[0] - y[0])
+          .map(([s]) => s),
+      }))
+      .sort((x, y) => y.errorCount - x.errorCount || (x.endpoint < y.endpoint ? -1 : 1))
+      .slice(0, limit);
+    return {
+      ...this.rangeOut(q.range),
+      totalErrors,
+      errorRate: rate(totalErrors, totalRequests),
+      errorsByStatus,
+      errorsByEndpoint,
+    };
+  }
+
+  /* ---- Shape A ---- */
+
+  async shapeASummary(q: Query) {
+    const length = q.range.end - q.range.start + MINUTE;
+    const previous: TimeRange = { start: q.range.start - length, end: q.range.start - MINUTE };
+    const scope = this.scope(q);
+    const prevScope = this.scope({ ...q, range: previous });
+    const rows = await this.rows<SumsRow & { cur: Num; blk_n: Num }>(
+      comparisonSql(scope, Math.min(prevScope.from, scope.from)),
+    );
+    const cur = rows.find((r) => n(r.cur) === 1);
+    const prev = rows.find((r) => n(r.cur) === 0);
+    const counted = (get: (r: typeof cur) => number) => {
+      const c = get(cur);
+      const p = get(prev);
+      return {
+        current: { amount: c, units: 'requests' },
+        previous: { amount: p, units: 'requests' },
+        change: { amount: p > 0 ? ((c - p) / p) * 100 : null, units: 'percent' },
+      };
+    };
+    const avg = (r: typeof cur): number | null => (n(r?.dur_n) > 0 ? avgOf(r?.dur_sum, r?.dur_n) : null);
+    const c = avg(cur);
+    const p = avg(prev);
+    return {
+      ...this.rangeOut(q.range),
+      previousStartDate: iso(previous.start),
+      previousEndDate: iso(previous.end + MINUTE - 1),
+      requests: counted((r) => n(r?.req_n)),
+      responseTime: {
+        current: { amount: c, units: 'milliseconds' },
+        previous: { amount: p, units: 'milliseconds' },
+        change: { amount: c !== null && p !== null ? round3(c - p) : null, units: 'milliseconds' },
+      },
+      errors: counted((r) => n(r?.err_n)),
+      blocked: counted((r) => n(r?.blk_n)),
+    };
+  }
+
+  /** Period bounds clipped to the range: [startTime, endTime) with endTime exclusive. */
+  private periodBounds(q: Query, starts: number[], iv: Interval, i: number) {
+    const s = Math.max(starts[i]!, q.range.start);
+    const e = Math.min(nextInterval(starts[i]!, iv), q.range.end + MINUTE);
+    return { startTime: iso(s), endTime: iso(e), ms: e - s };
+  }
+
+  async shapeAThroughput(q: Query, iv: Interval, units: 'rpm' | 'rps') {
+    const [series, events] = await Promise.all([this.series(q, iv), this.events(q)]);
+    const per = units === 'rps' ? 1000 : MINUTE;
+    const block = (byClass: Map<number, number>, ms: number) => {
+      let total = 0;
+      for (const c of byClass.values()) total += c;
+      const ca = (count: number) => ({ count, average: ms > 0 ? (count * per) / ms : 0 });
+      return {
+        averageUnits: units,
+        total: ca(total),
+        httpStatus: {
+          '200': ca(byClass.get(2) ?? 0),
+          '300': ca(byClass.get(3) ?? 0),
+          '400': ca(byClass.get(4) ?? 0),
+          '500': ca(byClass.get(5) ?? 0),
+        },
+      };
+    };
+    const starts = series.map((x) => x.start);
+    const overall = new Map<number, number>();
+    const periods = series.map(({ classes }, i) => {
+      const byClass = new Map<number, number>();
+      for (const [cls, r] of classes) {
+        byClass.set(cls, n(r.req_n));
+        overall.set(cls, (overall.get(cls) ?? 0) + n(r.req_n));
+      }
+      const b = this.periodBounds(q, starts, iv, i);
+      return { startTime: b.startTime, endTime: b.endTime, ...block(byClass, b.ms) };
+    });
+    const rangeMs = q.range.end + MINUTE - q.range.start;
+    return {
+      interval: iv,
+      summary: {
+        startTime: iso(q.range.start),
+        endTime: iso(q.range.end + MINUTE),
+        ...block(overall, rangeMs),
+      },
+      periods,
+      events,
+    };
+  }
+
+  async shapeAResponseTime(q: Query, iv: Interval) {
+    const starts = intervalsOf(q.range, iv);
+    const [rows, events] = await Promise.all([
+      this.rows<SumsRow & { t: Num; dur_min: Num; dur_max: Num; pct: (number | null)[] }>(
+        responseTimeSql(this.scope(q), iv),
+      ),
+      this.events(q),
+    ]);
+    const byStart = new Map<number, (typeof rows)[number]>();
+    let total: (typeof rows)[number] | undefined;
+    for (const r of rows) {
+      if (r.t === null) total = r;
+      else byStart.set(n(r.t) * 1000, r);
+    }
+    const LEVELS = ['50', '95', '99'] as const;
+    const periodOf = (r: (typeof rows)[number] | undefined) => ({
+      requests: n(r?.req_n),
+      maximum: round3(n(r?.dur_max)),
+      minimum: round3(n(r?.dur_min)),
+      average: avgOf(r?.dur_sum, r?.dur_n),
+    });
+    const periods = starts.map((t, i) => {
+      const r = byStart.get(t);
+      const b = this.periodBounds(q, starts, iv, i);
+      return {
+        startTime: b.startTime,
+        endTime: b.endTime,
+        ...periodOf(r),
+        percentiles: Object.fromEntries(LEVELS.map((l, k) => [l, { value: round3(n(r?.pct[k])) }])),
+      };
+    });
+    // Maximum, minimum and median of each percentile over the periods that had durations.
+    const measured = starts.map((t) => byStart.get(t)).filter((r) => r !== undefined && n(r.dur_n) > 0);
+    const spread = (k: number) => {
+      const v = measured.map((r) => round3(n(r!.pct[k]))).sort((x, y) => x - y);
+      if (v.length === 0) return { maximum: 0, minimum: 0, median: 0 };
+      const mid = Math.floor(v.length / 2);
+      const median = v.length % 2 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
+      return { maximum: v[v.length - 1]!, minimum: v[0]!, median: round3(median) };
+    };
+    return {
+      interval: iv,
+      summary: {
+        startTime: iso(q.range.start),
+        endTime: iso(q.range.end + MINUTE),
+        ...periodOf(total),
+        percentiles: Object.fromEntries(
+          LEVELS.map((l, k) => [l, { value: round3(n(total?.pct[k])), ...spread(k) }]),
+        ),
+      },
+      periods,
+      events,
+    };
+  }
+
+  /* ---- event markers (spec 2.7, 6) ---- */
+
+  /**
+   * Markers overlapping the range, scoped like the events list: an event for `*` or for the
+   * requested bucket / environment. Without a bucketSid filter every event of the account counts.
+   */
+  async events(q: Query): Promise<EventMarker[]> {
+    const r = await this.pool.query<{
+      sid: string;
+      type: string;
+      name: string;
+      description: string | null;
+      source: string | null;
+      metadata: Record<string, unknown> | null;
+      bucket_sids: string[];
+      environment_sids: string[];
+      started_at: Date;
+      ended_at: Date | null;
+    }>(
+      `SELECT sid, type, name, description, source, metadata, bucket_sids, environment_sids,
+              started_at, ended_at
+       FROM events
+       WHERE account_sid = $1
+         AND started_at <= $3
+         AND COALESCE(ended_at, started_at) >= $2
+         AND ($4::text IS NULL OR bucket_sids && ARRAY['*', $4::text])
+         AND ($5::text IS NULL OR environment_sids && ARRAY['*', $5::text])
+       ORDER BY started_at, sid
+       LIMIT ${MAX_EVENTS}`,
+      [
+        q.accountSid,
+        new Date(q.range.start),
+        new Date(q.range.end + MINUTE - 1),
+        q.bucketSid ?? null,
+        q.environmentSid ?? null,
+      ],
+    );
+    return r.rows.map((e) => ({
+      sid: e.sid,
+      type: e.type,
+      name: e.name,
+      description: e.description,
+      source: e.source,
+      metadata: e.metadata,
+      bucketSids: e.bucket_sids,
+      environmentSids: e.environment_sids,
+      startedAt: e.started_at.toISOString(),
+      endedAt: e.ended_at ? e.ended_at.toISOString() : null,
+    }));
+  }
+}
+
+function statusClassKey(cls: number): string {
+  return cls >= 1 && cls <= 5 ? `${cls}xx` : 'unknown';
+}

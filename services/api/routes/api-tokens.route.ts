@@ -1,0 +1,136 @@
+import type { FastifyInstance } from 'fastify';
+import { accountParams, listQuery } from '../../../schemas/common.schema.js';
+import { ALL_SCOPES } from '../../shared/credentials.js';
+import { AppError, validation } from '../../shared/errors.js';
+import { requireScope } from '../plugins/auth.plugin.js';
+import { API_TOKEN_SORTS, ApiTokensRepository, type ApiTokenInput } from '../api-tokens.repository.js';
+import type { ListQuery } from '../pagination.js';
+
+const tokenParams = {
+  type: 'object',
+  required: ['accountSid', 'apiTokenSid'],
+  properties: {
+    accountSid: { type: 'string', maxLength: 64 },
+    apiTokenSid: { type: 'string', maxLength: 64 },
+  },
+} as const;
+
+type P = { accountSid: string; apiTokenSid: string };
+
+const KNOWN_SCOPES: ReadonlySet<string> = new Set(ALL_SCOPES);
+
+/** API tokens (spec 4.2). The value is shown once, on create; scopes and value never change. */
+export default async function apiTokensRoutes(app: FastifyInstance): Promise<void> {
+  const repo = new ApiTokensRepository(app.deps.pg);
+  // The NOTIFY trigger clears other processes' caches; this process clears its own before
+  // answering, so the very next request with the token already fails.
+  const dropCachedCredentials = () => app.deps.credentials.invalidate();
+
+  app.get<{ Params: { accountSid: string }; Querystring: ListQuery }>(
+    '/v1/accounts/:accountSid/apiTokens',
+    {
+      preHandler: requireScope('tokens:read'),
+      schema: {
+        tags: ['apiTokens'],
+        summary: 'List API tokens (values are never shown)',
+        params: accountParams,
+        querystring: listQuery(API_TOKEN_SORTS, 'createdAt'),
+        response: { 200: { $ref: 'apiTokenList#' } },
+      },
+    },
+    async (req) => repo.list(req.params.accountSid, req.query),
+  );
+
+  app.get<{ Params: P }>(
+    '/v1/accounts/:accountSid/apiTokens/:apiTokenSid',
+    {
+      preHandler: requireScope('tokens:read'),
+      schema: {
+        tags: ['apiTokens'],
+        summary: 'Get an API token (without its value)',
+        params: tokenParams,
+        response: { 200: { $ref: 'apiToken#' } },
+      },
+    },
+    async (req) => repo.get(req.params.accountSid, req.params.apiTokenSid),
+  );
+
+  app.post<{ Params: { accountSid: string }; Body: ApiTokenInput }>(
+    '/v1/accounts/:accountSid/apiTokens',
+    {
+      preHandler: requireScope('tokens:write'),
+      schema: {
+        tags: ['apiTokens'],
+        summary: 'Create an API token; the response carries its value, once',
+        params: accountParams,
+        body: { $ref: 'apiTokenCreate#' },
+        response: { 201: { $ref: 'apiToken#' } },
+      },
+    },
+    async (req, reply) => {
+      const body = req.body;
+      const scopes = [...new Set(body.scopes)];
+      const unknown = scopes.filter((s) => !KNOWN_SCOPES.has(s));
+      if (unknown.length) {
+        throw validation(`Unknown scope ${unknown.map((s) => `"${s}"`).join(', ')}`, {
+          'body.scopes': `unknown scope(s): ${unknown.join(', ')}`,
+        });
+      }
+      if (body.expiresAt && Date.parse(body.expiresAt) <= Date.now()) {
+        throw validation('expiresAt is in the past', { 'body.expiresAt': 'must be in the future' });
+      }
+      // No privilege escalation: a token can only hand out scopes it holds itself.
+      const notHeld = scopes.filter((s) => !req.principal.scopes.has(s));
+      if (notHeld.length) {
+        throw new AppError(
+          403,
+          'FORBIDDEN',
+          `Cannot grant scopes the caller does not hold: ${notHeld.join(', ')}`,
+          {
+            notHeld,
+          },
+        );
+      }
+      const created = await repo.create(req.params.accountSid, { ...body, scopes });
+      req.log.info({ sid: created.sid, scopes }, 'api token created');
+      return reply.status(201).send(created);
+    },
+  );
+
+  app.put<{ Params: P; Body: { name: string; description?: string; isActive: boolean } }>(
+    '/v1/accounts/:accountSid/apiTokens/:apiTokenSid',
+    {
+      preHandler: requireScope('tokens:write'),
+      schema: {
+        tags: ['apiTokens'],
+        summary: 'Rename, describe, deactivate or reactivate an API token',
+        params: tokenParams,
+        body: { $ref: 'apiTokenUpdate#' },
+        response: { 200: { $ref: 'apiToken#' } },
+      },
+    },
+    async (req) => {
+      const updated = await repo.update(req.params.accountSid, req.params.apiTokenSid, req.body);
+      dropCachedCredentials();
+      return updated;
+    },
+  );
+
+  app.delete<{ Params: P }>(
+    '/v1/accounts/:accountSid/apiTokens/:apiTokenSid',
+    {
+      preHandler: requireScope('tokens:delete'),
+      schema: {
+        tags: ['apiTokens'],
+        summary: 'Delete an API token; access ends at once',
+        params: tokenParams,
+        response: { 200: { $ref: 'deleted#' } },
+      },
+    },
+    async (req) => {
+      await repo.delete(req.params.accountSid, req.params.apiTokenSid);
+      dropCachedCredentials();
+      return { sid: req.params.apiTokenSid, deleted: true };
+    },
+  );
+}

@@ -1,0 +1,113 @@
+import type { FastifyInstance } from 'fastify';
+import { accountParams } from '../../../schemas/common.schema.js';
+import { eventListQuery } from '../../../schemas/events.schema.js';
+import { validation } from '../../shared/errors.js';
+import { EventsRepository, type EventInput } from '../events.repository.js';
+import { requireScope } from '../plugins/auth.plugin.js';
+
+const eventParams = {
+  type: 'object',
+  required: ['accountSid', 'eventSid'],
+  properties: { accountSid: { type: 'string', maxLength: 64 }, eventSid: { type: 'string' } },
+} as const;
+
+type P = { accountSid: string; eventSid: string };
+type ListQ = {
+  type?: string;
+  startTime?: string;
+  endTime?: string;
+  bucketSid?: string;
+  environmentSid?: string;
+  limit: number;
+  page: number;
+  sort: string;
+  order: 'asc' | 'desc';
+};
+
+/** Event markers (spec 4.9): chart annotations, scoped to buckets and environments. */
+export default async function eventsRoutes(app: FastifyInstance): Promise<void> {
+  const repo = new EventsRepository(app.deps.pg);
+  const tags = ['events'] as const;
+
+  app.get<{ Params: { accountSid: string }; Querystring: ListQ }>(
+    '/v1/accounts/:accountSid/events',
+    {
+      preHandler: requireScope('events:read'),
+      schema: {
+        tags,
+        summary: 'List event markers, newest startedAt first',
+        params: accountParams,
+        querystring: eventListQuery,
+        response: { 200: { $ref: 'eventList#' } },
+      },
+    },
+    async (req) => {
+      const q = req.query;
+      if (q.startTime && q.endTime && Date.parse(q.startTime) > Date.parse(q.endTime))
+        throw validation('startTime is after endTime', {
+          'querystring.startTime': 'must not be after endTime',
+        });
+      return repo.list(
+        req.params.accountSid,
+        {
+          type: q.type,
+          startTime: q.startTime,
+          endTime: q.endTime,
+          bucketSid: q.bucketSid,
+          environmentSid: q.environmentSid,
+        },
+        q,
+      );
+    },
+  );
+
+  app.get<{ Params: P }>(
+    '/v1/accounts/:accountSid/events/:eventSid',
+    {
+      preHandler: requireScope('events:read'),
+      schema: { tags, params: eventParams, response: { 200: { $ref: 'event#' } } },
+    },
+    async (req) => repo.get(req.params.accountSid, req.params.eventSid),
+  );
+
+  app.post<{ Params: { accountSid: string }; Body: EventInput & { type: string; name: string } }>(
+    '/v1/accounts/:accountSid/events',
+    {
+      preHandler: requireScope('events:write'),
+      schema: {
+        tags,
+        params: accountParams,
+        body: { $ref: 'eventCreate#' },
+        response: { 201: { $ref: 'event#' } },
+      },
+    },
+    async (req, reply) => reply.status(201).send(await repo.create(req.params.accountSid, req.body)),
+  );
+
+  app.put<{ Params: P; Body: EventInput }>(
+    '/v1/accounts/:accountSid/events/:eventSid',
+    {
+      preHandler: requireScope('events:write'),
+      schema: {
+        tags,
+        summary: 'Update an event marker; only the provided fields change (e.g. close it with endedAt)',
+        params: eventParams,
+        body: { $ref: 'eventUpdate#' },
+        response: { 200: { $ref: 'event#' } },
+      },
+    },
+    async (req) => repo.update(req.params.accountSid, req.params.eventSid, req.body),
+  );
+
+  app.delete<{ Params: P }>(
+    '/v1/accounts/:accountSid/events/:eventSid',
+    {
+      preHandler: requireScope('events:delete'),
+      schema: { tags, params: eventParams, response: { 200: { $ref: 'deleted#' } } },
+    },
+    async (req) => {
+      await repo.delete(req.params.accountSid, req.params.eventSid);
+      return { sid: req.params.eventSid, deleted: true };
+    },
+  );
+}

@@ -1,0 +1,127 @@
+import type { FastifyInstance } from 'fastify';
+import { accountParams, listQuery } from '../../../schemas/common.schema.js';
+import { AppError } from '../../shared/errors.js';
+import { requireScope } from '../plugins/auth.plugin.js';
+import { MCP_TOKEN_SORTS, McpTokensRepository } from '../mcp-tokens.repository.js';
+import type { ListQuery } from '../pagination.js';
+
+const tokenParams = {
+  type: 'object',
+  required: ['accountSid', 'mcpTokenSid'],
+  properties: {
+    accountSid: { type: 'string', maxLength: 64 },
+    mcpTokenSid: { type: 'string', maxLength: 64 },
+  },
+} as const;
+
+type P = { accountSid: string; mcpTokenSid: string };
+
+/**
+ * What an MCP token can do through /mcp (list_events, create_event). Minting one needs these
+ * too, so a credential cannot hand out more than it holds.
+ */
+const MCP_GRANTS = ['events:read', 'events:write'] as const;
+
+/** MCP tokens (spec 4.3): value shown once on create, masked elsewhere; DELETE revokes. */
+export default async function mcpTokensRoutes(app: FastifyInstance): Promise<void> {
+  const repo = new McpTokensRepository(app.deps.pg);
+  // This process forgets cached credentials before answering; others follow the NOTIFY.
+  const dropCachedCredentials = () => app.deps.credentials.invalidate();
+
+  app.get<{ Params: { accountSid: string }; Querystring: ListQuery }>(
+    '/v1/accounts/:accountSid/mcpTokens',
+    {
+      preHandler: requireScope('mcpTokens:read'),
+      schema: {
+        tags: ['mcpTokens'],
+        summary: 'List MCP tokens (values masked), revoked ones included',
+        params: accountParams,
+        querystring: listQuery(MCP_TOKEN_SORTS, 'createdAt'),
+        response: { 200: { $ref: 'mcpTokenList#' } },
+      },
+    },
+    async (req) => repo.list(req.params.accountSid, req.query),
+  );
+
+  app.get<{ Params: P }>(
+    '/v1/accounts/:accountSid/mcpTokens/:mcpTokenSid',
+    {
+      preHandler: requireScope('mcpTokens:read'),
+      schema: {
+        tags: ['mcpTokens'],
+        summary: 'Get an MCP token (value masked)',
+        params: tokenParams,
+        response: { 200: { $ref: 'mcpToken#' } },
+      },
+    },
+    async (req) => repo.get(req.params.accountSid, req.params.mcpTokenSid),
+  );
+
+  app.post<{
+    Params: { accountSid: string };
+    Body: { name: string; environmentSid: string; bucketSids?: string[] };
+  }>(
+    '/v1/accounts/:accountSid/mcpTokens',
+    {
+      preHandler: requireScope('mcpTokens:write'),
+      schema: {
+        tags: ['mcpTokens'],
+        summary: 'Create an MCP token; the response carries its full value, once',
+        params: accountParams,
+        body: { $ref: 'mcpTokenCreate#' },
+        response: { 201: { $ref: 'mcpToken#' } },
+      },
+    },
+    async (req, reply) => {
+      const notHeld = MCP_GRANTS.filter((s) => !req.principal.scopes.has(s));
+      if (notHeld.length) {
+        throw new AppError(
+          403,
+          'FORBIDDEN',
+          `An MCP token grants ${MCP_GRANTS.join(' and ')}; the caller lacks ${notHeld.join(', ')}`,
+          { notHeld },
+        );
+      }
+      const created = await repo.create(req.params.accountSid, req.body);
+      req.log.info({ sid: created.sid, environmentSid: created.environmentSid }, 'mcp token created');
+      return reply.status(201).send(created);
+    },
+  );
+
+  app.put<{ Params: P; Body: { name?: string; bucketSids?: string[] } }>(
+    '/v1/accounts/:accountSid/mcpTokens/:mcpTokenSid',
+    {
+      preHandler: requireScope('mcpTokens:write'),
+      schema: {
+        tags: ['mcpTokens'],
+        summary: 'Rename an MCP token or change its buckets (only given fields change)',
+        params: tokenParams,
+        body: { $ref: 'mcpTokenUpdate#' },
+        response: { 200: { $ref: 'mcpToken#' } },
+      },
+    },
+    async (req) => {
+      const updated = await repo.update(req.params.accountSid, req.params.mcpTokenSid, req.body);
+      dropCachedCredentials();
+      return updated;
+    },
+  );
+
+  app.delete<{ Params: P }>(
+    '/v1/accounts/:accountSid/mcpTokens/:mcpTokenSid',
+    {
+      preHandler: requireScope('mcpTokens:delete'),
+      schema: {
+        tags: ['mcpTokens'],
+        summary: 'Revoke an MCP token; access ends at once',
+        params: tokenParams,
+        response: { 200: { $ref: 'deleted#' } },
+      },
+    },
+    async (req) => {
+      await repo.revoke(req.params.accountSid, req.params.mcpTokenSid);
+      dropCachedCredentials();
+      return { sid: req.params.mcpTokenSid, deleted: true };
+    },
+  );
+}

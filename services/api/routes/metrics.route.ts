@@ -1,0 +1,109 @@
+import type { FastifyInstance } from 'fastify';
+import { accountParams } from '../../../schemas/common.schema.js';
+import {
+  errorsQuery,
+  metricsScopeQuery,
+  performanceQuery,
+  shapeAResponseTimeQuery,
+  shapeAThroughputQuery,
+  throughputQuery,
+  type MetricsScopeQuery,
+} from '../../../schemas/metrics.schema.js';
+import { requireScope } from '../plugins/auth.plugin.js';
+import { BucketsRepository } from '../buckets.repository.js';
+import {
+  MetricsRepository,
+  resolveRange,
+  type GroupBy,
+  type Interval,
+  type Query,
+} from '../metrics.repository.js';
+
+type P = { accountSid: string };
+
+/**
+ * Metrics (spec 4.8): Shape B on the spec's paths, Shape A (spec 2.10) under /metrics/shapeA.
+ * Every answer is read from the per-minute aggregates; see docs/metrics.md for the time model.
+ */
+export default async function metricsRoutes(app: FastifyInstance): Promise<void> {
+  const repo = new MetricsRepository(app.deps.ch, app.deps.pg, app.deps.cfg.clickhouse.retentionDays);
+  const buckets = new BucketsRepository(app.deps.pg);
+  const base = '/v1/accounts/:accountSid/metrics';
+  const pre = requireScope('metrics:read');
+
+  /** The query scope; a bucketSid outside the caller's account is a 404 like any other bucket. */
+  async function scope(accountSid: string, q: MetricsScopeQuery): Promise<Query> {
+    const range = resolveRange(q, Date.now());
+    if (q.bucketSid !== undefined) await buckets.get(accountSid, q.bucketSid);
+    return { accountSid, bucketSid: q.bucketSid, environmentSid: q.environmentSid, range };
+  }
+
+  const schema = (querystring: object, ref: string, summary: string) => ({
+    tags: ['metrics'],
+    summary,
+    params: accountParams,
+    querystring,
+    response: { 200: { $ref: `${ref}#` } },
+  });
+
+  app.get<{ Params: P; Querystring: MetricsScopeQuery }>(
+    `${base}/summary`,
+    { preHandler: pre, schema: schema(metricsScopeQuery, 'metricsSummary', 'Metrics summary (Shape B)') },
+    async (req) => repo.summary(await scope(req.params.accountSid, req.query)),
+  );
+
+  app.get<{ Params: P; Querystring: MetricsScopeQuery & { interval: Interval } }>(
+    `${base}/throughput`,
+    { preHandler: pre, schema: schema(throughputQuery, 'metricsThroughput', 'Throughput series (Shape B)') },
+    async (req) => repo.throughput(await scope(req.params.accountSid, req.query), req.query.interval),
+  );
+
+  app.get<{ Params: P; Querystring: MetricsScopeQuery & { groupBy: GroupBy; limit: number } }>(
+    `${base}/performance`,
+    {
+      preHandler: pre,
+      schema: schema(performanceQuery, 'metricsPerformance', 'Response times per group (Shape B)'),
+    },
+    async (req) =>
+      repo.performance(await scope(req.params.accountSid, req.query), req.query.groupBy, req.query.limit),
+  );
+
+  app.get<{ Params: P; Querystring: MetricsScopeQuery & { statusCode?: number; limit: number } }>(
+    `${base}/errors`,
+    { preHandler: pre, schema: schema(errorsQuery, 'metricsErrors', 'Errors (Shape B)') },
+    async (req) =>
+      repo.errors(await scope(req.params.accountSid, req.query), req.query.statusCode, req.query.limit),
+  );
+
+  app.get<{ Params: P; Querystring: MetricsScopeQuery }>(
+    `${base}/shapeA/summary`,
+    {
+      preHandler: pre,
+      schema: schema(metricsScopeQuery, 'metricsShapeASummary', 'Summary against the previous period (Shape A)'),
+    },
+    async (req) => repo.shapeASummary(await scope(req.params.accountSid, req.query)),
+  );
+
+  app.get<{ Params: P; Querystring: MetricsScopeQuery & { interval: Interval; averageUnits: 'rpm' | 'rps' } }>(
+    `${base}/shapeA/throughput`,
+    {
+      preHandler: pre,
+      schema: schema(shapeAThroughputQuery, 'metricsShapeAThroughput', 'Throughput periods (Shape A)'),
+    },
+    async (req) =>
+      repo.shapeAThroughput(
+        await scope(req.params.accountSid, req.query),
+        req.query.interval,
+        req.query.averageUnits,
+      ),
+  );
+
+  app.get<{ Params: P; Querystring: MetricsScopeQuery & { interval: Interval } }>(
+    `${base}/shapeA/responseTime`,
+    {
+      preHandler: pre,
+      schema: schema(shapeAResponseTimeQuery, 'metricsShapeAResponseTime', 'Response-time periods (Shape A)'),
+    },
+    async (req) => repo.shapeAResponseTime(await scope(req.params.accountSid, req.query), req.query.interval),
+  );
+}

@@ -1,0 +1,236 @@
+import type pg from 'pg';
+import { notFound } from '../shared/errors.js';
+import { isSid, newSid } from '../shared/ids.js';
+import { iso, offsetOf, orderBy, pageOf, type ListQuery, type ListResult } from './pagination.js';
+
+export type TriggerType = 'request' | 'error' | 'threshold' | 'schedule';
+export type ActionType = 'webhook' | 'email' | 'chat' | 'automation';
+
+/**
+ * Stored (normalised) trigger: `conditions` always present; `schedule` and the optional
+ * `timezone` only on schedule triggers.
+ */
+export interface WorkflowTrigger {
+  type: TriggerType;
+  conditions: Record<string, unknown>[];
+  schedule?: string;
+  timezone?: string;
+}
+
+export interface WorkflowAction {
+  type: ActionType;
+  config: Record<string, unknown>;
+  order: number;
+}
+
+export interface Workflow {
+  sid: string;
+  accountSid: string;
+  environmentSid: string;
+  bucketSid: string;
+  name: string;
+  description: string;
+  trigger: WorkflowTrigger;
+  actions: WorkflowAction[];
+  isActive: boolean;
+  createdAt: string;
+  updatedAt: string | null;
+}
+
+export interface WorkflowInput {
+  name: string;
+  description?: string | null;
+  trigger: WorkflowTrigger;
+  actions: WorkflowAction[];
+  isActive: boolean;
+}
+
+export interface WorkflowExecution {
+  sid: string;
+  workflowSid: string;
+  triggerType: string;
+  requestSid: string | null;
+  status: string;
+  attempts: number;
+  error: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+/** Where a workflow lives: account, environment and bucket, as in its path. */
+export interface WorkflowScope {
+  accountSid: string;
+  environmentSid: string;
+  bucketSid: string;
+}
+
+interface Row {
+  sid: string;
+  account_sid: string;
+  environment_sid: string;
+  bucket_sid: string;
+  name: string;
+  description: string;
+  trigger: WorkflowTrigger;
+  actions: WorkflowAction[];
+  is_active: boolean;
+  created_at: Date;
+  updated_at: Date | null;
+}
+
+interface ExecutionRow {
+  sid: string;
+  workflow_sid: string;
+  trigger_type: string;
+  request_sid: string | null;
+  status: string;
+  attempts: number;
+  error: string | null;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+const toWorkflow = (r: Row): Workflow => ({
+  sid: r.sid,
+  accountSid: r.account_sid,
+  environmentSid: r.environment_sid,
+  bucketSid: r.bucket_sid,
+  name: r.name,
+  description: r.description,
+  trigger: r.trigger,
+  actions: r.actions,
+  isActive: r.is_active,
+  createdAt: r.created_at.toISOString(),
+  updatedAt: iso(r.updated_at),
+});
+
+const toExecution = (r: ExecutionRow): WorkflowExecution => ({
+  sid: r.sid,
+  workflowSid: r.workflow_sid,
+  triggerType: r.trigger_type,
+  requestSid: r.request_sid,
+  status: r.status,
+  attempts: r.attempts,
+  error: r.error,
+  createdAt: r.created_at.toISOString(),
+  startedAt: iso(r.started_at),
+  finishedAt: iso(r.finished_at),
+});
+
+export const WORKFLOW_SORTS = ['createdAt', 'updatedAt', 'name'] as const;
+const SORT_COLUMNS = { createdAt: 'created_at', updatedAt: 'COALESCE(updated_at, created_at)', name: 'name' };
+export const EXECUTION_SORTS = ['createdAt'] as const;
+
+export interface WorkflowFilters {
+  bucketSid?: string;
+  environmentSid?: string;
+  isActive?: boolean;
+}
+
+export class WorkflowsRepository {
+  constructor(private readonly pool: pg.Pool) {}
+
+  /** Account-wide list, optionally narrowed to a bucket and/or environment. */
+  async list(accountSid: string, f: WorkflowFilters, q: ListQuery): Promise<ListResult<Workflow>> {
+    const r = await this.pool.query<Row>(
+      `SELECT * FROM workflows
+       WHERE account_sid = $1
+         AND ($2::text IS NULL OR bucket_sid = $2)
+         AND ($3::text IS NULL OR environment_sid = $3)
+         AND ($4::boolean IS NULL OR is_active = $4)
+       ORDER BY ${orderBy(q, SORT_COLUMNS)} LIMIT $5 OFFSET $6`,
+      [
+        accountSid,
+        f.bucketSid ?? null,
+        f.environmentSid ?? null,
+        f.isActive ?? null,
+        q.limit + 1,
+        offsetOf(q),
+      ],
+    );
+    return pageOf(r.rows.map(toWorkflow), q.limit);
+  }
+
+  async get(scope: WorkflowScope, sid: string): Promise<Workflow> {
+    if (!isSid('workflow', sid)) throw notFound('Workflow');
+    const r = await this.pool.query<Row>(
+      `SELECT * FROM workflows
+       WHERE account_sid = $1 AND environment_sid = $2 AND bucket_sid = $3 AND sid = $4`,
+      [scope.accountSid, scope.environmentSid, scope.bucketSid, sid],
+    );
+    if (!r.rows[0]) throw notFound('Workflow');
+    return toWorkflow(r.rows[0]);
+  }
+
+  async create(scope: WorkflowScope, input: WorkflowInput): Promise<Workflow> {
+    const r = await this.pool.query<Row>(
+      `INSERT INTO workflows
+         (sid, account_sid, environment_sid, bucket_sid, name, description, trigger, actions, is_active)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+      [
+        newSid('workflow'),
+        scope.accountSid,
+        scope.environmentSid,
+        scope.bucketSid,
+        input.name,
+        input.description ?? '',
+        JSON.stringify(input.trigger),
+        JSON.stringify(input.actions),
+        input.isActive,
+      ],
+    );
+    return toWorkflow(r.rows[0]!);
+  }
+
+  async update(scope: WorkflowScope, sid: string, input: WorkflowInput): Promise<Workflow> {
+    if (!isSid('workflow', sid)) throw notFound('Workflow');
+    const r = await this.pool.query<Row>(
+      `UPDATE workflows SET name = $5, description = $6, trigger = $7, actions = $8, is_active = $9,
+         updated_at = now()
+       WHERE account_sid = $1 AND environment_sid = $2 AND bucket_sid = $3 AND sid = $4 RETURNING *`,
+      [
+        scope.accountSid,
+        scope.environmentSid,
+        scope.bucketSid,
+        sid,
+        input.name,
+        input.description ?? '',
+        JSON.stringify(input.trigger),
+        JSON.stringify(input.actions),
+        input.isActive,
+      ],
+    );
+    if (!r.rows[0]) throw notFound('Workflow');
+    return toWorkflow(r.rows[0]);
+  }
+
+  async delete(scope: WorkflowScope, sid: string): Promise<void> {
+    if (!isSid('workflow', sid)) throw notFound('Workflow');
+    const r = await this.pool.query(
+      `DELETE FROM workflows
+       WHERE account_sid = $1 AND environment_sid = $2 AND bucket_sid = $3 AND sid = $4`,
+      [scope.accountSid, scope.environmentSid, scope.bucketSid, sid],
+    );
+    if (r.rowCount === 0) throw notFound('Workflow');
+  }
+
+  /** Execution log of one workflow (the caller checked the workflow is in scope). */
+  async executions(
+    accountSid: string,
+    workflowSid: string,
+    q: ListQuery,
+    status?: string,
+  ): Promise<ListResult<WorkflowExecution>> {
+    const r = await this.pool.query<ExecutionRow>(
+      `SELECT sid, workflow_sid, trigger_type, request_sid, status, attempts, error,
+              created_at, started_at, finished_at
+       FROM workflow_executions
+       WHERE account_sid = $1 AND workflow_sid = $2 AND ($3::text IS NULL OR status = $3)
+       ORDER BY ${orderBy(q, { createdAt: 'created_at' })} LIMIT $4 OFFSET $5`,
+      [accountSid, workflowSid, status ?? null, q.limit + 1, offsetOf(q)],
+    );
+    return pageOf(r.rows.map(toExecution), q.limit);
+  }
+}

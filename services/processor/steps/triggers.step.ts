@@ -1,0 +1,21 @@
+import { ok, type Step } from '../pipeline.js';
+import { evaluateTriggers } from '../triggers.js';
+
+/**
+ * Request/error workflow triggers, last step (the record is final and redacted): each hit becomes
+ * an action job and an entry of the record's `workflowExecutions`, written before the insert.
+ */
+export const triggersStep: Step = (record, ctx) => {
+  const { workflows, accountName, bucketName } = ctx.rules;
+  const jobs = evaluateTriggers(record, workflows, { accountName, bucketName });
+  if (jobs.length === 0) {
+    record.workflowExecutions ??= null;
+    return ok(record);
+  }
+  record.workflowExecutions = jobs.map((j) => ({
+    sid: j.executionSid,
+    workflowSid: j.workflowSid,
+    triggerType: j.trigger.type,
+  }));
+  return ok(record, jobs);
+};

@@ -1,0 +1,302 @@
+import cron, { type Logger as CronLogger, type ScheduledTask, type TaskContext } from 'node-cron';
+import type { Producer } from 'kafkajs';
+import type { ActionJob } from '../../schemas/action-job.schema.js';
+import type { ClickHouseClient } from '../shared/clickhouse.js';
+import type { Config } from '../shared/config.js';
+import type { Logger } from '../shared/logger.js';
+import type { PgListener } from '../shared/pg-listener.js';
+import type { Pool } from '../shared/postgres.js';
+import { validator } from '../shared/schemas.js';
+import { TOPICS } from '../shared/topics.js';
+import { timedJob } from './job.factory.js';
+import {
+  describeEvaluation,
+  evaluate,
+  parseThresholdConditions,
+  round,
+  type WindowMetrics,
+} from './threshold.evaluator.js';
+import { windowMetrics } from './threshold.query.js';
+import { TriggerStateRepository } from './trigger-state.repository.js';
+import { WorkflowDirectory, type TimedWorkflow } from './workflow.directory.js';
+
+/** A job run on a cron pattern by exactly one replica per slot (STYLE.md rule 10). */
+export interface ScheduledJob {
+  name: string;
+  pattern: string;
+  handler: (slot: Date) => Promise<void>;
+}
+
+export interface SchedulerDeps {
+  pg: Pool;
+  ch: ClickHouseClient;
+  producer: Producer;
+  listener: PgListener;
+  cfg: Config;
+  log: Logger;
+}
+
+/** Cron patterns are read in UTC unless a schedule trigger names its own `timezone`. */
+const DEFAULT_TIMEZONE = 'UTC';
+
+/**
+ * The scheduler role. Static jobs come from `jobs()`; each schedule workflow gets a cron task of
+ * its own, kept in step with the workflow snapshot (NOTIFY `tapline_rules` + periodic reload).
+ * Every run goes through `runExclusive`: a Postgres advisory lock per job name, then an atomic
+ * claim of the slot, so one replica runs it even when clocks differ (docs/workflows.md).
+ */
+export class Scheduler {
+  private readonly state: TriggerStateRepository;
+  private readonly directory: WorkflowDirectory;
+  private readonly staticTasks: ScheduledTask[] = [];
+  private readonly scheduleTasks = new Map<string, { key: string; task: ScheduledTask }>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly validateJob = validator<ActionJob>('actionJob');
+  private reloadTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  /** node-cron's own messages (overlap warnings, task errors) go to pino, not the console. */
+  private readonly cronLog: CronLogger;
+
+  constructor(private readonly deps: SchedulerDeps) {
+    const log = deps.log;
+    this.cronLog = {
+      info: (m) => log.debug({ source: 'node-cron' }, m),
+      warn: (m) => log.warn({ source: 'node-cron' }, m),
+      error: (m, err) => log.error({ source: 'node-cron', err: err ?? m }, String(m)),
+      debug: (m) => log.debug({ source: 'node-cron' }, String(m)),
+    };
+    this.state = new TriggerStateRepository(deps.pg);
+    this.directory = new WorkflowDirectory(deps.pg, () => this.syncScheduleTasks(), deps.log);
+  }
+
+  /** The cluster-wide jobs: one list, one place. */
+  jobs(): ScheduledJob[] {
+    return [
+      {
+        name: 'threshold-triggers',
+        pattern: this.deps.cfg.scheduler.thresholdCron,
+        handler: (slot) => this.evaluateThresholds(slot),
+      },
+    ];
+  }
+
+  async start(): Promise<void> {
+    const { listener, cfg, log } = this.deps;
+    listener.on('tapline_rules', (accountSid) => {
+      if (accountSid) void this.directory.reloadAccount(accountSid).catch(() => undefined);
+    });
+    listener.onReconnect(() => void this.directory.reloadAll().catch(() => undefined));
+    await this.directory.reloadAll();
+    // Backstop for a lost notification; each replica keeps its own snapshot, so this is not locked.
+    this.reloadTimer = setInterval(
+      () => void this.directory.reloadAll().catch(() => undefined),
+      cfg.rulesReloadMs,
+    );
+    this.reloadTimer.unref();
+    for (const job of this.jobs()) {
+      this.staticTasks.push(
+        cron.schedule(job.pattern, (ctx) => this.track(this.runStatic(job, ctx)), {
+          name: job.name,
+          noOverlap: true,
+          timezone: DEFAULT_TIMEZONE,
+          logger: this.cronLog,
+        }),
+      );
+    }
+    log.info(
+      {
+        jobs: this.jobs().map((j) => ({ name: j.name, pattern: j.pattern })),
+        schedules: this.scheduleTasks.size,
+      },
+      'scheduler started',
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.reloadTimer) clearInterval(this.reloadTimer);
+    for (const t of this.staticTasks) await t.destroy();
+    for (const { task } of this.scheduleTasks.values()) await task.destroy();
+    this.scheduleTasks.clear();
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private track(p: Promise<void>): Promise<void> {
+    this.inFlight.add(p);
+    void p.finally(() => this.inFlight.delete(p));
+    return p;
+  }
+
+  private async runStatic(job: ScheduledJob, ctx: TaskContext): Promise<void> {
+    const slot = slotOf(ctx);
+    await this.runExclusive(job.name, async () => {
+      if (!(await this.state.claimSlot(job.name, slot))) return;
+      await job.handler(slot);
+    });
+  }
+
+  /** Runs `fn` while holding the job's advisory lock; skips when another replica holds it. */
+  private async runExclusive(name: string, fn: () => Promise<void>): Promise<void> {
+    if (this.stopped) return;
+    const { pg, log } = this.deps;
+    let client;
+    try {
+      client = await pg.connect();
+    } catch (err) {
+      log.warn({ err: (err as Error).message, job: name }, 'scheduler job skipped: postgres unavailable');
+      return;
+    }
+    let locked = false;
+    try {
+      locked = await this.state.tryLock(client, name);
+      if (!locked) {
+        log.debug({ job: name }, 'scheduler job running on another replica');
+        return;
+      }
+      await fn();
+    } catch (err) {
+      log.error({ err, job: name }, 'scheduler job failed');
+    } finally {
+      if (locked) await this.state.unlock(client, name).catch(() => undefined);
+      client.release();
+    }
+  }
+
+  /** One evaluation of every active threshold workflow over the per-minute aggregates. */
+  private async evaluateThresholds(slot: Date): Promise<void> {
+    const { ch, log } = this.deps;
+    const cache = new Map<string, Promise<WindowMetrics>>();
+    let fired = 0;
+    const workflows = this.directory.all('threshold');
+    for (const wf of workflows) {
+      if (this.stopped) return;
+      const { conditions, errors } = parseThresholdConditions(wf.trigger);
+      if (conditions.length === 0) {
+        log.debug({ workflowSid: wf.sid, errors }, 'threshold workflow has no usable condition');
+        continue;
+      }
+      const metrics = new Map<number, WindowMetrics>();
+      for (const c of conditions) {
+        const key = `${wf.accountSid}|${wf.bucketSid}|${wf.environmentSid}|${c.windowSeconds}`;
+        let m = cache.get(key);
+        if (!m) {
+          m = windowMetrics(
+            ch,
+            {
+              accountSid: wf.accountSid,
+              bucketSid: wf.bucketSid,
+              environmentSid: wf.environmentSid,
+              windowSeconds: c.windowSeconds,
+            },
+            slot,
+          );
+          cache.set(key, m);
+        }
+        metrics.set(c.windowSeconds, await m);
+      }
+      const ev = evaluate(conditions, (w) => metrics.get(w)!);
+      const first = ev.results[0]!;
+      await this.state.recordEvaluation(wf.sid, wf.accountSid, slot, first.actual, ev.hit);
+      if (!ev.hit) continue;
+      // Cooldown = the longest window among the conditions.
+      const window = Math.max(...conditions.map((c) => c.windowSeconds));
+      if (!(await this.state.claimFire(wf.sid, slot, window))) continue;
+      const job = timedJob(
+        wf,
+        { type: 'threshold', message: describeEvaluation(ev) },
+        {
+          value: first.actual === null ? null : round(first.actual),
+          threshold: first.condition.value,
+          timeWindow: first.condition.timeWindow,
+        },
+      );
+      await this.produce(job);
+      fired++;
+    }
+    log.debug(
+      { workflows: workflows.length, fired, slot: slot.toISOString() },
+      'threshold triggers evaluated',
+    );
+  }
+
+  /** Makes the cron tasks match the active schedule workflows (create, re-pattern, remove). */
+  private syncScheduleTasks(): void {
+    if (this.stopped) return;
+    const { log } = this.deps;
+    const wanted = new Map<string, TimedWorkflow>();
+    for (const wf of this.directory.all('schedule')) wanted.set(wf.sid, wf);
+    for (const [sid, entry] of this.scheduleTasks) {
+      const wf = wanted.get(sid);
+      if (!wf || taskKey(wf) !== entry.key) {
+        void entry.task.destroy();
+        this.scheduleTasks.delete(sid);
+        log.info({ workflowSid: sid }, 'schedule task removed');
+      }
+    }
+    for (const [sid, wf] of wanted) {
+      if (this.scheduleTasks.has(sid)) continue;
+      const pattern = typeof wf.trigger.schedule === 'string' ? wf.trigger.schedule.trim() : '';
+      const timezone = typeof wf.trigger.timezone === 'string' ? wf.trigger.timezone : DEFAULT_TIMEZONE;
+      if (!cron.validate(pattern)) {
+        log.warn({ workflowSid: sid, schedule: pattern }, 'schedule workflow has an invalid cron pattern');
+        continue;
+      }
+      try {
+        const task = cron.schedule(pattern, (ctx) => this.track(this.runSchedule(sid, ctx)), {
+          name: `schedule:${sid}`,
+          noOverlap: true,
+          timezone,
+          logger: this.cronLog,
+        });
+        this.scheduleTasks.set(sid, { key: taskKey(wf), task });
+        log.info({ workflowSid: sid, schedule: pattern, timezone }, 'schedule task started');
+      } catch (err) {
+        log.warn({ workflowSid: sid, err: (err as Error).message }, 'schedule task could not start');
+      }
+    }
+  }
+
+  private async runSchedule(sid: string, ctx: TaskContext): Promise<void> {
+    const slot = slotOf(ctx);
+    await this.runExclusive(`schedule:${sid}`, async () => {
+      // The snapshot may have dropped it since the tick was armed (deactivated, deleted).
+      const wf = this.directory.all('schedule').find((w) => w.sid === sid);
+      if (!wf) return;
+      if (!(await this.state.claimTick(sid, wf.accountSid, slot))) return;
+      const schedule = String(wf.trigger.schedule);
+      await this.produce(
+        timedJob(wf, { type: 'schedule', message: `schedule ${schedule} fired at ${slot.toISOString()}` }),
+      );
+    });
+  }
+
+  private async produce(job: ActionJob): Promise<void> {
+    if (!this.validateJob(job)) {
+      // A bug, not data: never put a job on the topic that the runner would dead-letter.
+      throw new Error(
+        `scheduler built an invalid actionJob: ${JSON.stringify(this.validateJob.errors?.[0])}`,
+      );
+    }
+    await this.deps.producer.send({
+      topic: TOPICS.actions,
+      acks: -1,
+      messages: [{ key: job.workflowSid, value: JSON.stringify(job) }],
+    });
+    this.deps.log.info(
+      { workflowSid: job.workflowSid, executionSid: job.executionSid, trigger: job.trigger.type },
+      'workflow triggered',
+    );
+  }
+}
+
+/** Pattern and timezone: a change of either re-creates the task. */
+function taskKey(wf: TimedWorkflow): string {
+  return `${String(wf.trigger.schedule)}|${String(wf.trigger.timezone ?? '')}`;
+}
+
+/** The cron slot a run belongs to, to the second (the same on every replica). */
+function slotOf(ctx: TaskContext): Date {
+  const d = ctx.date instanceof Date ? ctx.date : new Date();
+  return new Date(Math.floor(d.getTime() / 1000) * 1000);
+}

@@ -1,0 +1,79 @@
+import type { PoolClient } from 'pg';
+import type { Pool } from '../shared/postgres.js';
+
+/**
+ * Scheduler state in Postgres (006_scheduler.sql). Every claim is one atomic statement whose
+ * WHERE re-checks after the row lock, so of two replicas claiming the same thing exactly one wins.
+ */
+export class TriggerStateRepository {
+  constructor(private readonly pg: Pool) {}
+
+  /** Session advisory lock per job name, held on `client` until `unlock`. */
+  async tryLock(client: PoolClient, name: string): Promise<boolean> {
+    const r = await client.query<{ ok: boolean }>(
+      "SELECT pg_try_advisory_lock(hashtextextended('tapline.scheduler:' || $1, 0)) AS ok",
+      [name],
+    );
+    return r.rows[0]?.ok === true;
+  }
+
+  async unlock(client: PoolClient, name: string): Promise<void> {
+    await client.query("SELECT pg_advisory_unlock(hashtextextended('tapline.scheduler:' || $1, 0))", [name]);
+  }
+
+  /** A static job's cron slot: true for the first replica to claim it. */
+  async claimSlot(jobName: string, slot: Date): Promise<boolean> {
+    const r = await this.pg.query(
+      `INSERT INTO scheduler_runs AS s (job_name, last_slot) VALUES ($1, $2)
+       ON CONFLICT (job_name) DO UPDATE SET last_slot = EXCLUDED.last_slot, updated_at = now()
+       WHERE s.last_slot < EXCLUDED.last_slot
+       RETURNING 1`,
+      [jobName, slot],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  /** A schedule workflow's tick: true for the first replica to claim it. */
+  async claimTick(workflowSid: string, accountSid: string, slot: Date): Promise<boolean> {
+    const r = await this.pg.query(
+      `INSERT INTO workflow_trigger_state AS s (workflow_sid, account_sid, last_fired_at) VALUES ($1, $2, $3)
+       ON CONFLICT (workflow_sid) DO UPDATE SET last_fired_at = EXCLUDED.last_fired_at, updated_at = now()
+       WHERE s.last_fired_at IS NULL OR s.last_fired_at < EXCLUDED.last_fired_at
+       RETURNING 1`,
+      [workflowSid, accountSid, slot],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  /** Records one threshold evaluation (for operators and tests: last value, result, time). */
+  async recordEvaluation(
+    workflowSid: string,
+    accountSid: string,
+    slot: Date,
+    value: number | null,
+    result: boolean,
+  ): Promise<void> {
+    await this.pg.query(
+      `INSERT INTO workflow_trigger_state AS s
+         (workflow_sid, account_sid, last_evaluated_at, last_value, last_result) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (workflow_sid) DO UPDATE SET last_evaluated_at = EXCLUDED.last_evaluated_at,
+         last_value = EXCLUDED.last_value, last_result = EXCLUDED.last_result, updated_at = now()`,
+      [workflowSid, accountSid, slot, value, result],
+    );
+  }
+
+  /**
+   * The cooldown: a threshold workflow fires at `slot` only when it never fired or last fired at
+   * least `windowSeconds` before. Call after recordEvaluation (the row exists).
+   */
+  async claimFire(workflowSid: string, slot: Date, windowSeconds: number): Promise<boolean> {
+    const r = await this.pg.query(
+      `UPDATE workflow_trigger_state SET last_fired_at = $2, updated_at = now()
+       WHERE workflow_sid = $1
+         AND (last_fired_at IS NULL OR last_fired_at <= $2::timestamptz - make_interval(secs => $3))
+       RETURNING 1`,
+      [workflowSid, slot, windowSeconds],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+}
