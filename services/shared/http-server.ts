@@ -1,12 +1,14 @@
 import fs from 'node:fs';
 import { createGunzip, createInflate } from 'node:zlib';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Ajv } from 'ajv';
 import type { Config } from './config.js';
 import { AppError } from './errors.js';
 import { installErrorHandlers } from './http-errors.js';
 import type { Logger } from './logger.js';
 import { newSid } from './ids.js';
 import { ALL_SCHEMAS } from '../../schemas/index.js';
+import { createAjv } from './schemas.js';
 
 /** Fastify with the service's common settings: logger, request ids, TLS, gzip bodies, envelope errors. */
 export function createHttpServer(opts: {
@@ -28,17 +30,21 @@ export function createHttpServer(opts: {
         : newSid('request').slice(4, 20);
     },
     requestIdHeader: false,
-    disableRequestLogging: true,
-    maxParamLength: 200,
-    // NOTE: Fastify's default ajv strips unknown fields (removeAdditional); we refuse them instead.
-    ajv: {
-      customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true },
-    },
+    logController: new LogController({ disableRequestLogging: true }),
+    routerOptions: { maxParamLength: 200 },
     ...(https ? { https } : {}),
     ...opts.extra,
   } as FastifyServerOptions) as unknown as FastifyInstance;
   installErrorHandlers(app);
   for (const schema of ALL_SCHEMAS) app.addSchema(schema);
+  // NOTE: bodies are validated without type coercion (`"200"` is not a number: wrong types are a
+  // 400), while path and query strings are coerced (they only ever arrive as strings). Fastify's
+  // default ajv would also strip unknown fields (removeAdditional); we refuse them instead.
+  const strict = createAjv({ coerceTypes: false });
+  const coercing = createAjv({ coerceTypes: 'array' });
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    compile(httpPart === 'body' ? strict : coercing, schema),
+  );
   app.addHook('onSend', async (req, reply) => {
     void reply.header('x-request-id', req.id);
   });
@@ -57,4 +63,14 @@ export function createHttpServer(opts: {
     return decoded;
   });
   return app;
+}
+
+/** Compiles a route schema; a registered schema (with `$id`) is taken from the instance, not re-added. */
+function compile(ajv: Ajv, schema: unknown) {
+  const id = (schema as { $id?: unknown }).$id;
+  if (typeof id === 'string') {
+    const known = ajv.getSchema(id);
+    if (known) return known;
+  }
+  return ajv.compile(schema as object);
 }
