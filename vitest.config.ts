@@ -1,5 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
+// The fault suite (test/faults, docs/reliability.md) kills and restarts real brokers for several
+// minutes, so it is not part of the default run: it exists only when asked for by name
+// (`npm run test:faults` = `vitest run --project faults`) or with TAPLINE_FAULTS=1.
+const argv = process.argv.join(' ');
+const faultsWanted = /--project[= ]\S*faults/.test(argv) || process.env.TAPLINE_FAULTS === '1';
+
 export default defineConfig({
   test: {
     projects: [
@@ -8,6 +14,7 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'services/**/*.test.ts'],
           environment: 'node',
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -20,8 +27,26 @@ export default defineConfig({
           testTimeout: 60_000,
           hookTimeout: 180_000,
           maxWorkers: 2,
+          sequence: { groupOrder: 1 },
         },
       },
+      ...(faultsWanted
+        ? [
+            {
+              test: {
+                name: 'faults',
+                include: ['test/faults/**/*.test.ts'],
+                environment: 'node',
+                // Each file starts its own Kafka + Postgres + two service processes: one file at a time.
+                fileParallelism: false,
+                maxWorkers: 1,
+                sequence: { groupOrder: 2 },
+                testTimeout: 600_000,
+                hookTimeout: 300_000,
+              },
+            },
+          ]
+        : []),
     ],
   },
 });

@@ -156,7 +156,14 @@ async function main(cfg: Config): Promise<void> {
     }
 
     if (cfg.roles.has('scheduler')) {
-      const scheduler = new Scheduler({ pg: pool, ch: ch!, producer, listener, cfg, log: logger('scheduler') });
+      const scheduler = new Scheduler({
+        pg: pool,
+        ch: ch!,
+        producer,
+        listener,
+        cfg,
+        log: logger('scheduler'),
+      });
       await scheduler.start();
       closers.push({ name: 'scheduler', close: () => scheduler.stop() });
     }

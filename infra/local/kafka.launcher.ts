@@ -34,6 +34,7 @@ const TAIL_LINES = 50;
 const STARTED_LINE = 'Kafka Server started';
 const LIB_MARKER = '.tapline-complete.json';
 const FORMATTED_MARKER = '.tapline-formatted';
+const KEEP_ARCHIVES = 2;
 
 /** Locates the checkout, so the launcher works from `infra/local/` (tsx) and from `dist/infra/local/` (build). */
 function projectFile(relative: string): string {
@@ -323,6 +324,7 @@ const WARN_LINE = /^(WARN|ERROR|FATAL)\b|^\[[\d.]+s\]\[(warning|error)\]|warning
 const CONTINUATION_LINE = /^(\s|Caused by:|\.\.\. \d+ more)/;
 
 async function spawnJava(
+  cwd: string,
   argfile: string,
   mainClass: string,
   args: string[],
@@ -335,6 +337,7 @@ async function spawnJava(
     {
       // Own process group: Ctrl-C in a terminal must not stop the broker before the app has flushed and committed.
       detached: true,
+      cwd,
       stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
       // The main class travels in the environment so only the java process itself matches `pgrep -f kafka.Kafka`.
       env: { ...process.env, TAPLINE_JAVA_MAIN: mainClass },
@@ -447,6 +450,25 @@ function cdsFlags(plan: CdsPlan): string[] {
   return [];
 }
 
+/**
+ * Each lib or flag change (another heapMb, a Kafka bump) leaves a ~50 MB archive behind; keep the newest few.
+ * Deleting one that a running JVM has mapped is safe: the mapping keeps the inode alive.
+ */
+async function pruneArchives(dir: string): Promise<void> {
+  const names = (await readdir(dir)).filter((name) => name.endsWith('.jsa'));
+  const dated = await Promise.all(
+    names.map(async (name) => ({
+      file: path.join(dir, name),
+      mtime: await stat(path.join(dir, name)).then(
+        (info) => info.mtimeMs,
+        () => 0,
+      ),
+    })),
+  );
+  dated.sort((a, b) => b.mtime - a.mtime);
+  for (const { file } of dated.slice(KEEP_ARCHIVES)) await rm(file, { force: true });
+}
+
 async function finishCds(
   plan: CdsPlan,
   code: number | null,
@@ -469,6 +491,7 @@ async function finishCds(
   if (clean && size > 0) {
     await rename(plan.dumpTo, plan.final);
     log.info({ archive: plan.final, bytes: size }, 'Kafka class-data archive saved for faster starts');
+    await pruneArchives(path.dirname(plan.final));
   } else {
     await unlink(plan.dumpTo).catch(() => undefined);
   }
@@ -518,6 +541,7 @@ async function formatOnce(
     const archive = useArchive && cds.use ? [`-XX:SharedArchiveFile=${cds.use}`] : [];
     await writeArgfile(argfile, [...jvmArgs, ...archive]);
     const proc = await spawnJava(
+      dataDir,
       argfile,
       'kafka.tools.StorageTool',
       ['format', '-t', id, '-c', propsFile, '--ignore-formatted'],
@@ -559,7 +583,7 @@ async function launchBroker(
   let sawStarted = false;
   let sawCdsWarning = false;
   let stopping: Promise<void> | undefined;
-  const proc = await spawnJava(argfile, 'kafka.Kafka', [propsFile], log, (line) => {
+  const proc = await spawnJava(opts.dataDir, argfile, 'kafka.Kafka', [propsFile], log, (line) => {
     if (line.includes(STARTED_LINE)) sawStarted = true;
     if (/\[(warning|error)\]\[cds/.test(line)) sawCdsWarning = true;
   });
@@ -608,7 +632,7 @@ async function launchBroker(
     await sleep(50);
   }
   log.info(
-    { pid: proc.pid, port, ms: Date.now() - started, cds: cds.use ? 'used' : 'dumping' },
+    { pid: proc.pid, port, ms: Date.now() - started, cds: cds.use ? 'used' : cds.dumpTo ? 'dumping' : 'off' },
     'Kafka broker ready',
   );
 
@@ -639,7 +663,8 @@ export async function startKafka(opts: KafkaLaunchOptions): Promise<KafkaHandle>
   const propsFile = path.join(dataDir, 'server.properties');
   await writeFile(propsFile, serverProperties(opts, logDir));
 
-  const jvmArgs = [
+  // Everything but the per-node crash-file path; these flags also key the class-data archive shared by all nodes.
+  const sharedJvmArgs = [
     `-Xms${Math.min(256, heapMb)}m`,
     `-Xmx${heapMb}m`,
     // Serial GC and C1 only: fastest start on small dev machines; a test broker never needs C2 peak speed.
@@ -651,7 +676,12 @@ export async function startKafka(opts: KafkaLaunchOptions): Promise<KafkaHandle>
     '-cp',
     jars.join(path.delimiter),
   ];
-  const cds = await planCds(cacheDir, jars, jvmArgs);
+  const jvmArgs = [
+    ...sharedJvmArgs,
+    // JVM crash reports default to the working directory; keep them with the broker's data, out of the repo.
+    `-XX:ErrorFile=${path.join(dataDir, 'hs_err_pid%p.log')}`,
+  ];
+  const cds = await planCds(cacheDir, jars, sharedJvmArgs);
   await formatOnce(dataDir, logDir, propsFile, jvmArgs, cds, log);
 
   try {

@@ -118,19 +118,21 @@ export class ActionsConsumer {
     try {
       job = JSON.parse(raw) as ActionJob;
     } catch {
-      tracker.start(offset);
+      // NOTE: tracked only after the dead letter is written: if that throws, kafkajs redelivers
+      // the message and no phantom in-flight offset is left to block the commits.
       await this.deadLetterRaw(raw, 'message is not JSON', partition, message.offset);
+      tracker.start(offset);
       return this.done(tracker, partition, offset);
     }
     if (!this.validate(job)) {
       const why = this.validate.errors?.[0];
-      tracker.start(offset);
       await this.deadLetterRaw(
         raw,
         `message breaks actionJob: ${why?.instancePath ?? ''} ${why?.message ?? ''}`.trim(),
         partition,
         message.offset,
       );
+      tracker.start(offset);
       return this.done(tracker, partition, offset);
     }
 

@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import { createHttpServer } from '../shared/http-server.js';
 import type { ApiDeps } from './api.types.js';
@@ -14,7 +15,12 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   const app = createHttpServer({ log: deps.log, bodyLimit: 1024 * 1024 });
   app.decorate('deps', deps);
 
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  const stats = processStats();
+  app.addHook('onClose', async () => stats.stop());
+  app.get('/healthz', { schema: { hide: true, response: { 200: HEALTH_RESPONSE } } }, async () => ({
+    status: 'ok',
+    ...stats.read(),
+  }));
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
     const checks = await deps.ready();
     const ok = Object.values(checks).every(Boolean);
@@ -26,4 +32,69 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(openapiPlugin);
   for (const r of ROUTES) await app.register(r.plugin, r.opts ?? {});
   return app;
+}
+
+const DELAY = {
+  type: 'object',
+  required: ['p50', 'p99', 'max'],
+  properties: { p50: { type: 'number' }, p99: { type: 'number' }, max: { type: 'number' } },
+} as const;
+
+const HEALTH_RESPONSE = {
+  type: 'object',
+  required: ['status'],
+  properties: {
+    status: { type: 'string' },
+    rssBytes: { type: 'integer' },
+    heapUsedBytes: { type: 'integer' },
+    uptimeSeconds: { type: 'number' },
+    eventLoopDelayMs: DELAY,
+    eventLoopDelaySinceStartMs: DELAY,
+    eventLoopWindowSeconds: { type: 'integer' },
+  },
+} as const;
+
+/** Length of the event-loop delay window /healthz reports (docs/reliability.md). */
+const WINDOW_MS = 10_000;
+
+/**
+ * Process figures for /healthz (soak runs, dashboards). Event-loop delay comes from
+ * monitorEventLoopDelay in two histograms: one since start, one over tumbling 10 s windows, of
+ * which the last completed one is reported. NOTE: nothing is reset by a read, so several pollers
+ * never disturb each other's figures (the first 10 s report the window in progress).
+ */
+function processStats(): { read: () => Record<string, unknown>; stop: () => void } {
+  const sinceStart = monitorEventLoopDelay({ resolution: 10 });
+  const window = monitorEventLoopDelay({ resolution: 10 });
+  sinceStart.enable();
+  window.enable();
+  const ms = (ns: number) => (Number.isFinite(ns) ? Math.round(ns / 10_000) / 100 : 0);
+  const summary = (h: IntervalHistogram) =>
+    h.count === 0
+      ? { p50: 0, p99: 0, max: 0 }
+      : { p50: ms(h.percentile(50)), p99: ms(h.percentile(99)), max: ms(h.max) };
+  let last: ReturnType<typeof summary> | undefined;
+  const timer = setInterval(() => {
+    last = summary(window);
+    window.reset();
+  }, WINDOW_MS);
+  timer.unref();
+  return {
+    read: () => {
+      const mem = process.memoryUsage();
+      return {
+        rssBytes: mem.rss,
+        heapUsedBytes: mem.heapUsed,
+        uptimeSeconds: Math.round(process.uptime() * 10) / 10,
+        eventLoopDelayMs: last ?? summary(window),
+        eventLoopDelaySinceStartMs: summary(sinceStart),
+        eventLoopWindowSeconds: WINDOW_MS / 1000,
+      };
+    },
+    stop: () => {
+      clearInterval(timer);
+      sinceStart.disable();
+      window.disable();
+    },
+  };
 }

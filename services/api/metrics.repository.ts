@@ -5,10 +5,11 @@ import { MERGE } from '../shared/metrics-sql.js';
 import { TABLES } from '../shared/tables.js';
 
 /**
- * Metrics (spec 2.10, 4.8) read from the per-minute aggregates only (`requests_minute`, filled by
- * a materialized view): counts and sums are exact, percentiles are merged from the quantile states
- * of the minutes in range. The SQL builders are exported so test/bench/metrics-load.ts times
- * exactly what the API runs.
+ * Metrics (spec 2.10, 4.8) read from aggregates only: `requests_rollup`, requests_minute rolled up
+ * per dimension into 1-minute, 10-minute, hour and day blocks (002_metrics.sql). Counts and sums
+ * are exact; percentiles are merged from the quantile states of the blocks in range, never
+ * averaged. The SQL builders are exported so test/bench/metrics-load.ts times exactly what the
+ * API runs.
  *
  * Time model: metrics have minute resolution. A range covers the minute containing its start
  * through the minute containing its end, both inclusive; intervals are aligned in UTC (weeks start
@@ -152,94 +153,168 @@ export function intervalsOf(range: TimeRange, iv: Interval): number[] {
 
 /* ---------------------------------------------------------------- SQL builders */
 
+/**
+ * Block lengths in minutes: 10, 60 and 1440 are rows of `requests_rollup` (002_metrics.sql);
+ * 1 is `requests_minute` itself, used for the single minutes at the edges of a range.
+ */
+export const LEVELS = [1440, 60, 10, 1] as const;
+const LEVEL_OF: Record<Interval, number> = { minute: 1, hour: 60, day: 1440, week: 1440, month: 1440 };
+
+/** A run of blocks of one level: starts of the first and last block, epoch seconds, inclusive. */
+export interface Segment {
+  level: number;
+  from: number;
+  to: number;
+}
+
+/**
+ * Covers the minutes [from, to] (epoch seconds, inclusive) with the largest whole blocks inside
+ * and finer blocks at both edges: at most 7 segments, each block inside the range. `maxLevel`
+ * keeps blocks from straddling a series' interval boundaries.
+ */
+export function segmentsOf(from: number, to: number, maxLevel = 1440): Segment[] {
+  const levels = LEVELS.filter((l) => l <= maxLevel);
+  const cover = (s: number, e: number, i: number): Segment[] => {
+    if (s >= e) return [];
+    const level = levels[i]!;
+    if (i === levels.length - 1) return [{ level, from: s * 60, to: (e - level) * 60 }];
+    const a = Math.ceil(s / level) * level;
+    const b = Math.floor(e / level) * level;
+    if (a >= b) return cover(s, e, i + 1);
+    return [...cover(s, a, i + 1), { level, from: a * 60, to: (b - level) * 60 }, ...cover(b, e, i + 1)];
+  };
+  return cover(Math.floor(from / 60), Math.floor(to / 60) + 1, 0);
+}
+
 const BUCKET_EXPR: Record<Interval, string> = {
-  minute: 'minute',
-  hour: 'toStartOfHour(minute)',
-  day: 'toStartOfDay(minute)',
-  week: "toDateTime(toMonday(minute), 'UTC')",
-  month: "toDateTime(toStartOfMonth(minute), 'UTC')",
+  minute: 't',
+  hour: 'toStartOfHour(t)',
+  day: 'toStartOfDay(t)',
+  week: "toDateTime(toMonday(t), 'UTC')",
+  month: "toDateTime(toStartOfMonth(t), 'UTC')",
 };
 
-const GROUP_EXPR: Record<GroupBy, string> = {
-  endpoint: 'endpoint',
-  method: 'method',
-  status: 'toString(status_code)',
-  environment: 'environment_sid',
+type Dim = 'all' | 'method' | 'status' | 'endpoint' | 'error';
+
+/** groupBy -> (dimension, group expression). */
+const GROUPS: Record<GroupBy, { dim: Dim; expr: string }> = {
+  endpoint: { dim: 'endpoint', expr: 'value' },
+  method: { dim: 'method', expr: 'value' },
+  status: { dim: 'status', expr: 'value' },
+  environment: { dim: 'all', expr: 'environment_sid' },
 };
+
+/** The rollup's (dim, value) computed from a requests_minute row, as the rollup's view does. */
+const MINUTE_DIMS: Record<Exclude<Dim, 'error'>, string> = {
+  all: "('all', '')",
+  method: "('method', toString(method))",
+  status: "('status', toString(status_code))",
+  endpoint: "('endpoint', endpoint)",
+};
+const MINUTE_ERROR_DIM = "if(status_code >= 400, [('error', concat(toString(status_code), ' ', endpoint))], [])";
+
+const VALUE_COLUMNS = `requests, errors, blocked, bytes, duration_sum, duration_count, duration_min, duration_max,
+  duration_digest`;
 
 // NOTE: result aliases never reuse a column name (`sum(errors) AS errors` would make
 // MERGE.errorRate's `sum(errors)` an aggregate inside an aggregate).
 const SUMS = `${MERGE.requests} AS req_n, ${MERGE.errors} AS err_n, ${MERGE.durationSum} AS dur_sum,
   ${MERGE.durationCount} AS dur_n`;
 
-function where(s: MetricsScope, extra: string[] = []): Sql {
-  const clauses = [
-    'account_sid = {a:String}',
-    "minute >= toDateTime({from:UInt32}, 'UTC')",
-    "minute <= toDateTime({to:UInt32}, 'UTC')",
-  ];
-  const params: Record<string, unknown> = { a: s.accountSid, from: s.from, to: s.to };
+/**
+ * The aggregate rows of the scope's minutes for `dims`, as a subquery with the columns
+ * (dim, value, t, environment_sid, <value columns>): whole 10-minute, hour and day blocks from
+ * `requests_rollup`, single edge minutes from `requests_minute`. `also`: more ranges (the
+ * previous period of a comparison) read the same way.
+ */
+function source(s: MetricsScope, dims: readonly Dim[], maxLevel = 1440, also: MetricsScope[] = []): Sql {
+  const params: Record<string, unknown> = { a: s.accountSid, dims };
+  const filters = ['account_sid = {a:String}'];
   if (s.bucketSid !== undefined) {
-    clauses.push('bucket_sid = {b:String}');
+    filters.push('bucket_sid = {b:String}');
     params.b = s.bucketSid;
   }
   if (s.environmentSid !== undefined) {
-    clauses.push('environment_sid = {e:String}');
+    filters.push('environment_sid = {e:String}');
     params.e = s.environmentSid;
   }
-  return { query: [...clauses, ...extra].join(' AND '), query_params: params };
+  const rollup: string[] = [];
+  const minutes: string[] = [];
+  let k = 0;
+  for (const scope of [s, ...also]) {
+    if (scope.from > scope.to) continue;
+    for (const seg of segmentsOf(scope.from, scope.to, maxLevel)) {
+      params[`f${k}`] = seg.from;
+      params[`t${k}`] = seg.to;
+      const range = (col: string) =>
+        `${col} >= toDateTime({f${k}:UInt32}, 'UTC') AND ${col} <= toDateTime({t${k}:UInt32}, 'UTC')`;
+      if (seg.level === 1) minutes.push(`(${range('minute')})`);
+      else rollup.push(`(level = ${seg.level} AND ${range('t')})`);
+      k++;
+    }
+  }
+  const branches: string[] = [];
+  if (rollup.length > 0 || minutes.length === 0) {
+    branches.push(`SELECT dim, value, t, environment_sid, ${VALUE_COLUMNS}
+      FROM ${TABLES.requestsRollup}
+      WHERE ${filters.join(' AND ')} AND dim IN {dims:Array(String)} AND (${rollup.join(' OR ') || '0'})`);
+  }
+  if (minutes.length > 0) {
+    const plain = dims.filter((d): d is Exclude<Dim, 'error'> => d !== 'error').map((d) => MINUTE_DIMS[d]);
+    const dimArray = dims.includes('error')
+      ? `arrayConcat([${plain.join(', ')}], ${MINUTE_ERROR_DIM})`
+      : `[${plain.join(', ')}]`;
+    branches.push(`SELECT d.1 AS dim, d.2 AS value, minute AS t, environment_sid, ${VALUE_COLUMNS}
+      FROM ${TABLES.requestsMinute}
+      ARRAY JOIN ${dimArray} AS d
+      WHERE ${filters.join(' AND ')} AND (${minutes.join(' OR ')})`);
+  }
+  return { query: `(${branches.join(' UNION ALL ')})`, query_params: params };
 }
 
-/** Totals, by method, by status class and by endpoint in one scan (`kind` names the set). */
+/** Totals (`all`), by method, by status code and by endpoint: one row per (dim, value). */
 export function summarySql(s: MetricsScope): Sql {
-  const w = where(s);
+  const w = source(s, ['all', 'method', 'status', 'endpoint']);
   return {
-    query: `SELECT multiIf(isNotNull(method), 'method', isNotNull(status_class), 'status',
-                           isNotNull(endpoint), 'endpoint', 'total') AS kind,
-              method, status_class, endpoint, ${SUMS},
-              ${MERGE.blocked} AS blk_n, ${MERGE.bytes} AS byte_n
-            FROM ${TABLES.requestsMinute}
-            WHERE ${w.query}
-            GROUP BY GROUPING SETS ((), (method), (intDiv(status_code, 100) AS status_class), (endpoint))
-            SETTINGS group_by_use_nulls = 1`,
+    query: `SELECT dim, value, ${SUMS}, ${MERGE.blocked} AS blk_n, ${MERGE.bytes} AS byte_n
+            FROM ${w.query}
+            GROUP BY dim, value`,
     query_params: w.query_params,
   };
 }
 
 /** Per interval and status class: counts and duration sums (throughput, both shapes). */
 export function seriesSql(s: MetricsScope, iv: Interval): Sql {
-  const w = where(s);
+  const w = source(s, ['status'], LEVEL_OF[iv]);
   return {
-    query: `SELECT toUInt32(${BUCKET_EXPR[iv]}) AS t, intDiv(status_code, 100) AS status_class, ${SUMS}
-            FROM ${TABLES.requestsMinute}
-            WHERE ${w.query}
-            GROUP BY t, status_class
-            ORDER BY t`,
+    query: `SELECT toUInt32(${BUCKET_EXPR[iv]}) AS tb, intDiv(toUInt16OrZero(value), 100) AS status_class, ${SUMS}
+            FROM ${w.query}
+            GROUP BY tb, status_class
+            ORDER BY tb`,
     query_params: w.query_params,
   };
 }
 
-/** Per interval plus the whole range (t NULL): counts, min/max/avg and merged percentiles. */
+/** Per interval plus the whole range (tb NULL): counts, min/max/avg and merged percentiles. */
 export function responseTimeSql(s: MetricsScope, iv: Interval): Sql {
-  const w = where(s);
+  const w = source(s, ['all'], LEVEL_OF[iv]);
   return {
-    query: `SELECT toUInt32(${BUCKET_EXPR[iv]}) AS t, ${SUMS},
+    query: `SELECT toUInt32(${BUCKET_EXPR[iv]}) AS tb, ${SUMS},
               ${MERGE.min} AS dur_min, ${MERGE.max} AS dur_max, ${MERGE.percentiles} AS pct
-            FROM ${TABLES.requestsMinute}
-            WHERE ${w.query}
-            GROUP BY GROUPING SETS ((t), ())
-            ORDER BY t
+            FROM ${w.query}
+            GROUP BY GROUPING SETS ((tb), ())
+            ORDER BY tb
             SETTINGS group_by_use_nulls = 1`,
     query_params: w.query_params,
   };
 }
 
 export function performanceSql(s: MetricsScope, groupBy: GroupBy, limit: number): Sql {
-  const w = where(s);
+  const g = GROUPS[groupBy];
+  const w = source(s, [g.dim]);
   return {
-    query: `SELECT ${GROUP_EXPR[groupBy]} AS grp, ${SUMS}, ${MERGE.percentiles} AS pct
-            FROM ${TABLES.requestsMinute}
-            WHERE ${w.query}
+    query: `SELECT ${g.expr} AS grp, ${SUMS}, ${MERGE.percentiles} AS pct
+            FROM ${w.query}
             GROUP BY grp
             HAVING req_n > 0
             ORDER BY req_n DESC, grp
@@ -248,26 +323,24 @@ export function performanceSql(s: MetricsScope, groupBy: GroupBy, limit: number)
   };
 }
 
-/** Per endpoint and status code (errors are derived: every row's status is in its key). */
+/** Totals (`all`), requests per endpoint, and errors per "status endpoint" (`error`). */
 export function errorsSql(s: MetricsScope): Sql {
-  const w = where(s);
+  const w = source(s, ['all', 'endpoint', 'error']);
   return {
-    query: `SELECT endpoint, status_code, ${MERGE.requests} AS req_n, ${MERGE.errors} AS err_n
-            FROM ${TABLES.requestsMinute}
-            WHERE ${w.query}
-            GROUP BY endpoint, status_code
+    query: `SELECT dim, value, ${MERGE.requests} AS req_n, ${MERGE.errors} AS err_n
+            FROM ${w.query}
+            GROUP BY dim, value
             HAVING req_n != 0`,
     query_params: w.query_params,
   };
 }
 
-/** Totals of the range and of the preceding range of equal length (`cur` 1 / 0). */
-export function comparisonSql(s: MetricsScope, previousFrom: number): Sql {
-  const w = where({ ...s, from: previousFrom });
+/** Totals of the range and of `previous`, the preceding range of equal length (`cur` 1 / 0). */
+export function comparisonSql(s: MetricsScope, previous: MetricsScope): Sql {
+  const w = source(s, ['all'], 1440, [previous]);
   return {
-    query: `SELECT minute >= toDateTime({cur:UInt32}, 'UTC') AS cur, ${SUMS}, ${MERGE.blocked} AS blk_n
-            FROM ${TABLES.requestsMinute}
-            WHERE ${w.query}
+    query: `SELECT t >= toDateTime({cur:UInt32}, 'UTC') AS cur, ${SUMS}, ${MERGE.blocked} AS blk_n
+            FROM ${w.query}
             GROUP BY cur`,
     query_params: { ...w.query_params, cur: s.from },
   };
@@ -336,27 +409,22 @@ export class MetricsRepository {
   }
 
   async summary(q: Query) {
-    const rows = await this.rows<
-      SumsRow & {
-        kind: string;
-        method: string | null;
-        status_class: Num;
-        endpoint: string | null;
-        blk_n: Num;
-        byte_n: Num;
-      }
-    >(summarySql(this.scope(q)));
-    const total = rows.find((r) => r.kind === 'total');
+    const rows = await this.rows<SumsRow & { dim: string; value: string; blk_n: Num; byte_n: Num }>(
+      summarySql(this.scope(q)),
+    );
+    const total = rows.find((r) => r.dim === 'all');
     const requestsByMethod: Record<string, number> = {};
     const requestsByStatus: Record<string, number> = {};
     const endpoints: { path: string; count: number; averageResponseTime: number }[] = [];
     for (const r of rows) {
       const count = n(r.req_n);
       if (count <= 0) continue;
-      if (r.kind === 'method') requestsByMethod[r.method || 'UNKNOWN'] = count;
-      else if (r.kind === 'status') requestsByStatus[statusClassKey(n(r.status_class))] = count;
-      else if (r.kind === 'endpoint')
-        endpoints.push({ path: r.endpoint ?? '', count, averageResponseTime: avgOf(r.dur_sum, r.dur_n) });
+      if (r.dim === 'method') requestsByMethod[r.value || 'UNKNOWN'] = count;
+      else if (r.dim === 'status') {
+        const key = statusClassKey(Math.floor(Number(r.value) / 100));
+        requestsByStatus[key] = (requestsByStatus[key] ?? 0) + count;
+      } else if (r.dim === 'endpoint')
+        endpoints.push({ path: r.value, count, averageResponseTime: avgOf(r.dur_sum, r.dur_n) });
     }
     endpoints.sort((x, y) => y.count - x.count || (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
     const totalRequests = n(total?.req_n);
@@ -378,10 +446,10 @@ export class MetricsRepository {
   /** Per interval and status class, every interval of the range present (zeros when empty). */
   private async series(q: Query, iv: Interval) {
     const starts = intervalsOf(q.range, iv);
-    const rows = await this.rows<SumsRow & { t: Num; status_class: Num }>(seriesSql(this.scope(q), iv));
+    const rows = await this.rows<SumsRow & { tb: Num; status_class: Num }>(seriesSql(this.scope(q), iv));
     const byStart = new Map<number, Map<number, SumsRow>>();
     for (const r of rows) {
-      const t = n(r.t) * 1000;
+      const t = n(r.tb) * 1000;
       let m = byStart.get(t);
       if (!m) byStart.set(t, (m = new Map()));
       m.set(n(r.status_class), r);
@@ -436,38 +504,42 @@ export class MetricsRepository {
   }
 
   async errors(q: Query, statusCode: number | undefined, limit: number) {
-    const rows = await this.rows<{ endpoint: string; status_code: Num; req_n: Num; err_n: Num }>(
+    const rows = await this.rows<{ dim: string; value: string; req_n: Num; err_n: Num }>(
       errorsSql(this.scope(q)),
     );
     let totalRequests = 0;
     let totalErrors = 0;
     const errorsByStatus: Record<string, number> = {};
     const byEndpoint = new Map<string, { requests: number; errors: number; statuses: Map<number, number> }>();
+    const endpoint = (path: string) => {
+      let e = byEndpoint.get(path);
+      if (!e) byEndpoint.set(path, (e = { requests: 0, errors: 0, statuses: new Map() }));
+      return e;
+    };
     for (const r of rows) {
-      const status = n(r.status_code);
-      const requests = n(r.req_n);
-      // A statusCode filter narrows the errors counted, not the requests they are a rate of.
-      const errors = statusCode === undefined || status === statusCode ? n(r.err_n) : 0;
-      totalRequests += requests;
-      totalErrors += errors;
-      let e = byEndpoint.get(r.endpoint);
-      if (!e) byEndpoint.set(r.endpoint, (e = { requests: 0, errors: 0, statuses: new Map() }));
-      e.requests += requests;
-      if (errors > 0) {
-        e.errors += errors;
-        e.statuses.set(status, errors);
+      if (r.dim === 'all') totalRequests += n(r.req_n);
+      else if (r.dim === 'endpoint') endpoint(r.value).requests += n(r.req_n);
+      else if (r.dim === 'error') {
+        // value = "<status> <endpoint>"
+        const sp = r.value.indexOf(' ');
+        const status = Number(r.value.slice(0, sp));
+        const errors = n(r.err_n);
+        // A statusCode filter narrows the errors counted, not the requests they are a rate of.
+        if (errors <= 0 || (statusCode !== undefined && status !== statusCode)) continue;
+        totalErrors += errors;
         errorsByStatus[String(status)] = (errorsByStatus[String(status)] ?? 0) + errors;
+        const e = endpoint(r.value.slice(sp + 1));
+        e.errors += errors;
+        e.statuses.set(status, (e.statuses.get(status) ?? 0) + errors);
       }
     }
     const errorsByEndpoint = [...byEndpoint.entries()]
       .filter(([, e]) => e.errors > 0)
-      .map(([endpoint, e]) => ({
-        endpoint,
+      .map(([path, e]) => ({
+        endpoint: path,
         errorCount: e.errors,
         errorRate: rate(e.errors, e.requests),
-        mostCommonErrors: [...e.statuses.entries()]
-          .sort((x, y) => y[1] - x[1] || x[0] - y[0])
-          .map(([s]) => s),
+        mostCommonErrors: [...e.statuses.entries()].sort((x, y) => y[1] - x[1] || x[0] - y[0]).map(([c]) => c),
       }))
       .sort((x, y) => y.errorCount - x.errorCount || (x.endpoint < y.endpoint ? -1 : 1))
       .slice(0, limit);
@@ -488,7 +560,7 @@ export class MetricsRepository {
     const scope = this.scope(q);
     const prevScope = this.scope({ ...q, range: previous });
     const rows = await this.rows<SumsRow & { cur: Num; blk_n: Num }>(
-      comparisonSql(scope, Math.min(prevScope.from, scope.from)),
+      comparisonSql(scope, { ...prevScope, to: Math.min(prevScope.to, scope.from - 60) }),
     );
     const cur = rows.find((r) => n(r.cur) === 1);
     const prev = rows.find((r) => n(r.cur) === 0);
@@ -571,7 +643,7 @@ export class MetricsRepository {
   async shapeAResponseTime(q: Query, iv: Interval) {
     const starts = intervalsOf(q.range, iv);
     const [rows, events] = await Promise.all([
-      this.rows<SumsRow & { t: Num; dur_min: Num; dur_max: Num; pct: (number | null)[] }>(
+      this.rows<SumsRow & { tb: Num; dur_min: Num; dur_max: Num; pct: (number | null)[] }>(
         responseTimeSql(this.scope(q), iv),
       ),
       this.events(q),
@@ -579,8 +651,8 @@ export class MetricsRepository {
     const byStart = new Map<number, (typeof rows)[number]>();
     let total: (typeof rows)[number] | undefined;
     for (const r of rows) {
-      if (r.t === null) total = r;
-      else byStart.set(n(r.t) * 1000, r);
+      if (r.tb === null) total = r;
+      else byStart.set(n(r.tb) * 1000, r);
     }
     const LEVELS = ['50', '95', '99'] as const;
     const periodOf = (r: (typeof rows)[number] | undefined) => ({

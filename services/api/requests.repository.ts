@@ -1,7 +1,6 @@
 import type pg from 'pg';
 import type { ClickHouseClient } from '../shared/clickhouse.js';
 import { notFound } from '../shared/errors.js';
-import { DIGEST_LEVELS, digestIndex } from '../shared/metrics-sql.js';
 import { BUCKET_TABLES, TABLES } from '../shared/tables.js';
 import { offsetOf, pageOf, type ListQuery, type ListResult } from './pagination.js';
 
@@ -122,11 +121,11 @@ export class RequestsRepository {
   }
 
   /**
-   * Deletes one request and takes it out of the metrics: a compensating row with negated counts,
-   * bytes and duration sum, and the duration counted with weight -1 in the digest, goes into
-   * `requests_minute` first (the materialized view never sees deletes). min/max cannot be undone.
-   * NOTE: the compensating insert carries a deduplication token naming the stored row, so a retried
-   * or concurrent delete of the same request compensates once (the table's dedup window).
+   * Deletes one request and takes it out of the metrics: its stored row goes into the Null table
+   * `requests_deleted` first, whose materialized views write it negated into the aggregates
+   * (counts, bytes, duration sum and the percentile digest; min/max cannot be undone).
+   * NOTE: that insert carries a deduplication token naming the stored row (Kafka partition and
+   * offset), so a retried or concurrent delete of the same request is compensated once.
    */
   async delete(accountSid: string, bucketSid: string, sid: string): Promise<void> {
     await this.get(accountSid, bucketSid, sid);
@@ -140,12 +139,16 @@ export class RequestsRepository {
     });
     const stored = await rs.json<{ p: number | string; o: number | string }>();
     if (stored.length > 0) {
+      const columns =
+        'account_sid, bucket_sid, environment_sid, created_at, method, endpoint, status_code, duration, request_size, response_size, blocked';
       await this.ch.command({
-        query: compensationSql(match),
+        query: `INSERT INTO ${TABLES.requestsDeleted} (${columns})
+                SELECT ${columns} FROM ${TABLES.requests} WHERE ${match}`,
         query_params: params,
         clickhouse_settings: {
           insert_deduplicate: 1,
           insert_deduplication_token: `delete:${accountSid}:${bucketSid}:${sid}:${stored.map((r) => `${r.p}/${r.o}`).join(',')}`,
+          deduplicate_blocks_in_dependent_materialized_views: 1,
         },
       });
     }
@@ -188,24 +191,3 @@ export class RequestsRepository {
   }
 }
 
-/**
- * INSERT ... SELECT of the rows matching `match` into the per-minute aggregates, negated: the same
- * key and mapping as `requests_minute_mv` (002_metrics.sql). Digest weight 2^64-1 is -1 in the
- * digest's UInt64 modular counts, so the deleted duration leaves the percentiles exactly.
- */
-function compensationSql(match: string): string {
-  return `INSERT INTO ${TABLES.requestsMinute}
-      (account_sid, bucket_sid, minute, environment_sid, method, status_code, endpoint, requests, errors,
-       blocked, bytes, duration_sum, duration_count, duration_min, duration_max, duration_digest)
-    SELECT account_sid, bucket_sid, toDateTime(toStartOfMinute(created_at), 'UTC') AS m, environment_sid,
-      method, status_code, endpoint,
-      -toInt64(count()), -toInt64(countIf(status_code >= 400)), -toInt64(sum(blocked)),
-      -toInt64(sum(request_size + response_size)),
-      -sumIf(assumeNotNull(duration), isNotNull(duration)), -toInt64(countIf(isNotNull(duration))),
-      CAST(NULL AS Nullable(Float64)), CAST(NULL AS Nullable(Float64)),
-      quantilesExactWeightedStateIf(${DIGEST_LEVELS.join(', ')})(${digestIndex('assumeNotNull(duration)')},
-        toUInt64(18446744073709551615), isNotNull(duration))
-    FROM ${TABLES.requests}
-    WHERE ${match}
-    GROUP BY account_sid, bucket_sid, m, environment_sid, method, status_code, endpoint`;
-}

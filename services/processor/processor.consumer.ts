@@ -60,6 +60,8 @@ interface Block {
   messages: KafkaMessage[];
   /** true: the block re-sends a range recorded before a crash, with the same token */
   replay: boolean;
+  /** true: the range is already stored; only resolve and commit past it */
+  skip?: boolean;
 }
 
 /**
@@ -70,6 +72,10 @@ interface Block {
 export class ProcessorConsumer {
   private consumer: Consumer | undefined;
   private ranges = new Map<number, OffsetRange>();
+  /** group generations joined / whose ranges are loaded (see GROUP_JOIN below) */
+  private joins = 0;
+  private rangesOfJoin = 0;
+  private rangesLoading: Promise<void> | undefined;
   private validateBatch = validator('kafkaRequestBatch');
   readonly stats: ProcessorStats = {
     consumed: 0,
@@ -97,9 +103,13 @@ export class ProcessorConsumer {
       retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 5000 },
     });
     this.consumer = consumer;
-    consumer.on(consumer.events.GROUP_JOIN, (e) =>
-      log.info({ assignment: e.payload.memberAssignment }, 'processor joined group'),
-    );
+    consumer.on(consumer.events.GROUP_JOIN, (e) => {
+      // NOTE: with several processor replicas a partition can move here after its previous owner
+      // saved a range and died; ranges loaded at start would miss it and re-insert the range
+      // under a new token (duplicates). Reload them before the first batch of each generation.
+      this.joins++;
+      log.info({ assignment: e.payload.memberAssignment }, 'processor joined group');
+    });
     consumer.on(consumer.events.CRASH, (e) =>
       log.error({ err: e.payload.error?.message }, 'processor consumer crashed'),
     );
@@ -127,12 +137,24 @@ export class ProcessorConsumer {
   }: EachBatchPayload): Promise<void> {
     const { partition, topic } = batch;
     if (batch.messages.length === 0 || !isRunning() || isStale()) return;
+    // Batches of several partitions run concurrently: they all wait for the same reload.
+    while (this.rangesOfJoin !== this.joins) await (this.rangesLoading ??= this.reloadRanges(topic));
     for (const block of await this.blocks(partition, batch.messages)) {
       if (!isRunning() || isStale()) return;
-      await this.processBlock(topic, partition, block);
+      if (!block.skip) await this.processBlock(topic, partition, block);
       resolveOffset(String(block.range.max));
       await this.consumer!.commitOffsets([{ topic, partition, offset: String(block.range.max + 1) }]);
       await heartbeat();
+    }
+  }
+
+  private async reloadRanges(topic: string): Promise<void> {
+    const join = this.joins;
+    try {
+      this.ranges = await this.deps.writer.loadRanges(topic);
+      this.rangesOfJoin = join;
+    } finally {
+      this.rangesLoading = undefined;
     }
   }
 
@@ -159,6 +181,8 @@ export class ProcessorConsumer {
         rest = messages;
       } else {
         this.deps.log.warn({ partition, saved }, 'skipping a range already stored before a restart');
+        // Commit past it even when nothing follows in this fetch, or the same fetch comes back forever.
+        blocks.push({ range: { min: first, max: saved.max }, messages: [], replay: true, skip: true });
       }
     }
     for (let i = 0; i < rest.length; i += maxBlock) {
@@ -184,7 +208,14 @@ export class ProcessorConsumer {
     // Counts first: once a block's records are visible, its excluded count is too.
     if (out.excluded.size && this.deps.excludedWriter)
       await this.deps.excludedWriter.insert([...out.excluded.values()], token);
-    await writer.insert(rows, token);
+    for (const bad of await writer.insertIsolating(rows, token)) {
+      dead.push({
+        reason: `ClickHouse refused the row: ${bad.reason}`,
+        partition,
+        offset: String(bad.row.kafka_offset),
+        value: bad.row.record,
+      });
+    }
     if (cfg.processor.crashAfterInsert) {
       // Fault-injection hook (tests only): die between the insert and the offset commit.
       log.warn({ partition, range: block.range }, 'FAULT_CRASH_AFTER_INSERT: exiting before commit');

@@ -173,12 +173,12 @@ function collect(node: unknown, segs: FieldPathSegment[], i: number, out: Matche
       while (stack.length) {
         const n = stack.pop();
         if (Array.isArray(n)) {
-          for (let k = n.length - 1; k >= 0; k--) if (typeof n[k] === 'object' && n[k] !== null) stack.push(n[k]);
+          for (let k = 0; k < n.length; k++) if (typeof n[k] === 'object' && n[k] !== null) stack.push(n[k]);
         } else if (isObject(n)) {
-          const keys = Object.keys(n);
           if (Object.hasOwn(n, seg.name)) hit(n, seg.name, segs, i, out);
-          for (let k = keys.length - 1; k >= 0; k--) {
-            const child = n[keys[k]!];
+          // Visit order does not matter: matches are collected first and applied afterwards.
+          for (const k in n) {
+            const child = n[k];
             if (typeof child === 'object' && child !== null) stack.push(child);
           }
         }
@@ -209,7 +209,10 @@ function applyMatches(matches: Matches, rule: CompiledRedaction): void {
  * Applies rules to a JSON value in place. A rule with no segments addresses the value itself:
  * returns `{changed, value}` where value is undefined when it was removed.
  */
-export function redactJson(value: unknown, rules: readonly CompiledRedaction[]): { changed: boolean; value: unknown } {
+export function redactJson(
+  value: unknown,
+  rules: readonly CompiledRedaction[],
+): { changed: boolean; value: unknown } {
   let changed = false;
   let current = value;
   for (const rule of rules) {
@@ -296,7 +299,7 @@ function looksLikeJson(s: string): boolean {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue;
-    return c === 0x7b /* { */ || c === 0x5b /* [ */;
+    return c === 0x7b /* { */ || c === 0x5b; /* [ */
   }
   return false;
 }
@@ -336,7 +339,10 @@ function redactBody(part: Record<string, unknown>, rules: readonly CompiledRedac
     }
   }
   if (ct.startsWith('application/x-www-form-urlencoded')) {
-    const redacted = redactUrlQuery(`?${body}`, rules.filter((r) => r.segments.length === 1));
+    const redacted = redactUrlQuery(
+      `?${body}`,
+      rules.filter((r) => r.segments.length === 1),
+    );
     if (redacted !== `?${body}`) part.body = redacted.slice(1);
     // Whole-body rules still apply below.
   }

@@ -19,6 +19,7 @@ export interface RequestRow {
   response_size: number;
   blocked: number;
   tags: Record<string, string>;
+  /** JSON text of the stored record (always an object): RequestsWriter writes it unescaped */
   record: string;
   kafka_partition: number;
   kafka_offset: number;

@@ -90,6 +90,7 @@ type ChangeHandler<T> = (accountSid: string, compiled: T | undefined) => void;
 export class RuleSnapshot<T> {
   private compiled = new Map<string, T>();
   private raw = new Map<string, AccountRules>();
+  private prints = new Map<string, string>();
   private pending = new Set<string>();
   private fullPending = false;
   private chain: Promise<void> = Promise.resolve();
@@ -135,7 +136,10 @@ export class RuleSnapshot<T> {
     return this.compiled.entries();
   }
 
-  /** Called after an account's rules were (re)loaded; `compiled` undefined = it has none left. */
+  /**
+   * Called after an account's rules changed (every notified account; on a full reload only the
+   * accounts whose rules differ); `compiled` undefined = it has none left.
+   */
   onChange(handler: ChangeHandler<T>): void {
     this.changeHandlers.push(handler);
   }
@@ -197,22 +201,34 @@ export class RuleSnapshot<T> {
       this.scheduleFlush(delay);
       return;
     }
-    // Notifications that arrived during a full reload are applied after it.
-    if (full && accounts.length) for (const a of accounts) this.pending.add(a);
+    // Notifications that arrived during this load were queued by refresh(); load them next.
     if (this.pending.size || this.fullPending) this.scheduleFlush(0);
   }
 
   private async loadAll(): Promise<void> {
     const loaded = await this.query(null);
-    const before = new Set(this.raw.keys());
+    const changed: string[] = [];
+    for (const sid of this.raw.keys()) if (!loaded.has(sid)) changed.push(sid);
     const compiled = new Map<string, T>();
-    for (const [sid, rules] of loaded) compiled.set(sid, this.compileSafe(rules));
+    const prints = new Map<string, string>();
+    for (const [sid, rules] of loaded) {
+      // Unchanged accounts keep their compiled rules: a periodic reload costs one query, not a recompile.
+      const print = fingerprint(rules);
+      const prev = this.compiled.get(sid);
+      if (prev !== undefined && this.prints.get(sid) === print) compiled.set(sid, prev);
+      else {
+        compiled.set(sid, this.compileSafe(rules));
+        changed.push(sid);
+      }
+      prints.set(sid, print);
+    }
     this.raw = loaded;
     this.compiled = compiled;
+    this.prints = prints;
     this.loads++;
     this.lastLoadAt = new Date();
-    this.opts.log.debug({ accounts: loaded.size }, 'rules reloaded');
-    for (const sid of new Set([...before, ...loaded.keys()])) this.emit(sid);
+    this.opts.log.debug({ accounts: loaded.size, changed: changed.length }, 'rules reloaded');
+    for (const sid of changed) this.emit(sid);
   }
 
   private async loadAccounts(accountSids: string[]): Promise<void> {
@@ -222,9 +238,11 @@ export class RuleSnapshot<T> {
       if (rules) {
         this.raw.set(sid, rules);
         this.compiled.set(sid, this.compileSafe(rules));
+        this.prints.set(sid, fingerprint(rules));
       } else {
         this.raw.delete(sid);
         this.compiled.delete(sid);
+        this.prints.delete(sid);
       }
     }
     this.loads++;
@@ -296,7 +314,7 @@ export class RuleSnapshot<T> {
         );
         for (const a of accounts.rows) out.get(a.sid)!.accountName = a.name;
         const buckets = await client.query<{ sid: string; account_sid: string; name: string }>(
-          'SELECT sid, account_sid, name FROM buckets WHERE account_sid = ANY($1)',
+          'SELECT sid, account_sid, name FROM buckets WHERE account_sid = ANY($1) ORDER BY sid',
           [sids],
         );
         for (const b of buckets.rows) out.get(b.account_sid)!.bucketNames.set(b.sid, b.name);
@@ -310,6 +328,11 @@ export class RuleSnapshot<T> {
       client.release();
     }
   }
+}
+
+/** Equal for equal rule sets (rows come ordered), so a periodic reload can skip unchanged accounts. */
+function fingerprint(r: AccountRules): string {
+  return JSON.stringify([r.accountName, [...r.bucketNames], r.exclusions, r.redactions, r.workflows]);
 }
 
 interface ExclusionRow {

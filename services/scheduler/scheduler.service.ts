@@ -16,7 +16,7 @@ import {
   round,
   type WindowMetrics,
 } from './threshold.evaluator.js';
-import { windowMetrics } from './threshold.query.js';
+import { scopeKey, windowMetrics, type Scope } from './threshold.query.js';
 import { TriggerStateRepository } from './trigger-state.repository.js';
 import { WorkflowDirectory, type TimedWorkflow } from './workflow.directory.js';
 
@@ -163,61 +163,67 @@ export class Scheduler {
     }
   }
 
-  /** One evaluation of every active threshold workflow over the per-minute aggregates. */
+  /**
+   * One evaluation of every active threshold workflow over the per-minute aggregates: one query
+   * per distinct window (all scopes at once), then per workflow the comparison, the recorded
+   * evaluation and, when it holds and the cooldown allows, a job.
+   */
   private async evaluateThresholds(slot: Date): Promise<void> {
     const { ch, log } = this.deps;
-    const cache = new Map<string, Promise<WindowMetrics>>();
-    let fired = 0;
-    const workflows = this.directory.all('threshold');
-    for (const wf of workflows) {
-      if (this.stopped) return;
-      const { conditions, errors } = parseThresholdConditions(wf.trigger);
-      if (conditions.length === 0) {
-        log.debug({ workflowSid: wf.sid, errors }, 'threshold workflow has no usable condition');
-        continue;
-      }
-      const metrics = new Map<number, WindowMetrics>();
+    const planned = this.directory
+      .all('threshold')
+      .map((wf) => ({ wf, ...parseThresholdConditions(wf.trigger) }))
+      .filter((p) => {
+        if (p.conditions.length === 0)
+          log.debug({ workflowSid: p.wf.sid, errors: p.errors }, 'no usable condition');
+        return p.conditions.length > 0;
+      });
+    const byWindow = new Map<number, Map<string, Scope>>();
+    for (const { wf, conditions } of planned) {
       for (const c of conditions) {
-        const key = `${wf.accountSid}|${wf.bucketSid}|${wf.environmentSid}|${c.windowSeconds}`;
-        let m = cache.get(key);
-        if (!m) {
-          m = windowMetrics(
-            ch,
-            {
-              accountSid: wf.accountSid,
-              bucketSid: wf.bucketSid,
-              environmentSid: wf.environmentSid,
-              windowSeconds: c.windowSeconds,
-            },
-            slot,
-          );
-          cache.set(key, m);
-        }
-        metrics.set(c.windowSeconds, await m);
+        const scopes = byWindow.get(c.windowSeconds) ?? new Map<string, Scope>();
+        scopes.set(scopeKey(wf), wf);
+        byWindow.set(c.windowSeconds, scopes);
       }
-      const ev = evaluate(conditions, (w) => metrics.get(w)!);
-      const first = ev.results[0]!;
-      await this.state.recordEvaluation(wf.sid, wf.accountSid, slot, first.actual, ev.hit);
-      if (!ev.hit) continue;
-      // Cooldown = the longest window among the conditions.
-      const window = Math.max(...conditions.map((c) => c.windowSeconds));
-      if (!(await this.state.claimFire(wf.sid, slot, window))) continue;
-      const job = timedJob(
-        wf,
-        { type: 'threshold', message: describeEvaluation(ev) },
-        {
-          value: first.actual === null ? null : round(first.actual),
-          threshold: first.condition.value,
-          timeWindow: first.condition.timeWindow,
-        },
-      );
-      await this.produce(job);
-      fired++;
     }
-    log.debug(
-      { workflows: workflows.length, fired, slot: slot.toISOString() },
-      'threshold triggers evaluated',
-    );
+    const metrics = new Map<number, Map<string, WindowMetrics>>();
+    for (const [window, scopes] of byWindow) {
+      metrics.set(window, await windowMetrics(ch, [...scopes.values()], window, slot));
+    }
+
+    let fired = 0;
+    for (const { wf, conditions } of planned) {
+      if (this.stopped) return;
+      try {
+        const ev = evaluate(conditions, (w) => metrics.get(w)!.get(scopeKey(wf))!);
+        const first = ev.results[0]!;
+        await this.state.recordEvaluation(wf.sid, wf.accountSid, slot, first.actual, ev.hit);
+        if (!ev.hit) continue;
+        // Cooldown = the longest window among the conditions.
+        const window = Math.max(...conditions.map((c) => c.windowSeconds));
+        if (!(await this.state.claimFire(wf.sid, slot, window))) continue;
+        const job = timedJob(
+          wf,
+          { type: 'threshold', message: describeEvaluation(ev) },
+          {
+            value: first.actual === null ? null : round(first.actual),
+            threshold: first.condition.value,
+            timeWindow: first.condition.timeWindow,
+          },
+        );
+        try {
+          await this.produce(job);
+        } catch (err) {
+          // Not sent: give the claim back so the next evaluation fires instead of the cooldown holding.
+          await this.state.unclaimFire(wf.sid, slot).catch(() => undefined);
+          throw err;
+        }
+        fired++;
+      } catch (err) {
+        log.error({ err, workflowSid: wf.sid }, 'threshold workflow evaluation failed');
+      }
+    }
+    log.debug({ workflows: planned.length, fired, slot: slot.toISOString() }, 'threshold triggers evaluated');
   }
 
   /** Makes the cron tasks match the active schedule workflows (create, re-pattern, remove). */
@@ -278,11 +284,19 @@ export class Scheduler {
         `scheduler built an invalid actionJob: ${JSON.stringify(this.validateJob.errors?.[0])}`,
       );
     }
-    await this.deps.producer.send({
-      topic: TOPICS.actions,
-      acks: -1,
-      messages: [{ key: job.workflowSid, value: JSON.stringify(job) }],
-    });
+    await this.state.recordQueued(job);
+    try {
+      await this.deps.producer.send({
+        topic: TOPICS.actions,
+        acks: -1,
+        messages: [{ key: job.workflowSid, value: JSON.stringify(job) }],
+      });
+    } catch (err) {
+      await this.state
+        .recordQueueFailure(job.executionSid, `job could not be queued: ${(err as Error).message}`)
+        .catch(() => undefined);
+      throw err;
+    }
     this.deps.log.info(
       { workflowSid: job.workflowSid, executionSid: job.executionSid, trigger: job.trigger.type },
       'workflow triggered',

@@ -3,56 +3,79 @@ import { MERGE } from '../shared/metrics-sql.js';
 import { TABLES } from '../shared/tables.js';
 import type { WindowMetrics } from './threshold.evaluator.js';
 
-export interface WindowKey {
+/** One bucket and environment of one account: what a threshold workflow watches. */
+export interface Scope {
   accountSid: string;
   bucketSid: string;
   environmentSid: string;
-  windowSeconds: number;
 }
 
+export const scopeKey = (s: Scope): string => `${s.accountSid}|${s.bucketSid}|${s.environmentSid}`;
+
+const CHUNK = 500;
+const EMPTY: WindowMetrics = { requests: 0, error_rate: null, avg_response_time: null, response_time: null };
+
 /**
- * The three threshold metrics of one bucket and environment over a window, from the per-minute
- * aggregates (never raw rows). The window covers the minute buckets that start at or after
- * (slot - window) rounded down to the minute, up to the slot's minute (which is partial).
- * `response_time` is the p95, merged from the DDSketch states (docs/workflows.md).
+ * The three threshold metrics of many scopes over one window, from the per-minute aggregates
+ * (never raw rows), in one query per 500 scopes. The window covers the minute buckets that start
+ * at or after (slot - window) rounded down to the minute, up to the slot's minute (partial).
+ * `response_time` is the p95, merged from the quantile states (docs/workflows.md).
+ * NOTE: aliases must not reuse a column name: ClickHouse would resolve `requests` inside the
+ * other MERGE expressions to the alias and refuse an aggregate inside an aggregate.
  */
 export async function windowMetrics(
   ch: ClickHouseClient,
-  key: WindowKey,
+  scopes: readonly Scope[],
+  windowSeconds: number,
   slot: Date,
-): Promise<WindowMetrics> {
+): Promise<Map<string, WindowMetrics>> {
   const until = Math.floor(slot.getTime() / 1000);
-  const rs = await ch.query({
-    query: `SELECT
-        ${MERGE.requests} AS requests,
-        ${MERGE.errorRate} AS error_rate,
-        ${MERGE.avg} AS avg_response_time,
-        ${MERGE.durationCount} AS duration_count,
-        ${MERGE.p95} AS p95
-      FROM ${TABLES.requestsMinute}
-      WHERE account_sid = {account:String}
-        AND bucket_sid = {bucket:String}
-        AND environment_sid = {environment:String}
-        AND minute >= toStartOfMinute(toDateTime({since:UInt32}, 'UTC'))
-        AND minute <= toDateTime({until:UInt32}, 'UTC')`,
-    query_params: {
-      account: key.accountSid,
-      bucket: key.bucketSid,
-      environment: key.environmentSid,
-      since: until - key.windowSeconds,
-      until,
-    },
-    format: 'JSONEachRow',
-  });
-  const row = (await rs.json<Record<string, unknown>>())[0] ?? {};
-  const requests = num(row.requests) ?? 0;
-  const durations = num(row.duration_count) ?? 0;
-  return {
-    requests,
-    error_rate: requests > 0 ? num(row.error_rate) : null,
-    avg_response_time: durations > 0 ? num(row.avg_response_time) : null,
-    response_time: durations > 0 ? num(row.p95) : null,
-  };
+  const out = new Map<string, WindowMetrics>();
+  for (let i = 0; i < scopes.length; i += CHUNK) {
+    const part = scopes.slice(i, i + CHUNK);
+    const rs = await ch.query({
+      query: `SELECT account_sid, bucket_sid, environment_sid,
+          ${MERGE.requests} AS n_requests,
+          ${MERGE.errorRate} AS error_rate,
+          ${MERGE.avg} AS avg_response_time,
+          ${MERGE.durationCount} AS n_durations,
+          ${MERGE.p95} AS p95
+        FROM ${TABLES.requestsMinute}
+        WHERE account_sid IN {accounts:Array(String)}
+          AND bucket_sid IN {buckets:Array(String)}
+          AND has({keys:Array(String)}, concat(account_sid, '|', bucket_sid, '|', environment_sid))
+          AND minute >= toStartOfMinute(toDateTime({since:UInt32}, 'UTC'))
+          AND minute <= toDateTime({until:UInt32}, 'UTC')
+        GROUP BY account_sid, bucket_sid, environment_sid`,
+      query_params: {
+        accounts: [...new Set(part.map((s) => s.accountSid))],
+        buckets: [...new Set(part.map((s) => s.bucketSid))],
+        keys: part.map(scopeKey),
+        since: until - windowSeconds,
+        until,
+      },
+      format: 'JSONEachRow',
+    });
+    for (const row of await rs.json<Record<string, unknown>>()) {
+      const requests = num(row.n_requests) ?? 0;
+      const durations = num(row.n_durations) ?? 0;
+      out.set(
+        scopeKey({
+          accountSid: String(row.account_sid),
+          bucketSid: String(row.bucket_sid),
+          environmentSid: String(row.environment_sid),
+        }),
+        {
+          requests,
+          error_rate: requests > 0 ? num(row.error_rate) : null,
+          avg_response_time: durations > 0 ? num(row.avg_response_time) : null,
+          response_time: durations > 0 ? num(row.p95) : null,
+        },
+      );
+    }
+  }
+  for (const s of scopes) if (!out.has(scopeKey(s))) out.set(scopeKey(s), EMPTY);
+  return out;
 }
 
 function num(v: unknown): number | null {

@@ -1,4 +1,5 @@
 import type { PoolClient } from 'pg';
+import type { ActionJob } from '../../schemas/action-job.schema.js';
 import type { Pool } from '../shared/postgres.js';
 
 /**
@@ -75,5 +76,41 @@ export class TriggerStateRepository {
       [workflowSid, slot, windowSeconds],
     );
     return (r.rowCount ?? 0) > 0;
+  }
+
+  /** The execution as `pending` before its job is queued: the log shows it even while no runner runs. */
+  async recordQueued(job: ActionJob): Promise<void> {
+    await this.pg.query(
+      `INSERT INTO workflow_executions
+         (sid, account_sid, workflow_sid, bucket_sid, trigger_type, request_sid, status, detail, created_at)
+       VALUES ($1, $2, $3, $4, $5, NULL, 'pending', $6, $7)
+       ON CONFLICT (sid) DO NOTHING`,
+      [
+        job.executionSid,
+        job.accountSid,
+        job.workflowSid,
+        job.bucketSid,
+        job.trigger.type,
+        JSON.stringify({ trigger: job.trigger, actions: [] }),
+        job.createdAt,
+      ],
+    );
+  }
+
+  /** The job could not be put on Kafka: the pending execution ends as failed with the reason. */
+  async recordQueueFailure(executionSid: string, error: string): Promise<void> {
+    await this.pg.query(
+      `UPDATE workflow_executions SET status = 'failed', error = $2, finished_at = now(), updated_at = now()
+       WHERE sid = $1 AND status = 'pending'`,
+      [executionSid, error.slice(0, 1000)],
+    );
+  }
+
+  /** Undoes claimFire when the job could not be produced (the previous fire was ≥ a window ago). */
+  async unclaimFire(workflowSid: string, slot: Date): Promise<void> {
+    await this.pg.query(
+      'UPDATE workflow_trigger_state SET last_fired_at = NULL, updated_at = now() WHERE workflow_sid = $1 AND last_fired_at = $2',
+      [workflowSid, slot],
+    );
   }
 }

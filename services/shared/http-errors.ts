@@ -1,6 +1,80 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import pg from 'pg';
 import { AppError, errorBody, type ErrorCode } from './errors.js';
 import { isConnectionError } from './postgres.js';
+
+/**
+ * Postgres "data exception" states (SQLSTATE class 22) a client value can cause: the store
+ * refused the value, so the request is at fault, not the server (never a 500 for bad input).
+ */
+const PG_DATA_ERRORS: Record<string, string> = {
+  '22021': 'A text value contains a NUL character or an invalid UTF-8 byte sequence',
+  '22P05': 'A text value contains a NUL character (\\u0000), which cannot be stored',
+  '22P02': 'A value has an invalid format for its type',
+  '22007': 'A date or time value has an invalid format',
+  '22008': 'A date or time value is out of range',
+  '22003': 'A number is out of range',
+  '22001': 'A text value is too long',
+  '2201B': 'A pattern is not a valid regular expression',
+  '22025': 'A pattern has an invalid escape sequence',
+  '22019': 'A pattern has an invalid escape character',
+  '22023': 'A value is not valid for its parameter',
+  '22012': 'A value leads to a division by zero',
+};
+
+/**
+ * ClickHouse errors that mean a bound query parameter could not be read as its declared type:
+ * the value came from the client. Anything else from ClickHouse stays a 500.
+ */
+const CH_PARAM_ERRORS = new Set([
+  'BAD_QUERY_PARAMETER',
+  'CANNOT_CONVERT_TYPE',
+  'VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE',
+  'DECIMAL_OVERFLOW',
+  'TOO_LARGE_STRING_SIZE',
+  'CANNOT_READ_ARRAY_FROM_TEXT',
+]);
+
+/** The pg DatabaseError behind `err` (possibly wrapped once as `cause`), or undefined. */
+function pgError(err: unknown): pg.DatabaseError | undefined {
+  if (err instanceof pg.DatabaseError) return err;
+  const cause = (err as { cause?: unknown } | undefined)?.cause;
+  return cause instanceof pg.DatabaseError ? cause : undefined;
+}
+
+/** The type of a ClickHouse server error (`CANNOT_PARSE_DATETIME`, ...), or undefined. */
+function clickHouseErrorType(err: unknown): string | undefined {
+  const e = err as { constructor?: { name?: string }; type?: unknown; code?: unknown } | undefined;
+  if (e?.constructor?.name !== 'ClickHouseError' || typeof e.type !== 'string') return undefined;
+  return e.type;
+}
+
+/** A 400 for client values the stores refused, or undefined when `err` is not one. */
+function dataError(
+  err: unknown,
+): { status: 400; code: ErrorCode; message: string; details: Record<string, unknown> } | undefined {
+  const pgErr = pgError(err);
+  if (pgErr?.code && pgErr.code.startsWith('22')) {
+    return {
+      status: 400,
+      code: 'VALIDATION_ERROR',
+      message: PG_DATA_ERRORS[pgErr.code] ?? 'A value is not valid for its type',
+      details: {},
+    };
+  }
+  const chType = clickHouseErrorType(err);
+  if (chType && (CH_PARAM_ERRORS.has(chType) || chType.startsWith('CANNOT_PARSE_'))) {
+    return {
+      status: 400,
+      code: 'VALIDATION_ERROR',
+      message: 'A query value could not be read as its type',
+      details: {},
+    };
+  }
+  return undefined;
+}
 
 const BY_STATUS: Record<number, ErrorCode> = {
   400: 'VALIDATION_ERROR',
@@ -52,6 +126,8 @@ export function toErrorResponse(err: unknown): {
       details: validationDetails(fe),
     };
   }
+  const data = dataError(err);
+  if (data) return data;
   if (isConnectionError(err)) {
     return {
       status: 503,
@@ -70,6 +146,53 @@ export function toErrorResponse(err: unknown): {
     return { status, code, message, details: {} };
   }
   return { status: 500, code: 'INTERNAL_ERROR', message: 'Internal server error', details: {} };
+}
+
+/**
+ * Fastify's `frameworkErrors` option: the router refuses a URL that does not decode (bad percent
+ * encoding, FST_ERR_BAD_URL) or whose parameter is longer than `maxParamLength` before any route
+ * or error handler runs, and by default answers in its own format. Both name nothing that exists.
+ */
+export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  req.log.debug({ code: err.code }, 'request rejected by the router');
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    void reply
+      .status(404)
+      .send(errorBody('RESOURCE_NOT_FOUND', 'No such resource (a path segment is too long)'));
+    return;
+  }
+  void reply
+    .status(400)
+    .send(
+      errorBody('VALIDATION_ERROR', 'The URL is not valid (bad percent-encoding)', { url: 'is not valid' }),
+    );
+}
+
+/**
+ * Fastify's `clientErrorHandler` option. Node's HTTP parser refuses some requests before Fastify
+ * routes them (headers over `--max-http-header-size`, 16 KB by default: 431; malformed HTTP: 400;
+ * request timeout: 408) and emits `clientError` on the server; this answers those in the error
+ * envelope too, then closes the connection as Node does.
+ */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  let status = 400;
+  let message = 'The request is not valid HTTP';
+  if (err.code === 'HPE_HEADER_OVERFLOW') {
+    status = 431;
+    message = 'Request headers are larger than the limit (16 KB)';
+  } else if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    status = 408;
+    message = 'The request was not received in time';
+  }
+  const body = JSON.stringify(errorBody('VALIDATION_ERROR', message));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }
 
 export function installErrorHandlers(app: FastifyInstance): void {

@@ -4,7 +4,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import type { Ajv } from 'ajv';
 import type { Config } from './config.js';
 import { AppError } from './errors.js';
-import { installErrorHandlers } from './http-errors.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandlers } from './http-errors.js';
 import type { Logger } from './logger.js';
 import { newSid } from './ids.js';
 import { ALL_SCHEMAS } from '../../schemas/index.js';
@@ -32,6 +32,10 @@ export function createHttpServer(opts: {
     requestIdHeader: false,
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { maxParamLength: 200 },
+    // Refusals before any route runs (undecodable URL, over-long parameter; Node's parser: 431 for
+    // headers over 16 KB, malformed HTTP) in the error envelope too (http-errors.ts).
+    frameworkErrors,
+    clientErrorHandler,
     ...(https ? { https } : {}),
     ...opts.extra,
   } as FastifyServerOptions) as unknown as FastifyInstance;

@@ -3,6 +3,10 @@ export const TABLES = {
   requests: 'requests',
   /** Per-minute aggregates filled by the materialized view `requests_minute_mv` (002_metrics.sql). */
   requestsMinute: 'requests_minute',
+  /** requests_minute per dimension and time block (`requests_rollup_mv`): the metrics API's read path. */
+  requestsRollup: 'requests_rollup',
+  /** Null table: a deleted request's row, written negated into both aggregates by materialized views. */
+  requestsDeleted: 'requests_deleted',
   /** Records dropped by exclusion rules, per bucket and minute (003_excluded.sql). */
   excludedMinute: 'excluded_minute',
   processorState: 'processor_offsets',
@@ -10,4 +14,9 @@ export const TABLES = {
 } as const;
 
 /** Tables holding per-bucket rows (`account_sid`, `bucket_sid`): all emptied when a bucket is deleted. */
-export const BUCKET_TABLES: readonly string[] = [TABLES.requests, TABLES.requestsMinute, TABLES.excludedMinute];
+export const BUCKET_TABLES: readonly string[] = [
+  TABLES.requests,
+  TABLES.requestsMinute,
+  TABLES.requestsRollup,
+  TABLES.excludedMinute,
+];

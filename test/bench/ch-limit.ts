@@ -34,6 +34,8 @@ export interface ChLimitResult {
   rate: number;
   mapSeconds: number;
   insertSeconds: number;
+  /** CPU seconds of this process (Node + chDB threads) per 100,000 records, for toRow + insert */
+  cpuSecondsPer100k: number;
 }
 
 async function run(cfg: ChLimitConfig): Promise<ChLimitResult> {
@@ -71,15 +73,19 @@ async function run(cfg: ChLimitConfig): Promise<ChLimitResult> {
     let insertMs = 0;
     let done = 0;
     let blocks = 0;
+    let cpuUs = 0;
     while (done < cfg.records) {
       const n = Math.min(cfg.block, cfg.records - done);
       const records: StoredRecord[] = [];
       for (let i = 0; i < n; i++) records.push(JSON.parse(pool[(done + i) % pool.length]!) as StoredRecord);
+      const c0 = process.cpuUsage();
       const t0 = performance.now();
       const rows = records.map((rec, i) => toRow(rec, 0, done + i));
       const t1 = performance.now();
       await writer.insert(rows, RequestsWriter.token('bench.limit', 0, { min: done, max: done + n - 1 }));
       const t2 = performance.now();
+      const c = process.cpuUsage(c0);
+      cpuUs += c.user + c.system;
       mapMs += t1 - t0;
       insertMs += t2 - t1;
       done += n;
@@ -91,6 +97,7 @@ async function run(cfg: ChLimitConfig): Promise<ChLimitResult> {
       rate: done / ((mapMs + insertMs) / 1000),
       mapSeconds: mapMs / 1000,
       insertSeconds: insertMs / 1000,
+      cpuSecondsPer100k: (cpuUs / 1e6 / done) * 1e5,
     };
   } finally {
     // The parent removes the directory after this process exited (chDB lets go of it at exit).

@@ -50,6 +50,8 @@ export interface LoadgenResult {
   /** every request's ack latency in ms (the parent merges generators' quantiles) */
   latencies: number[];
   poolBytes: number;
+  /** CPU seconds this generator used while sending */
+  cpu: number;
 }
 
 type Msg = { type: 'config'; config: LoadgenConfig } | { type: 'go' };
@@ -188,7 +190,9 @@ async function run(cfg: LoadgenConfig, pool: Prepared[], poolBytes: number): Pro
     lastAckMs: 0,
     latencies: [],
     poolBytes,
+    cpu: 0,
   };
+  const cpu0 = process.cpuUsage();
   const start = performance.now();
   let next = 0;
   const sender = async () => {
@@ -226,6 +230,8 @@ async function run(cfg: LoadgenConfig, pool: Prepared[], poolBytes: number): Pro
   };
   await Promise.all(Array.from({ length: Math.max(1, cfg.connections) }, sender));
   res.latencies = Array.from(latencies.subarray(0, res.requests));
+  const cpu = process.cpuUsage(cpu0);
+  res.cpu = (cpu.user + cpu.system) / 1e6;
   return res;
 }
 

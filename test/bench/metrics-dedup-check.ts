@@ -68,6 +68,24 @@ async function aggregates() {
   return { ...a!, pct: a!.pct.map((x) => Math.round(x * 1000) / 1000) };
 }
 
+/** requests_rollup must agree with requests_minute at every level (dimension `all`). */
+async function rollupLevels() {
+  const rs = await ch.query({
+    query: `SELECT level, ${MERGE.requests} AS r, ${MERGE.errors} AS e, ${MERGE.bytes} AS b,
+              ${MERGE.durationCount} AS dc, ${MERGE.percentiles} AS pct
+            FROM requests_rollup WHERE account_sid = 'acc_dedup' AND dim = 'all' GROUP BY level ORDER BY level`,
+    format: 'JSONEachRow',
+  });
+  const rows = await rs.json<{ level: number; r: number; e: number; b: number; dc: number; pct: number[] }>();
+  return rows.map((x) => ({ ...x, pct: x.pct.map((v) => Math.round(v * 1000) / 1000) }));
+}
+
+async function checkRollup(label: string) {
+  const m = await aggregates();
+  const expected = [10, 60, 1440].map((level) => ({ level, r: m.r, e: m.e, b: m.b, dc: m.dc, pct: m.pct }));
+  check(`${label}: rollup equals requests_minute at every level`, await rollupLevels(), expected);
+}
+
 async function exact() {
   const rs = await ch.query({
     query: `SELECT count() AS r, countIf(status_code >= 400) AS e, sum(request_size + response_size) AS b,
@@ -91,6 +109,7 @@ try {
   check('after one insert: aggregates equal the raw rows', once, await exact());
   await writer.insert(block1, token1);
   check('same block re-sent with the same token: unchanged', await aggregates(), once);
+  await checkRollup('re-sent block');
   const block2 = Array.from({ length: 50 }, (_, i) => row(100 + i, 200 + i));
   await writer.insert(block2, RequestsWriter.token('traffic.requests', 0, { min: 100, max: 149 }));
   const two = await aggregates();
@@ -111,9 +130,32 @@ try {
     ds: after.ds, // float sums in another order; compared below
   });
   check('duration sum within 1e-9', Math.abs(after.ds - raw.ds) < 1e-9, true);
+  await checkRollup('after the delete');
+  // A delete retried after a crash between its compensating insert and the DELETE: the same
+  // insert, same token, twice. Then the same with another token, to show the check can fail.
+  const compensate = (token: string, i: number) =>
+    ch.command({
+      query: `INSERT INTO requests_deleted (account_sid, bucket_sid, environment_sid, created_at, method, endpoint,
+                status_code, duration, request_size, response_size, blocked)
+              SELECT account_sid, bucket_sid, environment_sid, created_at, method, endpoint, status_code, duration,
+                request_size, response_size, blocked FROM requests WHERE sid = {s:String}`,
+      query_params: { s: row(i, 0).sid },
+      clickhouse_settings: {
+        insert_deduplicate: 1,
+        insert_deduplication_token: token,
+        deduplicate_blocks_in_dependent_materialized_views: 1,
+      },
+    });
+  await compensate('retry-token', 20);
+  await compensate('retry-token', 20);
+  check('retried compensation with the same token: counted once', (await aggregates()).r, after.r - 1);
+  await compensate('another-token', 20);
+  check('compensation with another token: counted again (control)', (await aggregates()).r, after.r - 2);
   // The same insert re-sent after the delete (a processor crash replay) stays deduplicated.
+  const beforeReplay = await aggregates();
   await writer.insert(block1, token1);
-  check('replayed block after a delete: still deduplicated', await aggregates(), after);
+  check('replayed block after a delete: still deduplicated', await aggregates(), beforeReplay);
+  await checkRollup('replayed block');
 } finally {
   await ch.close();
   fs.rmSync(dir, { recursive: true, force: true });

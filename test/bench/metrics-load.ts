@@ -139,7 +139,7 @@ try {
         ['performance (status)', performanceSql(s, 'status', 100)],
         ['performance (environment)', performanceSql(s, 'environment', 100)],
         ['errors', errorsSql(s)],
-        ['shapeA/summary', comparisonSql(s, prev.from)],
+        ['shapeA/summary', comparisonSql(s, prev)],
         [`shapeA/responseTime (${interval})`, responseTimeSql(s, interval)],
       ];
       console.log(`\n${r.label}, ${sc.label}:`);

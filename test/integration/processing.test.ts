@@ -65,7 +65,11 @@ async function tap(topic: string): Promise<Tap> {
 }
 
 beforeAll(async () => {
-  kafka = new Kafka({ clientId: 'test-processing', brokers: testEnv().kafkaBrokers, logLevel: logLevel.NOTHING });
+  kafka = new Kafka({
+    clientId: 'test-processing',
+    brokers: testEnv().kafkaBrokers,
+    logLevel: logLevel.NOTHING,
+  });
   [actionsTap, dlqTap] = await Promise.all([tap(TOPICS.actions), tap(TOPICS.requestsDlq)]);
 });
 
@@ -110,7 +114,9 @@ async function createWorkflow(
       name,
       trigger,
       // Nothing listens on port 9: the action runner's attempts fail, which these tests ignore.
-      actions: [{ type: 'webhook', config: { url: 'http://127.0.0.1:9/hook', body: { m: '{{trigger.message}}' } } }],
+      actions: [
+        { type: 'webhook', config: { url: 'http://127.0.0.1:9/hook', body: { m: '{{trigger.message}}' } } },
+      ],
     },
   );
   expect(res.status, res.text).toBe(201);
@@ -155,7 +161,11 @@ async function untilApplied(
 
 function rec(method: string, path: string, status: number, ctx: string, extra: Record<string, unknown> = {}) {
   const r = makeRecord({ contextSid: ctx, ...extra });
-  Object.assign(r.request as Record<string, unknown>, { method, path, url: `https://api.example.com${path}` });
+  Object.assign(r.request as Record<string, unknown>, {
+    method,
+    path,
+    url: `https://api.example.com${path}`,
+  });
   (r.request as Record<string, unknown>).queryString = null;
   (r.response as Record<string, unknown>).statusCode = status;
   return r;
@@ -203,13 +213,15 @@ describe('exclusion rules (spec 2.5)', () => {
       rec('GET', '/api/orders', 200, 'k-plain'),
     ];
     const all = await ingestAndSettle(a, [...excluded, ...kept]);
-    for (const r of excluded) expect(stored(all, r.contextSid as string), r.contextSid as string).toBeUndefined();
+    for (const r of excluded)
+      expect(stored(all, r.contextSid as string), r.contextSid as string).toBeUndefined();
     for (const r of kept) expect(stored(all, r.contextSid as string), r.contextSid as string).toBeDefined();
 
     const stats = await waitFor(async () => {
-      const s = await api(a.apiToken).get<{ bucketSid: string; excluded: { total: number; last24h: number } }>(
-        `${base(a)}/buckets/${a.bucketSid}/stats`,
-      );
+      const s = await api(a.apiToken).get<{
+        bucketSid: string;
+        excluded: { total: number; last24h: number };
+      }>(`${base(a)}/buckets/${a.bucketSid}/stats`);
       return s.body.excluded.total === before.body.excluded.total + excluded.length ? s : undefined;
     });
     expect(stats.status).toBe(200);
@@ -289,8 +301,13 @@ describe('rule changes through the API', () => {
     expect(off.status, off.text).toBe(200);
     expect(await untilApplied(a, probe('/new'), there)).toBeLessThan(5000);
 
-    const rdc = await createRedaction(a, { fieldPath: '$..secret', redactionType: 'replace', replacementValue: 'R' });
-    const withSecret = () => rec('POST', '/r', 200, '', { request: { method: 'POST', path: '/r', body: { secret: 's3' } } });
+    const rdc = await createRedaction(a, {
+      fieldPath: '$..secret',
+      redactionType: 'replace',
+      replacementValue: 'R',
+    });
+    const withSecret = () =>
+      rec('POST', '/r', 200, '', { request: { method: 'POST', path: '/r', body: { secret: 's3' } } });
     const secretOf = (s: Rec | undefined) => (s?.request.body as { secret?: string } | undefined)?.secret;
     expect(await untilApplied(a, withSecret, (s) => secretOf(s) === 'R')).toBeLessThan(5000);
     const del = await api(a.apiToken).delete(`${base(a)}/redactions/${rdc}`);
@@ -313,11 +330,19 @@ describe('server-side redaction (spec 2.6)', () => {
       replacementValue: '[hidden]',
     });
     await createRedaction(a, { fieldPath: '$.request.body.items[*].serial', redactionType: 'mask' });
-    await createRedaction(a, { fieldPath: '$.request.headers.authorization', redactionType: 'replace', replacementValue: 'Bearer ***' });
+    await createRedaction(a, {
+      fieldPath: '$.request.headers.authorization',
+      redactionType: 'replace',
+      replacementValue: 'Bearer ***',
+    });
     await createRedaction(a, { fieldPath: '$.request.queryString.apiKey', redactionType: 'remove' });
     await createRedaction(a, { fieldPath: '$..password', redactionType: 'hash' });
     // A client-side rule is served to SDKs and must not be applied again here.
-    await createRedaction(a, { fieldPath: '$.request.body.clientOnly', redactionType: 'remove', redactAt: 'client' });
+    await createRedaction(a, {
+      fieldPath: '$.request.body.clientOnly',
+      redactionType: 'remove',
+      redactAt: 'client',
+    });
     const wf = await createWorkflow(a, 'prod01', { type: 'request', conditions: [{ path: '/pay*' }] });
 
     const secrets = {
@@ -345,7 +370,10 @@ describe('server-side redaction (spec 2.6)', () => {
             card: secrets.card,
             cvv: secrets.cvv,
             email: secrets.email,
-            items: [{ serial: secrets.serial1, qty: 1 }, { serial: secrets.serial2, qty: 2 }],
+            items: [
+              { serial: secrets.serial1, qty: 1 },
+              { serial: secrets.serial2, qty: 2 },
+            ],
             user: { name: 'Alice', password: secrets.pw1 },
             clientOnly: 'kept',
           }),
@@ -401,6 +429,76 @@ describe('server-side redaction (spec 2.6)', () => {
     expect(job.context.request.headers).toMatchObject({ Authorization: 'Bearer ***' });
     expect(job.context.request.query).toEqual({ page: '1' });
   });
+  it('every type on every location: a body field, an array wildcard, a header and a query parameter', async () => {
+    const a = await newAccount();
+    const { createHash } = await import('node:crypto');
+    const sha = (v: string) => createHash('sha256').update(v).digest('hex');
+    const types = ['mask', 'remove', 'hash', 'replace'] as const;
+    const locations = {
+      body: (t: string) => `$.request.body.f_${t}`,
+      array: (t: string) => `$.request.body.list[*].a_${t}`,
+      header: (t: string) => `$.request.headers.x-${t}`,
+      query: (t: string) => `$.request.queryString.q_${t}`,
+    };
+    for (const [, path] of Object.entries(locations))
+      for (const t of types)
+        await createRedaction(a, {
+          fieldPath: path(t),
+          redactionType: t,
+          replacementValue: t === 'replace' ? 'R!' : null,
+        });
+    const value = (loc: string, t: string) => `${loc}-${t}-Secret-123`;
+    const make = (ctx: string) => {
+      const query = Object.fromEntries(types.map((t) => [`q_${t}`, value('query', t)]));
+      return makeRecord({
+        contextSid: ctx,
+        request: {
+          method: 'POST',
+          path: '/matrix',
+          url: `https://api.example.com/matrix?${new URLSearchParams(query).toString()}`,
+          queryString: query,
+          headers: Object.fromEntries(types.map((t) => [`X-${t.toUpperCase()}`, value('header', t)])),
+          body: JSON.stringify({
+            ...Object.fromEntries(types.map((t) => [`f_${t}`, value('body', t)])),
+            list: [1, 2].map((i) =>
+              Object.fromEntries(types.map((t) => [`a_${t}`, `${value('array', t)}-${i}`])),
+            ),
+          }),
+          contentType: 'application/json',
+        },
+      });
+    };
+    // The last-created rule is the query `replace`: once it applies, all sixteen do.
+    await untilApplied(
+      a,
+      () => make(''),
+      (s) => (s?.request.queryString as Record<string, string> | undefined)?.q_replace === 'R!',
+    );
+    const all = await ingestAndSettle(a, [make('matrix')]);
+    const r = stored(all, 'matrix')!;
+    const body = JSON.parse(r.request.body as string) as Record<string, unknown>;
+    const headers = r.request.headers as Record<string, unknown>;
+    const query = r.request.queryString as Record<string, unknown>;
+    const expected = (v: string, t: string) =>
+      t === 'mask'
+        ? v.replace(/[A-Za-z0-9]/g, '*')
+        : t === 'hash'
+          ? sha(v)
+          : t === 'replace'
+            ? 'R!'
+            : undefined;
+    for (const t of types) {
+      expect(body[`f_${t}`], `body ${t}`).toEqual(expected(value('body', t), t));
+      expect(headers[`X-${t.toUpperCase()}`], `header ${t}`).toEqual(expected(value('header', t), t));
+      expect(query[`q_${t}`], `query ${t}`).toEqual(expected(value('query', t), t));
+      (body.list as Record<string, unknown>[]).forEach((item, i) =>
+        expect(item[`a_${t}`], `array ${t} ${i}`).toEqual(expected(`${value('array', t)}-${i + 1}`, t)),
+      );
+    }
+    expect('f_remove' in body || 'X-REMOVE' in headers || 'q_remove' in query).toBe(false);
+    const json = JSON.stringify(r);
+    expect(json).not.toMatch(/Secret-123/);
+  });
 });
 
 // ------------------------------------------------------------------ triggers
@@ -433,15 +531,29 @@ describe('request and error triggers (spec 2.12)', () => {
       rec('GET', '/other', 200, 't-none'),
     ]);
     const execs = (ctx: string) =>
-      (stored(all, ctx)!.workflowExecutions ?? []) as { sid: string; workflowSid: string; triggerType: string }[];
+      (stored(all, ctx)!.workflowExecutions ?? []) as {
+        sid: string;
+        workflowSid: string;
+        triggerType: string;
+      }[];
     expect(execs('t-request').map((e) => [e.workflowSid, e.triggerType])).toEqual([[reqWf, 'request']]);
-    expect(execs('t-error').map((e) => e.workflowSid).sort()).toEqual([errWf, anyErrWf].sort());
-    expect(execs('t-request-and-any-error').map((e) => e.workflowSid).sort()).toEqual([reqWf, anyErrWf].sort());
+    expect(
+      execs('t-error')
+        .map((e) => e.workflowSid)
+        .sort(),
+    ).toEqual([errWf, anyErrWf].sort());
+    expect(
+      execs('t-request-and-any-error')
+        .map((e) => e.workflowSid)
+        .sort(),
+    ).toEqual([reqWf, anyErrWf].sort());
     expect(stored(all, 't-none')!.workflowExecutions).toBeNull();
     for (const e of execs('t-error')) expect(e.sid).toMatch(/^wfx_[A-Za-z0-9]{27}$/);
 
     const t = stored(all, 't-request')!;
-    const job = await waitFor(() => jobsOf(a.accountSid).find((j) => j.requestSid === t.sid), { what: 'request job' });
+    const job = await waitFor(() => jobsOf(a.accountSid).find((j) => j.requestSid === t.sid), {
+      what: 'request job',
+    });
     const validate = validator('actionJob');
     expect(validate(job), JSON.stringify(validate.errors)).toBe(true);
     expect(job).toMatchObject({
@@ -473,7 +585,9 @@ describe('request and error triggers (spec 2.12)', () => {
       expect(j.trigger.type).toBe('error');
       expect(j.context.response.statusCode).toBe(500);
     }
-    const storedExecs = execs('t-error').map((e) => e.sid).sort();
+    const storedExecs = execs('t-error')
+      .map((e) => e.sid)
+      .sort();
     expect(errJobs.map((j) => j.executionSid).sort()).toEqual(storedExecs);
     // Jobs are keyed by workflow sid (per-workflow ordering on one partition).
     const keys = actionsTap.messages
@@ -483,9 +597,9 @@ describe('request and error triggers (spec 2.12)', () => {
     // Nothing fired for the record of no workflow, nor for the other environment's workflow in prod01.
     const noneSid = stored(all, 't-none')!.sid;
     expect(jobsOf(a.accountSid).filter((j) => j.requestSid === noneSid)).toEqual([]);
-    expect(jobsOf(a.accountSid).filter((j) => j.workflowSid === otherEnvWf && j.environmentSid === 'prod01')).toEqual(
-      [],
-    );
+    expect(
+      jobsOf(a.accountSid).filter((j) => j.workflowSid === otherEnvWf && j.environmentSid === 'prod01'),
+    ).toEqual([]);
   });
 
   it('stores endpoint templates beside the raw path', async () => {
@@ -551,7 +665,9 @@ describe('dead letters', () => {
 // ------------------------------------------------------------------ Postgres outage
 
 /** A TCP relay to Postgres that the test can cut and restore: a real outage, seen from the client. */
-async function relay(target: URL): Promise<{ url: string; down(): Promise<void>; up(): Promise<void>; close(): Promise<void> }> {
+async function relay(
+  target: URL,
+): Promise<{ url: string; down(): Promise<void>; up(): Promise<void>; close(): Promise<void> }> {
   const sockets = new Set<net.Socket>();
   let server: net.Server | undefined;
   let port = 0;

@@ -72,7 +72,12 @@ function rulesFor(exclusions: ExclusionRule[], bucket = 'bkt_1'): BucketRules {
   return compileProcessorRules({ ...emptyRules('acc_1'), exclusions }).forBucket(bucket);
 }
 
-function rec(method: string, path: string, status: number | null, env: string | null = 'prod01'): StoredRecord {
+function rec(
+  method: string,
+  path: string,
+  status: number | null,
+  env: string | null = 'prod01',
+): StoredRecord {
   return {
     sid: 'req_1',
     accountSid: 'acc_1',
@@ -131,9 +136,11 @@ describe('exclusionsStep', () => {
 
   it('marks the drop as an exclusion with the rule sid', () => {
     const x = rule({ pathPattern: '/x' });
-    const res = runSteps(rec('GET', '/x', 200), { accountSid: 'acc_1', bucketSid: 'bkt_1', rules: rulesFor([x]) }, [
-      exclusionsStep,
-    ]);
+    const res = runSteps(
+      rec('GET', '/x', 200),
+      { accountSid: 'acc_1', bucketSid: 'bkt_1', rules: rulesFor([x]) },
+      [exclusionsStep],
+    );
     expect(res).toEqual({ kind: 'drop', reason: `excluded by ${x.sid}`, excluded: true });
   });
 });

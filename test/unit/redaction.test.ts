@@ -31,7 +31,10 @@ function compiled(fieldPath: string, redactionType: RedactionType, replacementVa
   return c.rule;
 }
 
-function record(over: Partial<RedactTarget['request']> = {}, response: Record<string, unknown> | null = null) {
+function record(
+  over: Partial<RedactTarget['request']> = {},
+  response: Record<string, unknown> | null = null,
+) {
   return {
     request: {
       method: 'POST',
@@ -106,9 +109,15 @@ describe('paths', () => {
     expect(body(r).items).toEqual([{ card: '****', id: 1 }, { card: '****', id: 2 }, { id: 3 }]);
   });
   it('remove of array elements keeps the other elements in order', () => {
-    const r = apply(record({ body: { list: ['a', 'b', 'c'] } }), compiled('$.request.body.list[*]', 'remove'));
+    const r = apply(
+      record({ body: { list: ['a', 'b', 'c'] } }),
+      compiled('$.request.body.list[*]', 'remove'),
+    );
     expect(r.request.body).toEqual({ list: [] });
-    const r2 = apply(record({ body: { list: ['a', 'b', 'c'] } }), compiled('$.request.body.list[1]', 'remove'));
+    const r2 = apply(
+      record({ body: { list: ['a', 'b', 'c'] } }),
+      compiled('$.request.body.list[1]', 'remove'),
+    );
     expect(r2.request.body).toEqual({ list: ['a', 'c'] });
   });
   it('$..password reaches every depth of both bodies', () => {
@@ -118,7 +127,10 @@ describe('paths', () => {
       compiled('$..password', 'replace', 'X'),
     );
     expect(body(r).user).toEqual({ password: 'X', name: 'Al' });
-    expect(JSON.parse(r.response!.body as string)).toEqual({ password: 'X', deep: [{ x: { password: 'X' } }] });
+    expect(JSON.parse(r.response!.body as string)).toEqual({
+      password: 'X',
+      deep: [{ x: { password: 'X' } }],
+    });
   });
   it('$.field without a part applies to the top level of both bodies', () => {
     const r = apply(
@@ -129,7 +141,10 @@ describe('paths', () => {
     expect(r.response!.body).toEqual({});
   });
   it('response body only', () => {
-    const r = apply(record({ body: { secret: 'a' } }, { body: { secret: 'b' } }), compiled('$.response.body.secret', 'mask'));
+    const r = apply(
+      record({ body: { secret: 'a' } }, { body: { secret: 'b' } }),
+      compiled('$.response.body.secret', 'mask'),
+    );
     expect(r.request.body).toEqual({ secret: 'a' });
     expect(r.response!.body).toEqual({ secret: '*' });
   });
@@ -159,7 +174,10 @@ describe('headers and query parameters', () => {
     const r2 = apply(record(), compiled('$.request.queryString.token', 'remove'));
     expect(r2.request.queryString).toEqual({ page: '2' });
     expect(r2.request.url).toBe('https://api.example.com/pay?page=2');
-    const r3 = apply(record({ queryString: { ids: ['12', '34'] } }), compiled('$.request.queryString.ids', 'mask'));
+    const r3 = apply(
+      record({ queryString: { ids: ['12', '34'] } }),
+      compiled('$.request.queryString.ids', 'mask'),
+    );
     expect(r3.request.queryString).toEqual({ ids: ['**', '**'] });
   });
   it('url without the parameter is left byte for byte', () => {
@@ -182,7 +200,11 @@ describe('non-JSON bodies', () => {
   });
   it('JSON keys written with escapes are still found (the fast pre-check must not skip them)', () => {
     const escaped = '{"user":{"pass\\u0077ord":"hunter2"},"a\\/b":"x"}';
-    const r = apply(record({ body: escaped }), compiled('$..password', 'mask'), compiled("$['a/b']", 'remove'));
+    const r = apply(
+      record({ body: escaped }),
+      compiled('$..password', 'mask'),
+      compiled("$['a/b']", 'remove'),
+    );
     expect(JSON.parse(r.request.body as string)).toEqual({ user: { password: '*******' } });
   });
   it('form-urlencoded bodies are redacted field by field', () => {
@@ -196,7 +218,11 @@ describe('non-JSON bodies', () => {
 
 describe('rule order and scoping', () => {
   it('applies rules in order on one parse of the body', () => {
-    const r = apply(record(), compiled('$.request.body.card', 'mask'), compiled('$.request.body.user', 'remove'));
+    const r = apply(
+      record(),
+      compiled('$.request.body.card', 'mask'),
+      compiled('$.request.body.user', 'remove'),
+    );
     expect(body(r)).toEqual({ card: '****-****-****-****' });
   });
   it('refuses an invalid field path at compile time', () => {

@@ -1,12 +1,13 @@
--- Per-minute metrics aggregates, filled by a materialized view on every insert into `requests`.
--- The metrics API and the threshold workflows read only this table (never raw rows); merging
--- expressions for its columns live in services/shared/metrics-sql.ts.
+-- Metrics aggregates, filled by materialized views on every insert into `requests`:
+-- requests_minute (full key per minute: threshold workflows, any ad-hoc breakdown) and
+-- requests_rollup (per dimension and time block: the metrics API's read path). Nothing reads raw
+-- rows for metrics. Merging expressions for the columns live in services/shared/metrics-sql.ts.
 --
 -- Key: one row per (account, bucket, minute, environment, method, status code, endpoint template)
 -- after merges. Status class, error and per-dimension breakdowns are all derived from the key.
 --
--- Counters are signed Int64 on purpose: deleting one request inserts a compensating row with
--- negative counts, bytes and duration sum (services/api/requests.repository.ts delete()).
+-- Counters are signed Int64 on purpose: deleting one request writes compensating rows with
+-- negative counts, bytes and duration sum (requests_deleted below).
 -- duration_min/max are Nullable so rows without a duration (and compensating rows) leave them alone.
 --
 -- Quantile state, chosen by measurement (test/bench/metrics-quantiles.ts, figures in docs/metrics.md):
@@ -44,10 +45,11 @@ CREATE TABLE IF NOT EXISTS requests_minute
     duration_digest  AggregateFunction(quantilesExactWeighted(0.5, 0.95, 0.99), Int16, UInt64)
 )
 ENGINE = AggregatingMergeTree
-PARTITION BY toYYYYMMDD(minute)
+PARTITION BY toYYYYMM(minute)
 ORDER BY (account_sid, bucket_sid, minute, environment_sid, method, status_code, endpoint)
 TTL minute + toIntervalDay(${RETENTION_DAYS})
-SETTINGS non_replicated_deduplication_window = 10000;
+-- Small granules: queries read a few minutes of one bucket, and every row read costs a state.
+SETTINGS non_replicated_deduplication_window = 10000, index_granularity = 1024;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS requests_minute_mv TO requests_minute AS
 SELECT
@@ -74,3 +76,149 @@ SELECT
         isNotNull(duration)) AS duration_digest
 FROM requests
 GROUP BY account_sid, bucket_sid, minute, environment_sid, method, status_code, endpoint;
+
+-- Read path of the metrics API: the same aggregates per dimension and per time block, so a query
+-- merges few states whatever the key cardinality (requests_minute has ~1 row per request at
+-- realistic cardinalities, and merging a quantile state costs ~2 us).
+--   level: block length in minutes, 10, 60 or 1440 (a UTC day); t: block start (epoch aligned).
+--   dim/value: 'all' '' | 'method' 'GET' | 'status' '404' | 'endpoint' '/users/{id}'
+--              | 'error' '404 /users/{id}' (rows with status >= 400 only, and no digest: errors by
+--              endpoint and status code are counts).
+-- A range is covered by the largest whole blocks inside it plus finer blocks at its edges, the
+-- single minutes (at most 9 at each end) read from requests_minute
+-- (services/api/metrics.repository.ts), so answers keep minute resolution.
+-- Built from the raw rows (states from values), not cascaded from requests_minute (merging
+-- per-minute states made inserts several times slower); levels and dimensions are kept few
+-- because every one multiplies the work of each insert.
+CREATE TABLE IF NOT EXISTS requests_rollup
+(
+    account_sid      LowCardinality(String),
+    dim              LowCardinality(String),
+    level            UInt16,
+    t                DateTime('UTC'),
+    bucket_sid       LowCardinality(String),
+    environment_sid  LowCardinality(String),
+    value            String,
+    requests         SimpleAggregateFunction(sum, Int64),
+    errors           SimpleAggregateFunction(sum, Int64),
+    blocked          SimpleAggregateFunction(sum, Int64),
+    bytes            SimpleAggregateFunction(sum, Int64),
+    duration_sum     SimpleAggregateFunction(sum, Float64),
+    duration_count   SimpleAggregateFunction(sum, Int64),
+    duration_min     SimpleAggregateFunction(min, Nullable(Float64)),
+    duration_max     SimpleAggregateFunction(max, Nullable(Float64)),
+    duration_digest  AggregateFunction(quantilesExactWeighted(0.5, 0.95, 0.99), Int16, UInt64)
+)
+ENGINE = AggregatingMergeTree
+PARTITION BY toYYYYMM(t)
+ORDER BY (account_sid, dim, level, t, bucket_sid, environment_sid, value)
+TTL t + toIntervalDay(${RETENTION_DAYS})
+SETTINGS non_replicated_deduplication_window = 10000, index_granularity = 256;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS requests_rollup_mv TO requests_rollup AS
+SELECT
+    account_sid,
+    d.1 AS dim,
+    lv AS level,
+    toDateTime(intDiv(toUInt32(toDateTime(created_at)), lv * 60) * lv * 60, 'UTC') AS t,
+    bucket_sid,
+    environment_sid,
+    d.2 AS value,
+    toInt64(count()) AS requests,
+    toInt64(countIf(status_code >= 400)) AS errors,
+    toInt64(sum(blocked)) AS blocked,
+    toInt64(sum(request_size + response_size)) AS bytes,
+    sumIf(assumeNotNull(duration), isNotNull(duration)) AS duration_sum,
+    toInt64(countIf(isNotNull(duration))) AS duration_count,
+    min(duration) AS duration_min,
+    max(duration) AS duration_max,
+    quantilesExactWeightedStateIf(0.5, 0.95, 0.99)(
+        if(assumeNotNull(duration) > 0,
+           toInt16(greatest(-32767, least(32767, round(log2(assumeNotNull(duration)) * 347)))),
+           toInt16(-32768)),
+        toUInt64(1),
+        isNotNull(duration) AND d.1 != 'error') AS duration_digest
+FROM requests
+ARRAY JOIN [toUInt16(10), 60, 1440] AS lv
+ARRAY JOIN arrayConcat(
+    [('all', ''), ('method', toString(method)), ('status', toString(status_code)), ('endpoint', endpoint)],
+    if(status_code >= 400, [('error', concat(toString(status_code), ' ', endpoint))], [])) AS d
+GROUP BY account_sid, dim, level, t, bucket_sid, environment_sid, value;
+
+-- Deleting a request (services/api/requests.repository.ts delete()) inserts its stored row here;
+-- these views write it negated into both aggregate tables: counts, bytes and duration sum with
+-- the opposite sign, and its duration with weight 2^64-1, i.e. -1 in the digest's UInt64 modular
+-- counts, so percentiles forget it exactly. min/max cannot be undone (documented).
+-- NOTE: the insert carries a deduplication token naming the stored row: a retried or concurrent
+-- delete of the same request is compensated once (the targets' deduplication window).
+CREATE TABLE IF NOT EXISTS requests_deleted
+(
+    account_sid      String,
+    bucket_sid       String,
+    environment_sid  String,
+    created_at       DateTime64(3, 'UTC'),
+    method           String,
+    endpoint         String,
+    status_code      UInt16,
+    duration         Nullable(Float64),
+    request_size     UInt64,
+    response_size    UInt64,
+    blocked          UInt8
+)
+ENGINE = Null;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS requests_deleted_minute_mv TO requests_minute AS
+SELECT
+    account_sid,
+    bucket_sid,
+    toDateTime(toStartOfMinute(created_at), 'UTC') AS minute,
+    environment_sid,
+    method,
+    status_code,
+    endpoint,
+    -toInt64(count()) AS requests,
+    -toInt64(countIf(status_code >= 400)) AS errors,
+    -toInt64(sum(blocked)) AS blocked,
+    -toInt64(sum(request_size + response_size)) AS bytes,
+    -sumIf(assumeNotNull(duration), isNotNull(duration)) AS duration_sum,
+    -toInt64(countIf(isNotNull(duration))) AS duration_count,
+    CAST(NULL AS Nullable(Float64)) AS duration_min,
+    CAST(NULL AS Nullable(Float64)) AS duration_max,
+    quantilesExactWeightedStateIf(0.5, 0.95, 0.99)(
+        if(assumeNotNull(duration) > 0,
+           toInt16(greatest(-32767, least(32767, round(log2(assumeNotNull(duration)) * 347)))),
+           toInt16(-32768)),
+        toUInt64(18446744073709551615),
+        isNotNull(duration)) AS duration_digest
+FROM requests_deleted
+GROUP BY account_sid, bucket_sid, minute, environment_sid, method, status_code, endpoint;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS requests_deleted_rollup_mv TO requests_rollup AS
+SELECT
+    account_sid,
+    d.1 AS dim,
+    lv AS level,
+    toDateTime(intDiv(toUInt32(toDateTime(created_at)), lv * 60) * lv * 60, 'UTC') AS t,
+    bucket_sid,
+    environment_sid,
+    d.2 AS value,
+    -toInt64(count()) AS requests,
+    -toInt64(countIf(status_code >= 400)) AS errors,
+    -toInt64(sum(blocked)) AS blocked,
+    -toInt64(sum(request_size + response_size)) AS bytes,
+    -sumIf(assumeNotNull(duration), isNotNull(duration)) AS duration_sum,
+    -toInt64(countIf(isNotNull(duration))) AS duration_count,
+    CAST(NULL AS Nullable(Float64)) AS duration_min,
+    CAST(NULL AS Nullable(Float64)) AS duration_max,
+    quantilesExactWeightedStateIf(0.5, 0.95, 0.99)(
+        if(assumeNotNull(duration) > 0,
+           toInt16(greatest(-32767, least(32767, round(log2(assumeNotNull(duration)) * 347)))),
+           toInt16(-32768)),
+        toUInt64(18446744073709551615),
+        isNotNull(duration) AND d.1 != 'error') AS duration_digest
+FROM requests_deleted
+ARRAY JOIN [toUInt16(10), 60, 1440] AS lv
+ARRAY JOIN arrayConcat(
+    [('all', ''), ('method', toString(method)), ('status', toString(status_code)), ('endpoint', endpoint)],
+    if(status_code >= 400, [('error', concat(toString(status_code), ' ', endpoint))], [])) AS d
+GROUP BY account_sid, dim, level, t, bucket_sid, environment_sid, value;

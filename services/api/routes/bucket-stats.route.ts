@@ -56,7 +56,10 @@ export default async function bucketStatsRoutes(app: FastifyInstance): Promise<v
       const [row] = await rs.json<{ total: number | string; last24h: number | string }>();
       return {
         bucketSid,
-        excluded: { total: Math.max(0, Number(row?.total ?? 0)), last24h: Math.max(0, Number(row?.last24h ?? 0)) },
+        excluded: {
+          total: Math.max(0, Number(row?.total ?? 0)),
+          last24h: Math.max(0, Number(row?.last24h ?? 0)),
+        },
       };
     },
   );

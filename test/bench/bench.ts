@@ -1,0 +1,677 @@
+/**
+ * `npm run bench`: Tapline's speed in one command, measured against the limits of its own parts in
+ * the same run. See bench/README.md for what each figure means.
+ *
+ * Phases (in order): start the stack as `npm start` does → warm-up → end-to-end batches (×runs) →
+ * end-to-end one record per request → freshness at 50% of the best batch rate → limits (raw
+ * ClickHouse insert, raw Kafka produce→consume) → query latency over 1M and 10M stored records
+ * (loaded directly into ClickHouse while the service is stopped) → table + JSON.
+ */
+import { fork } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import {
+  build,
+  cpuSeconds,
+  descendants,
+  freePort,
+  loadAverage,
+  memory,
+  poll,
+  ROOT,
+  startService,
+  type ServiceHandle,
+} from './bench-stack.js';
+import type { ChLimitConfig, ChLimitResult } from './ch-limit.js';
+import type { KafkaLimitConfig, KafkaLimitResult } from './kafka-limit.js';
+import type { LargeSetConfig, LargeSetResult } from './large-set.js';
+import type { LoadgenConfig, LoadgenResult } from './loadgen.js';
+import { printSummary, summarise, type ProfileSummary } from './profile-summary.js';
+
+const PHASES = ['batch', 'single', 'freshness', 'limits', 'query'] as const;
+type Phase = (typeof PHASES)[number];
+
+const { values: opt } = parseArgs({
+  options: {
+    records: { type: 'string', default: '200000' },
+    runs: { type: 'string', default: '2' },
+    'single-records': { type: 'string', default: '40000' },
+    rate: { type: 'string', default: '0' },
+    concurrency: { type: 'string', default: '32' },
+    'single-concurrency': { type: 'string', default: '256' },
+    batch: { type: 'string', default: '100' },
+    generators: { type: 'string', default: '2' },
+    'freshness-seconds': { type: 'string', default: '20' },
+    'limit-records': { type: 'string', default: '100000' },
+    'large-days': { type: 'string', default: '1' },
+    'skip-large': { type: 'boolean', default: false },
+    sets: { type: 'string', default: '1000000,10000000' },
+    only: { type: 'string', default: PHASES.join(',') },
+    json: { type: 'string' },
+    profile: { type: 'boolean', default: false },
+    'service-node-options': { type: 'string' },
+    'keep-data': { type: 'boolean', default: false },
+    'use-running': { type: 'boolean', default: false },
+    api: { type: 'string' },
+    ingest: { type: 'string' },
+    token: { type: 'string' },
+    account: { type: 'string' },
+    bucket: { type: 'string', multiple: true },
+    kafka: { type: 'string' },
+    pid: { type: 'string' },
+    help: { type: 'boolean', default: false },
+  },
+});
+
+if (opt.help) {
+  console.log(fs.readFileSync(path.join(ROOT, 'bench', 'README.md'), 'utf8').split('## Figures')[0]);
+  process.exit(0);
+}
+
+const num = (k: keyof typeof opt) => Number(opt[k]);
+const only = new Set(String(opt.only).split(',') as Phase[]);
+const ENVIRONMENTS = ['prod01', 'stag01', 'dev001'];
+const SEARCH_Q = 'path:/v1/orders/* duration:>500';
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const dataDir = path.join(ROOT, '.cache', `bench-${stamp}`);
+const t0 = performance.now();
+
+function log(msg: string): void {
+  const s = ((performance.now() - t0) / 1000).toFixed(0).padStart(4);
+  process.stderr.write(`[bench ${s}s load ${loadAverage()[0]?.toFixed(1)}] ${msg}\n`);
+}
+
+function quantile(sorted: number[], q: number): number {
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+const round = (x: number, d = 1) => (Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : null);
+
+/** Forks a bench module with tsx, sends it one message, resolves with its `done` result. */
+function child<C, R>(module: string, config: C): Promise<R> {
+  return new Promise((resolve, reject) => {
+    const c = fork(path.join(import.meta.dirname, module), [], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    c.on('message', (m: { type: string; result?: R; message?: string }) => {
+      if (m.type === 'done') resolve(m.result as R);
+      else if (m.type === 'error') reject(new Error(`${module}: ${m.message}`));
+    });
+    c.on('exit', (code) => {
+      if (code !== 0) reject(new Error(`${module} exited ${code}`));
+    });
+    c.send(config as object);
+  });
+}
+
+interface Target {
+  api: string;
+  ingest: string;
+  token: string;
+  account: string;
+  buckets: string[];
+  largeBucket?: string;
+  kafka?: string[];
+  pid?: number;
+}
+
+async function call<T>(target: Target, method: string, p: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(`${target.api}${p}`, {
+    method,
+    headers: { authorization: `Bearer ${target.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
+}
+
+interface Stats {
+  stored: number;
+  lastStoredAt: string | null;
+  freshness: { p50: number; p99: number; max: number };
+}
+
+async function pipelineStats(target: Target, bucket: string, since: string): Promise<Stats> {
+  const r = await call<Stats>(
+    target,
+    'GET',
+    `/v1/accounts/${target.account}/pipeline/stats?bucketSid=${bucket}&startDate=${encodeURIComponent(since)}`,
+  );
+  if (r.status !== 200) throw new Error(`pipeline/stats answered ${r.status}: ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+interface PhaseResult {
+  label: string;
+  mode: 'batch' | 'single';
+  records: number;
+  acked: number;
+  rejected: number;
+  statuses: Record<string, number>;
+  errors: number;
+  sendSeconds: number;
+  e2eSeconds: number;
+  /** acknowledged records / (first send → last stored) */
+  e2eRecordsPerSec: number;
+  /** acknowledged records / (first send → last acknowledgement) */
+  ingestRecordsPerSec: number;
+  ackLatencyP50Ms: number;
+  ackLatencyP99Ms: number;
+  freshnessP50Ms: number;
+  freshnessP99Ms: number;
+  freshnessMaxMs: number;
+  serviceCpuSecondsPer100k: number | null;
+  brokerCpuSecondsPer100k: number | null;
+  generatorCpuSeconds: number;
+  loadAverage: number[];
+}
+
+async function runPhase(
+  target: Target,
+  label: string,
+  p: { mode: 'batch' | 'single'; records: number; connections: number; rate: number },
+): Promise<PhaseResult> {
+  const generators = Math.max(1, num('generators'));
+  const per = Math.ceil(p.records / generators);
+  const pool = p.mode === 'batch' ? 20_000 : 10_000;
+  log(`${label}: ${p.records} records, ${p.mode}, ${p.connections} connections, rate ${p.rate || 'max'}`);
+  const kids = Array.from({ length: generators }, (_, g) => {
+    const c = fork(path.join(import.meta.dirname, 'loadgen.ts'), [], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const cfg: LoadgenConfig = {
+      mode: p.mode,
+      ingestUrl: target.ingest,
+      token: target.token,
+      buckets: target.buckets,
+      environments: ENVIRONMENTS,
+      records: per,
+      batch: num('batch'),
+      connections: Math.max(1, Math.ceil(p.connections / generators)),
+      rate: p.rate ? p.rate / generators : 0,
+      poolRecords: Math.min(pool, per),
+      seed: 1000 + g * 7919 + label.length,
+    };
+    const ready = new Promise<void>((resolve, reject) => {
+      c.on('message', (m: { type: string }) => m.type === 'ready' && resolve());
+      c.on('exit', (code) => reject(new Error(`load generator exited ${code}`)));
+    });
+    const done = new Promise<LoadgenResult>((resolve, reject) => {
+      c.on('message', (m: { type: string; result?: LoadgenResult; message?: string }) => {
+        if (m.type === 'done') resolve(m.result!);
+        if (m.type === 'error') reject(new Error(m.message));
+      });
+    });
+    c.send({ type: 'config', config: cfg });
+    return { c, ready, done };
+  });
+  await Promise.all(kids.map((k) => k.ready));
+  // received_at of this phase's records is at or after this instant (same clock).
+  const since = new Date().toISOString();
+  const svc0 = target.pid ? cpuSeconds(target.pid) : NaN;
+  const brokerPid = target.pid ? descendants(target.pid, 'java')[0] : undefined;
+  const brk0 = brokerPid ? cpuSeconds(brokerPid) : NaN;
+  const tGo = Date.now();
+  for (const k of kids) k.c.send({ type: 'go' });
+  const results = await Promise.all(kids.map((k) => k.done));
+  const lastAck = Math.max(...results.map((r) => r.lastAckMs));
+  const acked = results.reduce((s, r) => s + r.ackedRecords, 0);
+  const statuses: Record<string, number> = {};
+  for (const r of results) for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
+  const latencies = results.flatMap((r) => r.latencies).sort((a, b) => a - b);
+  log(`${label}: sent in ${((lastAck - tGo) / 1000).toFixed(1)} s, acked ${acked}, statuses ${JSON.stringify(statuses)}`);
+
+  let stats: Stats[] = [];
+  let lastTotal = -1;
+  let lastProgress = Date.now();
+  await poll(
+    async () => {
+      stats = await Promise.all(target.buckets.map((b) => pipelineStats(target, b, since)));
+      const total = stats.reduce((s, x) => s + x.stored, 0);
+      if (total !== lastTotal) {
+        lastTotal = total;
+        lastProgress = Date.now();
+      } else if (Date.now() - lastProgress > 60_000) {
+        throw new Error(`stored count stuck at ${total} of ${acked}`);
+      }
+      return total >= acked;
+    },
+    { timeoutMs: 30 * 60_000, intervalMs: 250, what: `${label}: every acknowledged record stored` },
+  );
+  const svc1 = target.pid ? cpuSeconds(target.pid) : NaN;
+  const brk1 = brokerPid ? cpuSeconds(brokerPid) : NaN;
+  const lastStored = Math.max(...stats.map((s) => (s.lastStoredAt ? Date.parse(s.lastStoredAt) : 0)));
+  const e2eSeconds = (lastStored - tGo) / 1000;
+  const res: PhaseResult = {
+    label,
+    mode: p.mode,
+    records: results.reduce((s, r) => s + r.sentRecords, 0),
+    acked,
+    rejected: results.reduce((s, r) => s + r.rejectedRecords, 0),
+    statuses,
+    errors: results.reduce((s, r) => s + r.errors, 0),
+    sendSeconds: (lastAck - tGo) / 1000,
+    e2eSeconds,
+    e2eRecordsPerSec: acked / e2eSeconds,
+    ingestRecordsPerSec: acked / ((lastAck - tGo) / 1000),
+    ackLatencyP50Ms: quantile(latencies, 0.5),
+    ackLatencyP99Ms: quantile(latencies, 0.99),
+    // Per-bucket quantiles cannot be merged: the worst bucket is reported.
+    freshnessP50Ms: Math.max(...stats.map((s) => s.freshness.p50)),
+    freshnessP99Ms: Math.max(...stats.map((s) => s.freshness.p99)),
+    freshnessMaxMs: Math.max(...stats.map((s) => s.freshness.max)),
+    serviceCpuSecondsPer100k: Number.isFinite(svc1 - svc0) ? ((svc1 - svc0) / acked) * 1e5 : null,
+    brokerCpuSecondsPer100k: Number.isFinite(brk1 - brk0) ? ((brk1 - brk0) / acked) * 1e5 : null,
+    generatorCpuSeconds: results.reduce((s, r) => s + r.cpu, 0),
+    loadAverage: loadAverage(),
+  };
+  log(
+    `${label}: ${Math.round(res.e2eRecordsPerSec)} records/s end to end (${e2eSeconds.toFixed(1)} s), ack p50 ${res.ackLatencyP50Ms.toFixed(1)} ms p99 ${res.ackLatencyP99Ms.toFixed(1)} ms, freshness p99 ${res.freshnessP99Ms} ms`,
+  );
+  return res;
+}
+
+interface QueryTiming {
+  path: string;
+  status: number;
+  medianMs: number | null;
+  p95Ms: number | null;
+  note?: string;
+}
+
+async function timeQueries(target: Target, calls: number): Promise<Record<string, QueryTiming>> {
+  const a = target.account;
+  const b = target.largeBucket!;
+  const paths: Record<string, string> = {
+    metricsSummary: `/v1/accounts/${a}/metrics/summary?bucketSid=${b}`,
+    metricsThroughput: `/v1/accounts/${a}/metrics/throughput?bucketSid=${b}`,
+    metricsPerformance: `/v1/accounts/${a}/metrics/performance?bucketSid=${b}`,
+    metricsErrors: `/v1/accounts/${a}/metrics/errors?bucketSid=${b}`,
+    requestsFiltered: `/v1/accounts/${a}/buckets/${b}/requests?method=POST&statusCode=500`,
+    requestsSearch: `/v1/accounts/${a}/buckets/${b}/requests?q=${encodeURIComponent(SEARCH_Q)}`,
+  };
+  const out: Record<string, QueryTiming> = {};
+  for (const [name, p] of Object.entries(paths)) {
+    const first = await call(target, 'GET', p).catch(() => ({ status: 0, body: undefined }));
+    if (first.status !== 200) {
+      out[name] = { path: p, status: first.status, medianMs: null, p95Ms: null, note: 'n/a (endpoint absent or failing)' };
+      log(`query ${name}: n/a (status ${first.status})`);
+      continue;
+    }
+    // A few unmeasured calls first: caches and JIT, as a dashboard that is already open.
+    for (let i = 0; i < 2; i++) await call(target, 'GET', p);
+    const ms: number[] = [];
+    for (let i = 0; i < calls; i++) {
+      const t = performance.now();
+      const r = await call(target, 'GET', p);
+      ms.push(performance.now() - t);
+      if (r.status !== 200) throw new Error(`${name} answered ${r.status}`);
+    }
+    ms.sort((x, y) => x - y);
+    out[name] = { path: p, status: 200, medianMs: round(quantile(ms, 0.5)), p95Ms: round(quantile(ms, 0.95)) };
+    log(`query ${name}: median ${out[name]!.medianMs} ms, p95 ${out[name]!.p95Ms} ms`);
+  }
+  return out;
+}
+
+function commit(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+async function main(): Promise<void> {
+  const result: Record<string, unknown> = {
+    startedAt: new Date().toISOString(),
+    commit: commit(),
+    machine: { cpus: os.cpus().length, memoryBytes: os.totalmem(), node: process.version, loadAverageStart: loadAverage() },
+    options: opt,
+  };
+  const figures: Record<string, unknown> = {};
+  let service: ServiceHandle | undefined;
+  let target: Target;
+  const profileDir = path.join(dataDir, 'profile');
+
+  if (opt['use-running']) {
+    for (const k of ['api', 'ingest', 'token', 'account'] as const)
+      if (!opt[k]) throw new Error(`--use-running needs --${k}`);
+    target = {
+      api: opt.api!,
+      ingest: opt.ingest!,
+      token: opt.token!,
+      account: opt.account!,
+      buckets: opt.bucket ?? [],
+      kafka: opt.kafka?.split(','),
+      pid: opt.pid ? Number(opt.pid) : undefined,
+    };
+    if (only.has('query')) {
+      log('--use-running: the 1M/10M query sets need the service stopped; query phase skipped');
+      only.delete('query');
+    }
+  } else {
+    fs.mkdirSync(dataDir, { recursive: true });
+    log('npm run build');
+    await build(log);
+    const env: Record<string, string> = {
+      PORT: String(await freePort()),
+      INGEST_PORT: String(await freePort()),
+      KAFKA_PORT: String(await freePort()),
+      KAFKA_CONTROLLER_PORT: String(await freePort()),
+      PG_PORT: String(await freePort()),
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      // The bench polls and queries the management API far more than an hour's standard plan allows.
+      RATE_LIMIT_STANDARD: '1000000000',
+    };
+    // Runtime flags for the service only (e.g. --max-semi-space-size=64), not for the generators.
+    if (opt['service-node-options']) env.NODE_OPTIONS = opt['service-node-options'];
+    log(`starting the service (DATA_DIR ${path.relative(ROOT, dataDir)})${opt.profile ? ' with --cpu-prof' : ''}`);
+    service = await startService({
+      env,
+      logFile: path.join(dataDir, 'service.log'),
+      expectDemo: true,
+      cpuProfDir: opt.profile ? profileDir : undefined,
+    });
+    const demo = service.demo!;
+    target = {
+      api: service.apiUrl,
+      ingest: service.ingestUrl,
+      token: demo.apiToken,
+      account: demo.accountSid,
+      buckets: [demo.bucketSid],
+      kafka: service.kafkaBrokers,
+      pid: service.pid,
+    };
+  }
+  const stopService = async () => {
+    if (!service) return;
+    log('stopping the service');
+    await service.stop();
+    service = undefined;
+  };
+  process.on('SIGINT', () => {
+    void stopService().finally(() => process.exit(130));
+  });
+
+  try {
+    // At least four buckets, so Kafka keys (bucket sids) spread over the partitions.
+    while (target.buckets.length < 4) {
+      const r = await call<{ sid: string }>(target, 'POST', `/v1/accounts/${target.account}/buckets`, {
+        name: `bench-${target.buckets.length}-${stamp}`,
+      });
+      if (r.status !== 201) throw new Error(`bucket create answered ${r.status}`);
+      target.buckets.push(r.body.sid);
+    }
+    const phases: PhaseResult[] = [];
+    result.phases = phases;
+    const batchConns = num('concurrency');
+
+    if (only.has('batch') || only.has('freshness') || opt.profile) {
+      phases.push(
+        await runPhase(target, 'warm-up', { mode: 'batch', records: 20_000, connections: batchConns, rate: 0 }),
+      );
+    }
+    const batchRuns: PhaseResult[] = [];
+    if (only.has('batch') || opt.profile) {
+      for (let i = 1; i <= num('runs'); i++) {
+        const r = await runPhase(target, `batch run ${i}`, {
+          mode: 'batch',
+          records: num('records'),
+          connections: batchConns,
+          rate: num('rate'),
+        });
+        phases.push(r);
+        batchRuns.push(r);
+      }
+      const best = batchRuns.reduce((a, b) => (b.e2eRecordsPerSec > a.e2eRecordsPerSec ? b : a));
+      Object.assign(figures, {
+        e2eBatchRecordsPerSec: round(best.e2eRecordsPerSec, 0),
+        e2eBatchRecordsPerSecRuns: batchRuns.map((r) => round(r.e2eRecordsPerSec, 0)),
+        ingestBatchRecordsPerSec: round(best.ingestRecordsPerSec, 0),
+        ingestLatencyBatchP50Ms: round(best.ackLatencyP50Ms),
+        ingestLatencyBatchP99Ms: round(best.ackLatencyP99Ms),
+        serviceCpuSecondsPer100kBatch: round(best.serviceCpuSecondsPer100k ?? NaN, 2),
+        brokerCpuSecondsPer100kBatch: round(best.brokerCpuSecondsPer100k ?? NaN, 2),
+      });
+    }
+    if (opt.profile && service) {
+      const records = phases.reduce((s, r) => s + r.acked, 0);
+      await stopService();
+      const files = fs
+        .readdirSync(profileDir)
+        .filter((f) => f.endsWith('.cpuprofile'))
+        .map((f) => path.join(profileDir, f))
+        .sort((x, y) => fs.statSync(y).size - fs.statSync(x).size);
+      if (files[0]) {
+        const summary: ProfileSummary = summarise(files[0], records, 30);
+        printSummary(summary, records);
+        result.profile = { ...summary, records };
+      }
+      only.clear();
+    }
+    if (only.has('single')) {
+      const r = await runPhase(target, 'one record per request', {
+        mode: 'single',
+        records: num('single-records'),
+        connections: num('single-concurrency'),
+        rate: 0,
+      });
+      phases.push(r);
+      Object.assign(figures, {
+        e2eSingleRecordsPerSec: round(r.e2eRecordsPerSec, 0),
+        ingestSingleRecordsPerSec: round(r.ingestRecordsPerSec, 0),
+        ingestLatencySingleP50Ms: round(r.ackLatencyP50Ms),
+        ingestLatencySingleP99Ms: round(r.ackLatencyP99Ms),
+        serviceCpuSecondsPer100kSingle: round(r.serviceCpuSecondsPer100k ?? NaN, 2),
+      });
+    }
+    if (only.has('freshness')) {
+      const max = batchRuns.length
+        ? Math.max(...batchRuns.map((r) => r.e2eRecordsPerSec))
+        : phases[0]!.e2eRecordsPerSec;
+      const rate = Math.round(max / 2);
+      const r = await runPhase(target, 'freshness at 50% of max', {
+        mode: 'batch',
+        records: rate * num('freshness-seconds'),
+        connections: batchConns,
+        rate,
+      });
+      phases.push(r);
+      Object.assign(figures, {
+        freshnessRateRecordsPerSec: rate,
+        freshnessP50Ms: r.freshnessP50Ms,
+        freshnessP99Ms: r.freshnessP99Ms,
+        freshnessMaxMs: r.freshnessMaxMs,
+        ingestLatencyAtHalfRateP50Ms: round(r.ackLatencyP50Ms),
+        ingestLatencyAtHalfRateP99Ms: round(r.ackLatencyP99Ms),
+      });
+    }
+    if (only.has('limits')) {
+      log('limit (a): raw ClickHouse insert (toRow + RequestsWriter.insert, own chDB directory)');
+      const chDir = path.join(dataDir, 'ch-limit');
+      const ch = await child<ChLimitConfig, ChLimitResult>('ch-limit.ts', {
+        dir: chDir,
+        records: num('limit-records'),
+        block: 20_000,
+        poolRecords: 20_000,
+        environments: ENVIRONMENTS,
+        seed: 42,
+      });
+      fs.rmSync(chDir, { recursive: true, force: true });
+      log(`limit (a): ${Math.round(ch.rate)} records/s (map ${ch.mapSeconds.toFixed(1)} s, insert ${ch.insertSeconds.toFixed(1)} s)`);
+      let kafka: KafkaLimitResult | undefined;
+      let kafkaGzip: KafkaLimitResult | undefined;
+      if (target.kafka) {
+        log('limit (b): raw Kafka produce→consume (kafkajs, bench topic)');
+        kafka = await child<KafkaLimitConfig, KafkaLimitResult>('kafka-limit.ts', {
+          brokers: target.kafka,
+          topic: `bench.limit.${stamp}`,
+          partitions: 4,
+          records: num('limit-records') * 2,
+          batch: num('batch'),
+          messagesPerSend: 10,
+          inflight: 4,
+          poolRecords: 20_000,
+          environments: ENVIRONMENTS,
+          seed: 43,
+        });
+        log(`limit (b): ${Math.round(kafka.rate)} records/s (produce only ${Math.round(kafka.produceRate)})`);
+        // The same with gzip (level 1) for comparison: smaller batches to checksum, zlib off the main thread.
+        kafkaGzip = await child<KafkaLimitConfig, KafkaLimitResult>('kafka-limit.ts', {
+          brokers: target.kafka,
+          topic: `bench.limit-gzip.${stamp}`,
+          partitions: 4,
+          records: num('limit-records') * 2,
+          batch: num('batch'),
+          messagesPerSend: 10,
+          inflight: 4,
+          poolRecords: 20_000,
+          environments: ENVIRONMENTS,
+          seed: 43,
+          compression: 'gzip',
+          gzipLevel: 1,
+        });
+        log(`limit (b) with gzip level 1: ${Math.round(kafkaGzip.rate)} records/s`);
+      }
+      const lower = Math.min(ch.rate, kafka?.rate ?? Infinity);
+      result.limits = { clickhouse: ch, kafka: kafka ?? 'n/a (no --kafka brokers)', kafkaGzip };
+      Object.assign(figures, {
+        limitClickHouseRecordsPerSec: round(ch.rate, 0),
+        limitClickHouseCpuSecondsPer100k: round(ch.cpuSecondsPer100k, 2),
+        limitKafkaRecordsPerSec: kafka ? round(kafka.rate, 0) : null,
+        limitKafkaCpuSecondsPer100k: kafka ? round(kafka.cpuSecondsPer100k, 2) : null,
+        limitKafkaGzipRecordsPerSec: kafkaGzip ? round(kafkaGzip.rate, 0) : null,
+        limitKafkaGzipCpuSecondsPer100k: kafkaGzip ? round(kafkaGzip.cpuSecondsPer100k, 2) : null,
+        e2eBatchShareOfLowerLimit:
+          typeof figures.e2eBatchRecordsPerSec === 'number' ? round(figures.e2eBatchRecordsPerSec / lower, 2) : null,
+      });
+    }
+    if (target.pid && (service || opt['use-running'])) {
+      const svc = memory(target.pid);
+      const brokerPid = descendants(target.pid, 'java')[0];
+      Object.assign(figures, {
+        servicePeakRssBytes: svc.peakRss,
+        brokerPeakRssBytes: brokerPid ? memory(brokerPid).peakRss : null,
+      });
+    }
+    if (only.has('query') && service) {
+      const r = await call<{ sid: string }>(target, 'POST', `/v1/accounts/${target.account}/buckets`, {
+        name: `bench-large-${stamp}`,
+      });
+      target.largeBucket = r.body.sid;
+      const queries: Record<string, unknown> = {};
+      const sets = String(opt.sets)
+        .split(',')
+        .map(Number)
+        .filter((n) => n > 0 && !(opt['skip-large'] && n > 1_000_000))
+        .sort((x, y) => x - y);
+      let loaded = 0;
+      for (const size of sets) {
+        const env = service.env;
+        await stopService();
+        log(`loading ${size - loaded} records DIRECTLY into ClickHouse (INSERT … SELECT FROM numbers; no HTTP, no Kafka)`);
+        const load = await child<LargeSetConfig, LargeSetResult>('large-set.ts', {
+          path: path.join(dataDir, 'chdb'),
+          accountSid: target.account,
+          bucketSid: target.largeBucket,
+          from: loaded,
+          rows: size - loaded,
+          days: num('large-days'),
+          environments: ENVIRONMENTS,
+        });
+        loaded = size;
+        log(`loaded in ${load.seconds.toFixed(0)} s (${Math.round(load.rate)} rows/s), bucket holds ${load.totalRows}`);
+        service = await startService({ env, logFile: path.join(dataDir, 'service.log'), expectDemo: false });
+        target.pid = service.pid;
+        const label = size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`;
+        queries[label] = { loadedDirectly: true, load, endpoints: await timeQueries(target, 50) };
+      }
+      result.queries = queries;
+      figures.query = Object.fromEntries(
+        Object.entries(queries).map(([k, v]) => [
+          k,
+          Object.fromEntries(
+            Object.entries((v as { endpoints: Record<string, QueryTiming> }).endpoints).map(([n, t]) => [
+              n,
+              { medianMs: t.medianMs, p95Ms: t.p95Ms },
+            ]),
+          ),
+        ]),
+      );
+    }
+  } catch (err) {
+    // A failed phase still leaves the figures measured so far in the JSON.
+    result.error = (err as Error).stack ?? String(err);
+    console.error(result.error);
+    process.exitCode = 1;
+  } finally {
+    await stopService();
+    if (!opt['keep-data'] && !opt.profile && fs.existsSync(dataDir)) fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+
+  (result.machine as Record<string, unknown>).loadAverageEnd = loadAverage();
+  result.figures = figures;
+  result.finishedAt = new Date().toISOString();
+  const out = opt.json ?? path.join(ROOT, 'bench', 'results', `${stamp}.json`);
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, JSON.stringify(result, null, 2));
+  printTable(figures, result);
+  console.log(`\nresults: ${path.relative(process.cwd(), out)}`);
+}
+
+const TARGETS: Record<string, string> = {
+  e2eBatchRecordsPerSec: '≥ 50,000',
+  e2eSingleRecordsPerSec: '≥ 15,000',
+  freshnessP99Ms: '≤ 1,000',
+  servicePeakRssBytes: '≤ 1.5 GiB',
+  e2eBatchShareOfLowerLimit: '≥ 0.5',
+};
+
+function printTable(figures: Record<string, unknown>, result: Record<string, unknown>): void {
+  const m = result.machine as { loadAverageStart: number[]; loadAverageEnd: number[]; cpus: number };
+  console.log(
+    `\nTapline bench — commit ${String(result.commit)}, ${m.cpus} cores, load average start ${m.loadAverageStart.join(' ')} end ${m.loadAverageEnd.join(' ')}`,
+  );
+  const rows: [string, string, string][] = [];
+  const fmt = (v: unknown): string =>
+    v === null || v === undefined
+      ? 'n/a'
+      : Array.isArray(v)
+        ? v.map(fmt).join(' / ')
+        : typeof v === 'number'
+          ? v.toLocaleString('en-US')
+          : String(v);
+  for (const [k, v] of Object.entries(figures)) {
+    if (k === 'query') continue;
+    const shown = k.endsWith('Bytes') && typeof v === 'number' ? `${(v / 2 ** 20).toFixed(0)} MiB` : fmt(v);
+    rows.push([k, shown, TARGETS[k] ?? '']);
+  }
+  const q = figures.query as Record<string, Record<string, { medianMs: number | null; p95Ms: number | null }>> | undefined;
+  if (q) {
+    for (const [set, eps] of Object.entries(q))
+      for (const [name, t] of Object.entries(eps))
+        rows.push([
+          `query ${set} ${name} median / p95 ms`,
+          `${fmt(t.medianMs)} / ${fmt(t.p95Ms)}`,
+          name.startsWith('metrics') && set === '10M' ? 'p95 ≤ 50' : '',
+        ]);
+    console.log('(query sets loaded DIRECTLY into ClickHouse with INSERT … SELECT, not through ingest)');
+  }
+  const w = Math.max(...rows.map((r) => r[0].length));
+  const w2 = Math.max(...rows.map((r) => r[1].length));
+  console.log(`${'figure'.padEnd(w)}  ${'value'.padStart(w2)}  target`);
+  for (const [k, v, t] of rows) console.log(`${k.padEnd(w)}  ${v.padStart(w2)}  ${t}`);
+}
+
+main().catch((err: Error) => {
+  console.error(err.stack ?? err.message);
+  process.exit(1);
+});

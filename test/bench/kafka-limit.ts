@@ -1,0 +1,164 @@
+/**
+ * Limit (b): raw Kafka produce→consume rate of the benchmark's payloads, kafkajs against the
+ * stack's own broker, on a bench topic with the partition count of `traffic.requests`. Messages
+ * are what the ingest publisher produces (`{v, accountSid, bucketSid, records}` with the server's
+ * fields filled, `batch` records each), pre-serialised; the producer keeps several sends in
+ * flight with acks=all, a consumer in the same process (like the service) counts them back.
+ * Forked by bench.ts so its memory and CPU are its own.
+ */
+import { performance } from 'node:perf_hooks';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import kafkajs from 'kafkajs';
+
+// NOTE: kafkajs is CommonJS; CompressionCodecs is not visible to ESM named imports.
+const { CompressionCodecs, CompressionTypes, Kafka, logLevel } = kafkajs;
+import { newSid } from '../../services/shared/ids.js';
+import { ingestRecord, rng } from './records.js';
+
+export interface KafkaLimitConfig {
+  brokers: string[];
+  topic: string;
+  partitions: number;
+  records: number;
+  batch: number;
+  /** messages per producer.send */
+  messagesPerSend: number;
+  /** producer sends in flight */
+  inflight: number;
+  poolRecords: number;
+  environments: string[];
+  seed: number;
+  /** producer compression; gzip runs on libuv's thread pool (kafkajs' codec is async zlib) */
+  compression?: 'none' | 'gzip';
+  /** zlib level for gzip (kafkajs' own codec uses the default, 6) */
+  gzipLevel?: number;
+}
+
+export interface KafkaLimitResult {
+  records: number;
+  messages: number;
+  bytes: number;
+  /** first send → last message consumed, records/s */
+  rate: number;
+  /** first send → last send acknowledged, records/s */
+  produceRate: number;
+  seconds: number;
+  compression: string;
+  /** CPU seconds of this process (producer + consumer + zlib threads) per 100,000 records */
+  cpuSecondsPer100k: number;
+}
+
+async function run(cfg: KafkaLimitConfig): Promise<KafkaLimitResult> {
+  if (cfg.compression === 'gzip' && cfg.gzipLevel !== undefined) {
+    const gzip = promisify(zlib.gzip);
+    const unzip = promisify(zlib.unzip);
+    const level = cfg.gzipLevel;
+    CompressionCodecs[CompressionTypes.GZIP] = () => ({
+      compress: (encoder: { buffer: Buffer }) => gzip(encoder.buffer, { level }),
+      decompress: (buffer: Buffer) => unzip(buffer),
+    });
+  }
+  const kafka = new Kafka({ clientId: 'tapline-bench', brokers: cfg.brokers, logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({
+    waitForLeaders: true,
+    topics: [{ topic: cfg.topic, numPartitions: cfg.partitions, replicationFactor: -1 }],
+  });
+  await admin.disconnect();
+
+  const r = rng(cfg.seed);
+  const receivedAt = new Date().toISOString();
+  const pool: { key: string; value: Buffer }[] = [];
+  for (let i = 0; i < Math.max(1, Math.ceil(cfg.poolRecords / cfg.batch)); i++) {
+    const bucketSid = `bkt_benchlimit${i % 4}`;
+    const records = Array.from({ length: cfg.batch }, () => {
+      const rec = ingestRecord(r, { environments: cfg.environments });
+      return { ...rec, sid: newSid('request'), bucketSid, receivedAt, contextSid: null, firewall: { blocked: false } };
+    });
+    pool.push({
+      key: bucketSid,
+      value: Buffer.from(JSON.stringify({ v: 1, accountSid: 'acc_benchlimit', bucketSid, records })),
+    });
+  }
+  const messages = Math.ceil(cfg.records / cfg.batch);
+
+  const consumer = kafka.consumer({
+    groupId: `${cfg.topic}-reader`,
+    maxBytesPerPartition: 16 * 1024 * 1024,
+    maxBytes: 64 * 1024 * 1024,
+    maxWaitTimeInMs: 100,
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topic: cfg.topic, fromBeginning: true });
+  let consumed = 0;
+  let lastConsumed = 0;
+  let allConsumed: () => void = () => undefined;
+  const consumedAll = new Promise<void>((resolve) => (allConsumed = resolve));
+  // The consumer must own its partitions before the clock starts.
+  const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
+  await consumer.run({
+    partitionsConsumedConcurrently: cfg.partitions,
+    eachBatch: async ({ batch }) => {
+      consumed += batch.messages.length;
+      lastConsumed = performance.now();
+      if (consumed >= messages) allConsumed();
+    },
+  });
+  await joined;
+
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  let bytes = 0;
+  let next = 0;
+  const compression = cfg.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const sender = async () => {
+    for (;;) {
+      const start = next;
+      if (start >= messages) return;
+      next = Math.min(messages, start + cfg.messagesPerSend);
+      const msgs = [];
+      for (let i = start; i < next; i++) {
+        const m = pool[i % pool.length]!;
+        bytes += m.value.length;
+        msgs.push(m);
+      }
+      await producer.send({ topic: cfg.topic, acks: -1, compression, messages: msgs });
+    }
+  };
+  await Promise.all(Array.from({ length: cfg.inflight }, sender));
+  const produced = performance.now();
+  await Promise.race([
+    consumedAll,
+    new Promise((_, reject) => setTimeout(() => reject(new Error('consume timed out')), 300_000)),
+  ]);
+  const seconds = (lastConsumed - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  await producer.disconnect();
+  await consumer.disconnect();
+  const cleanup = kafka.admin();
+  await cleanup.connect();
+  await cleanup.deleteTopics({ topics: [cfg.topic] }).catch(() => undefined);
+  await cleanup.disconnect();
+  const records = messages * cfg.batch;
+  return {
+    records,
+    messages,
+    bytes,
+    rate: records / seconds,
+    produceRate: records / ((produced - t0) / 1000),
+    seconds,
+    compression: cfg.compression === 'gzip' ? `gzip level ${cfg.gzipLevel ?? 'default'}` : 'none',
+    cpuSecondsPer100k: (((cpu.user + cpu.system) / 1e6) * 1e5) / records,
+  };
+}
+
+process.on('message', (cfg: KafkaLimitConfig) => {
+  void run(cfg).then(
+    (result) => process.send!({ type: 'done', result }, () => process.exit(0)),
+    (err: Error) => process.send!({ type: 'error', message: err.stack ?? err.message }, () => process.exit(1)),
+  );
+});

@@ -1,0 +1,87 @@
+import { performance } from 'node:perf_hooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/service-process.js';
+import {
+  apiGet,
+  collect,
+  compare,
+  expectExactlyOnce,
+  record,
+  waitCommitPast,
+  waitDrained,
+  withLag,
+} from './fault-check.js';
+import { FaultStack, type FaultAccount } from './fault-stack.js';
+import { IngestLoad } from './ingest-load.js';
+
+/**
+ * Fault a: the process running the processor is SIGKILLed while it consumes a steady load, then
+ * started again. Ingest (its own process) keeps acknowledging; the restarted processor resumes
+ * from the committed offsets and re-sends the block it was writing with the same deduplication
+ * token, so nothing is lost and nothing is stored twice.
+ */
+describe('fault: processor SIGKILL mid-batch', () => {
+  let stack: FaultStack;
+  let acct: FaultAccount;
+
+  beforeAll(async () => {
+    stack = await FaultStack.start('processor-kill');
+    await stack.startCore();
+    await stack.startIngest();
+    acct = await stack.createAccount();
+  });
+  afterAll(async () => stack?.close());
+
+  it('stores every acknowledged record exactly once after a SIGKILL and a restart', async () => {
+    const since = new Date();
+    const load = new IngestLoad({
+      ingestUrl: stack.ingestUrl,
+      bucketSid: acct.bucketSid,
+      token: acct.apiToken,
+      rate: 300,
+      maxRecords: 15_000,
+    });
+    load.start();
+    let recoveryMs: number;
+    let readyMs: number;
+    try {
+      await load.waitForMoreAcked(1500);
+      // Kill only once rows are flowing, so the kill lands among blocks being written.
+      await waitFor(
+        async () => {
+          const r = await apiGet<{ stored: number }>(
+            stack,
+            acct,
+            `/v1/accounts/${acct.accountSid}/pipeline/stats?bucketSid=${acct.bucketSid}`,
+          );
+          return r.body.stored >= 500;
+        },
+        { timeoutMs: 60_000, what: 'rows flowing' },
+      );
+      stack.core!.child.kill('SIGKILL');
+      await stack.core!.exited;
+      expect(stack.core!.child.signalCode).toBe('SIGKILL');
+      // Ingest does not depend on the processor: it keeps acknowledging while it is down.
+      await load.waitForMoreAcked(1500);
+      const committed = await withLag(stack, async (probe) => (await probe()).committed);
+      const restartAt = performance.now();
+      await stack.startCore();
+      readyMs = performance.now() - restartAt;
+      await waitCommitPast(stack, committed);
+      recoveryMs = performance.now() - restartAt;
+      await load.waitForMoreAcked(1500);
+    } finally {
+      await load.stop();
+    }
+    const drainMs = await waitDrained(stack);
+    const fig = compare('a. processor SIGKILL mid-batch', load, await collect(stack, acct, since), {
+      recoveryMs,
+      notes: { recovery: 'restart to first commit', restartToReadyMs: Math.round(readyMs), drainMs },
+    });
+    record(fig);
+    expect(fig.statuses, 'ingest answers while the processor is down').toEqual({
+      '202': load.answers.length,
+    });
+    expectExactlyOnce(fig, load);
+  });
+});

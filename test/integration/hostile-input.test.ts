@@ -1,0 +1,519 @@
+import { gzipSync } from 'node:zlib';
+import fc from 'fast-check';
+import pg from 'pg';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  deepArrays,
+  endpoints,
+  fillPath,
+  hostileCases,
+  SQL_FRAGMENTS,
+  type HostileCase,
+  type OpenApiDoc,
+} from '../fuzz/hostile-variants.js';
+import { mapLimit, rawRequest, type RawResponse } from '../fuzz/raw-http.js';
+import { seedResources, type SeededAccount } from '../fuzz/seed.js';
+import {
+  http,
+  listAllRequests,
+  makeRecord,
+  newAccount,
+  testEnv,
+  testPool,
+  waitFor,
+} from '../helpers/client.js';
+
+/**
+ * Issue 7, hostile input. Every operation of the OpenAPI document (so routes added later are
+ * covered without touching this file) gets generated hostile variants (test/fuzz/hostile-variants.ts):
+ * the answer is a 4xx with the error envelope, never a 5xx, never a stack trace, and stored data is
+ * unchanged. Then the ingest listener, which is not in the document, gets the same treatment.
+ */
+
+const API_BODY_LIMIT = 1024 * 1024;
+const INGEST_BODY_LIMIT = 5 * 1024 * 1024;
+const STACK_TRACE =
+  /\bat [\w$.<>[\] ]+ \(|\bat (file|node):|\/work\/|node_modules|[\w-]+\.(ts|js|mjs|cjs):\d+/;
+
+interface Sent {
+  c: HostileCase;
+  r: RawResponse;
+}
+
+function isEnvelope(text: string): boolean {
+  try {
+    const j = JSON.parse(text) as {
+      success?: unknown;
+      error?: { code?: unknown; message?: unknown; details?: unknown };
+    };
+    return (
+      j.success === false &&
+      typeof j.error?.code === 'string' &&
+      typeof j.error.message === 'string' &&
+      typeof j.error.details === 'object' &&
+      j.error.details !== null
+    );
+  } catch {
+    return false;
+  }
+}
+
+/** What is wrong with one answer, or undefined. */
+function problem({ c, r }: Sent): string | undefined {
+  const where = `${c.method} ${c.url.slice(0, 160)} [${c.label}] -> ${r.status} ${r.text.slice(0, 200)}`;
+  if (r.status >= 500 || r.status < 100) return `server error: ${where}`;
+  if (c.expect === 'reject' && (r.status < 400 || r.status >= 500)) return `not refused: ${where}`;
+  if (r.status >= 400 && !isEnvelope(r.text)) return `no envelope: ${where}`;
+  if (STACK_TRACE.test(r.text)) return `internals in the body: ${where}`;
+  return undefined;
+}
+
+async function send(base: string, token: string, cases: HostileCase[]): Promise<Sent[]> {
+  return mapLimit(cases, 4, async (c) => {
+    try {
+      const r = await rawRequest(base, {
+        method: c.method,
+        url: c.url,
+        headers: { ...c.headers, authorization: `Bearer ${token}` },
+        body: c.body,
+      });
+      return { c, r };
+    } catch (err) {
+      // A reset connection counts as a failure: the service must answer, not drop.
+      return { c, r: { status: -1, headers: {}, text: String(err) } };
+    }
+  });
+}
+
+/** Row counts of every Postgres table that carries `account_sid`, plus readable request records. */
+async function snapshot(acct: SeededAccount): Promise<Record<string, number>> {
+  const pool = testPool();
+  const tables = await pool.query<{ table_name: string }>(
+    `SELECT DISTINCT table_name FROM information_schema.columns
+     WHERE table_schema = current_schema() AND column_name = 'account_sid' ORDER BY table_name`,
+  );
+  const out: Record<string, number> = {};
+  for (const { table_name } of tables.rows) {
+    const r = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${pg.escapeIdentifier(table_name)} WHERE account_sid = $1`,
+      [acct.accountSid],
+    );
+    out[table_name] = r.rows[0]!.n;
+  }
+  out['clickhouse:requests'] = (await listAllRequests(acct.token, acct.accountSid, acct.bucketSid)).length;
+  return out;
+}
+
+/** Every seeded resource is still readable by its owner. */
+async function expectSeedIntact(acct: SeededAccount, doc: OpenApiDoc): Promise<void> {
+  const gone: string[] = [];
+  for (const ep of endpoints(doc)) {
+    if (ep.method !== 'GET' || !ep.path.includes('Sid}') || !ep.path.startsWith('/v1/accounts/')) continue;
+    const names = [...ep.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
+    if (!names.every((n) => acct.params[n] !== undefined)) continue;
+    if (ep.path.endsWith('/executions') || ep.path.endsWith('/stats')) continue;
+    const r = await rawRequest(testEnv().apiUrl, {
+      method: 'GET',
+      url: fillPath(ep.path, acct.params),
+      headers: { authorization: `Bearer ${acct.token}` },
+    });
+    if (r.status !== 200) gone.push(`${ep.path} -> ${r.status}`);
+  }
+  expect(gone).toEqual([]);
+}
+
+let doc: OpenApiDoc;
+let attacker: SeededAccount;
+let victim: SeededAccount;
+
+async function seeded(): Promise<SeededAccount> {
+  const a = await newAccount();
+  return seedResources(
+    { apiUrl: testEnv().apiUrl, ingestUrl: testEnv().ingestUrl },
+    { accountSid: a.accountSid, bucketSid: a.bucketSid, token: a.apiToken },
+  );
+}
+
+beforeAll(async () => {
+  const res = await rawRequest(testEnv().apiUrl, { method: 'GET', url: '/v1/openapi.json' });
+  doc = JSON.parse(res.text) as OpenApiDoc;
+  [attacker, victim] = await Promise.all([seeded(), seeded()]);
+});
+
+function allCases(): HostileCase[] {
+  return endpoints(doc).flatMap((ep) =>
+    hostileCases(ep, doc, { params: attacker.params, bodyLimit: API_BODY_LIMIT }),
+  );
+}
+
+describe('hostile input on every API route', () => {
+  it('covers every operation of the OpenAPI document', () => {
+    const ops = endpoints(doc);
+    expect(ops.length).toBeGreaterThanOrEqual(40);
+    const cases = allCases();
+    const covered = new Set(cases.map((c) => c.endpoint));
+    // Operations without parameters or a body (e.g. /v1/authentication/me) get no variants here;
+    // the security matrix covers them.
+    const missing = ops
+      .filter((ep) => ep.path.includes('{') || ep.op.parameters?.length || ep.op.requestBody)
+      .map((ep) => `${ep.method} ${ep.path}`)
+      .filter((n) => !covered.has(n));
+    expect(missing).toEqual([]);
+  });
+
+  it('refuses malformed, mistyped, oversized and misaddressed requests with a 4xx envelope and changes nothing', async () => {
+    const cases = allCases().filter((c) => c.expect === 'reject');
+    expect(cases.length).toBeGreaterThan(1000);
+    const [beforeA, beforeV] = [await snapshot(attacker), await snapshot(victim)];
+    const sent = await send(testEnv().apiUrl, attacker.token, cases);
+    const problems = sent.map(problem).filter(Boolean);
+    expect(problems.slice(0, 30)).toEqual([]);
+    expect(await snapshot(attacker)).toEqual(beforeA);
+    expect(await snapshot(victim)).toEqual(beforeV);
+  }, 600_000);
+
+  it('never answers a 5xx to NUL bytes, invalid UTF-8, SQL fragments, traversal and long strings', async () => {
+    const cases = allCases().filter((c) => c.expect === 'any');
+    expect(cases.length).toBeGreaterThan(1000);
+    const beforeA = await snapshot(attacker);
+    const beforeV = await snapshot(victim);
+    const sent = await send(testEnv().apiUrl, attacker.token, cases);
+    const problems = sent.map(problem).filter(Boolean);
+    expect(problems.slice(0, 30)).toEqual([]);
+    // Some of these are valid input (a bucket may be named "' OR '1'='1"): the attacker's account
+    // may gain rows, but loses none, and the other account is untouched.
+    const afterA = await snapshot(attacker);
+    for (const [table, n] of Object.entries(beforeA)) expect(afterA[table], table).toBeGreaterThanOrEqual(n);
+    expect(afterA['clickhouse:requests']).toBe(beforeA['clickhouse:requests']);
+    expect(await snapshot(victim)).toEqual(beforeV);
+    await expectSeedIntact(attacker, doc);
+    await expectSeedIntact(victim, doc);
+  }, 600_000);
+
+  it('answers each kind of bad input with the right status, code and field', async () => {
+    const a = attacker;
+    const base = testEnv().apiUrl;
+    const req = (method: string, url: string, body?: string | Buffer, headers: Record<string, string> = {}) =>
+      rawRequest(base, {
+        method,
+        url,
+        body,
+        headers: {
+          authorization: `Bearer ${a.token}`,
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...headers,
+        },
+      });
+    const buckets = `/v1/accounts/${a.accountSid}/buckets`;
+    const json = (r: RawResponse) =>
+      JSON.parse(r.text) as { error: { code: string; message: string; details: Record<string, string> } };
+
+    let r = await req('POST', buckets, '{"name": ');
+    expect([r.status, json(r).error.code, json(r).error.message]).toEqual([
+      400,
+      'VALIDATION_ERROR',
+      'Body is not valid JSON',
+    ]);
+    // text/plain has a parser in Fastify: the body is then a string, not the object the route needs.
+    r = await req('POST', buckets, '{"name":"x"}', { 'content-type': 'text/plain' });
+    expect([r.status, json(r).error.code]).toEqual([400, 'VALIDATION_ERROR']);
+    r = await req('POST', buckets, '<name>x</name>', { 'content-type': 'application/xml' });
+    expect([r.status, json(r).error.code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+    r = await req('POST', buckets, JSON.stringify({ name: 'x'.repeat(API_BODY_LIMIT) }));
+    expect([r.status, json(r).error.code]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+    r = await req('POST', buckets, '{}');
+    expect(r.status).toBe(400);
+    expect(json(r).error.details).toHaveProperty(['body.name']);
+    r = await req('POST', buckets, '{"name":"ok","zzExtra":1}');
+    expect(r.status).toBe(400);
+    expect(json(r).error.details['body.zzExtra']).toBe('is not a known field');
+    for (const wrong of ['123', 'true', '["x"]', '{"a":1}', 'null']) {
+      r = await req('POST', buckets, `{"name":${wrong}}`);
+      expect([wrong, r.status, Object.keys(json(r).error.details)]).toEqual([wrong, 400, ['body.name']]);
+    }
+    r = await req('POST', buckets, deepArrays(10_000));
+    expect(r.status).toBe(400);
+    r = await req('POST', buckets, `{"name":${deepArrays(10_000)}}`);
+    expect(r.status).toBe(400);
+
+    // NUL in text that reaches Postgres: the store refuses it (SQLSTATE 22021), the API says 400.
+    r = await req('POST', buckets, JSON.stringify({ name: 'a\u0000b' }));
+    expect([r.status, json(r).error.code]).toEqual([400, 'VALIDATION_ERROR']);
+    r = await req(
+      'POST',
+      `/v1/accounts/${a.accountSid}/events`,
+      JSON.stringify({ type: 'custom', name: 'n', metadata: { k: 'v\u0000' } }),
+    );
+    expect([r.status, json(r).error.code]).toEqual([400, 'VALIDATION_ERROR']);
+    r = await req('GET', `${buckets}/bkt_%00`);
+    expect([400, 404]).toContain(r.status);
+    r = await req('GET', `${buckets}/${a.bucketSid}/requests?path=%2Fa%00b`);
+    expect(r.status).toBeLessThan(500);
+
+    // Invalid sids, traversal, undecodable and over-long segments name nothing.
+    for (const seg of [
+      'bkt_short',
+      '..%2F..%2Fetc%2Fpasswd',
+      '%2e%2e%2f',
+      "'%20OR%20'1'%3D'1",
+      'b'.repeat(300),
+    ]) {
+      r = await req('GET', `${buckets}/${seg}`);
+      expect([seg.slice(0, 20), r.status, json(r).error.code]).toEqual([
+        seg.slice(0, 20),
+        404,
+        'RESOURCE_NOT_FOUND',
+      ]);
+    }
+    r = await req('GET', `${buckets}/%C3%28`);
+    expect([r.status, json(r).error.code]).toEqual([400, 'VALIDATION_ERROR']);
+
+    // page and limit: negative, zero, too large, not numbers.
+    for (const q of [
+      'limit=-1',
+      'limit=0',
+      'limit=101',
+      'limit=99999999999999999999',
+      'limit=abc',
+      'limit=1.5',
+      'page=0',
+      'page=-5',
+      'page=1e400',
+      'page=NaN',
+    ]) {
+      r = await req('GET', `${buckets}?${q}`);
+      expect([q, r.status]).toEqual([q, 400]);
+      expect(Object.keys(json(r).error.details).join(), q).toMatch(/querystring\.(limit|page)/);
+    }
+    r = await req('GET', `${buckets}?page=1000000&limit=100`);
+    expect([r.status, JSON.parse(r.text)]).toEqual([200, { hasMore: false, records: [] }]);
+  }, 120_000);
+
+  it('keeps SQL fragments in search criteria and stream views as data, inside the caller’s bucket', async () => {
+    const a = attacker;
+    const base = `/v1/accounts/${a.accountSid}/buckets/${a.bucketSid}`;
+    const auth = { authorization: `Bearer ${a.token}` };
+    const total = (await listAllRequests(a.token, a.accountSid, a.bucketSid)).length;
+    expect(total).toBeGreaterThan(0);
+    const fragments = [
+      ...SQL_FRAGMENTS,
+      'path:"\' OR 1=1 --"',
+      'path:/x) OR (1=1',
+      "method:GET' OR '1'='1",
+      'status:500 OR 1=1',
+      "tag:a=b'); DROP TABLE requests; --",
+      'host:`whoami`',
+      "env:prod01' UNION ALL SELECT * FROM system.tables --",
+    ];
+    for (const q of fragments) {
+      const r = await rawRequest(testEnv().apiUrl, {
+        method: 'GET',
+        url: `${base}/requests?limit=100&q=${encodeURIComponent(q)}`,
+        headers: auth,
+      });
+      expect([q, r.status === 200 || r.status === 400]).toEqual([q, true]);
+      if (r.status === 400) expect(isEnvelope(r.text)).toBe(true);
+      else {
+        const records = (JSON.parse(r.text) as { records: { bucketSid: string }[] }).records;
+        expect(records.length).toBeLessThanOrEqual(total);
+        for (const rec of records) expect(rec.bucketSid).toBe(a.bucketSid);
+      }
+      const sv = await rawRequest(testEnv().apiUrl, {
+        method: 'POST',
+        url: `${base}/streamViews`,
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'sql', criteria: q }),
+      });
+      expect([q, sv.status === 201 || sv.status === 400]).toEqual([q, true]);
+      if (sv.status === 201) {
+        const sid = (JSON.parse(sv.text) as { sid: string; criteria: string }).sid;
+        const view = await rawRequest(testEnv().apiUrl, {
+          method: 'GET',
+          url: `${base}/requests?view=${sid}`,
+          headers: auth,
+        });
+        expect(view.status).toBe(200);
+        for (const rec of (JSON.parse(view.text) as { records: { bucketSid: string }[] }).records)
+          expect(rec.bucketSid).toBe(a.bucketSid);
+      }
+    }
+    // The victim's data is still all there.
+    expect((await listAllRequests(victim.token, victim.accountSid, victim.bucketSid)).length).toBeGreaterThan(
+      0,
+    );
+  }, 120_000);
+
+  it('answers headers over 16 KB with 431 in the envelope, on both listeners, and keeps serving', async () => {
+    for (const base of [testEnv().apiUrl, testEnv().ingestUrl]) {
+      const r = await rawRequest(base, {
+        method: 'GET',
+        url: `/v1/accounts/${attacker.accountSid}/buckets`,
+        headers: { authorization: `Bearer ${attacker.token}`, 'x-padding': 'p'.repeat(20 * 1024) },
+      });
+      expect(r.status).toBe(431);
+      expect(isEnvelope(r.text)).toBe(true);
+    }
+    const ok = await rawRequest(testEnv().apiUrl, {
+      method: 'GET',
+      url: `/v1/accounts/${attacker.accountSid}/buckets`,
+      headers: { authorization: `Bearer ${attacker.token}` },
+    });
+    expect(ok.status).toBe(200);
+  });
+});
+
+describe('hostile input on the ingest listener', () => {
+  const ingestUrl = (bucketSid: string) => `/v1/buckets/${bucketSid}/ingest`;
+  const post = (acct: SeededAccount, body: string | Buffer, headers: Record<string, string> = {}) =>
+    rawRequest(testEnv().ingestUrl, {
+      method: 'POST',
+      url: ingestUrl(acct.bucketSid),
+      body,
+      headers: { authorization: `Bearer ${acct.token}`, 'content-type': 'application/json', ...headers },
+    });
+
+  it('refuses bodies that are malformed, too deep, too large or a gzip bomb, with the envelope', async () => {
+    const a = await seeded();
+    const before = await snapshot(a);
+    const cases: [string, string | Buffer, number, Record<string, string>?][] = [
+      ['malformed', '{"records": [', 400],
+      ['not an object', '[]', 400],
+      ['records not an array', '{"records": {"a": 1}}', 400],
+      ['records missing', '{}', 400],
+      ['extra field', '{"records": [], "zz": 1}', 400],
+      ['deep arrays', deepArrays(10_000), 400],
+      ['deep in records', `{"records": ${deepArrays(10_000)}}`, 400],
+      ['raw NUL', '{"records": [\u0000]}', 400],
+      [
+        'over 5 MB',
+        JSON.stringify({
+          records: [makeRecord({ request: { path: '/x', body: 'x'.repeat(INGEST_BODY_LIMIT) } })],
+        }),
+        413,
+      ],
+      // 50 MB of zeros compress to ~50 KB: the limit applies to the decompressed size.
+      ['gzip bomb', gzipSync(Buffer.alloc(50 * 1024 * 1024, 0x20)), 413, { 'content-encoding': 'gzip' }],
+      ['bad encoding', '{"records": []}', 415, { 'content-encoding': 'br' }],
+      ['text/plain', '{"records": []}', 400, { 'content-type': 'text/plain' }],
+      ['xml', '<records/>', 415, { 'content-type': 'application/xml' }],
+    ];
+    const url = ingestUrl(a.bucketSid);
+    for (const [label, body, status, headers] of cases) {
+      const r = await rawRequest(testEnv().ingestUrl, {
+        method: 'POST',
+        url,
+        body,
+        headers: { authorization: `Bearer ${a.token}`, 'content-type': 'application/json', ...headers },
+      });
+      expect([label, r.status, isEnvelope(r.text)]).toEqual([label, status, true]);
+      expect(STACK_TRACE.test(r.text)).toBe(false);
+    }
+    // Unauthenticated big uploads are refused before the body is read.
+    const anon = await rawRequest(testEnv().ingestUrl, {
+      method: 'POST',
+      url,
+      body: 'x'.repeat(4 * 1024 * 1024),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect([anon.status, isEnvelope(anon.text)]).toEqual([401, true]);
+    expect(await snapshot(a)).toEqual(before);
+  }, 120_000);
+
+  it('stores NUL bytes, invalid UTF-8, SQL fragments and traversal strings in records as data', async () => {
+    const a = await seeded();
+    const before = (await listAllRequests(a.token, a.accountSid, a.bucketSid)).length;
+    const strange = ['a\u0000b', "' OR '1'='1", '../../etc/passwd', '\ud800', 'x'.repeat(60_000), 'ü√🙂'];
+    const records = strange.map((s, i) =>
+      makeRecord({
+        contextSid: `hostile-${i}`,
+        request: { method: 'GET', path: `/h/${i}`, host: s.slice(0, 100), headers: { 'x-h': s }, body: s },
+      }),
+    );
+    let r = await post(a, JSON.stringify({ records }));
+    expect([r.status, JSON.parse(r.text)]).toEqual([202, { accepted: strange.length, rejected: [] }]);
+    // Invalid UTF-8 bytes in the body are read as U+FFFD, not refused with a 5xx.
+    const bytes = Buffer.concat([
+      Buffer.from(`{"records":[{"contextSid":"bad-utf8","request":{"method":"GET","path":"/u","body":"`),
+      Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80]),
+      Buffer.from('"}}]}'),
+    ]);
+    r = await post(a, bytes);
+    expect(r.status).toBe(202);
+    const expected = before + strange.length + 1;
+    const stored = await waitFor(
+      async () => {
+        const l = await listAllRequests(a.token, a.accountSid, a.bucketSid);
+        return l.length >= expected ? l : undefined;
+      },
+      { timeoutMs: 30_000, what: 'hostile records stored' },
+    );
+    expect(stored).toHaveLength(expected);
+    const byContext = new Map(stored.map((s) => [s.contextSid as string, s]));
+    expect((byContext.get('hostile-0')!.request as { body: string }).body).toBe('a\u0000b');
+    expect((byContext.get('hostile-1')!.request as { body: string }).body).toBe("' OR '1'='1");
+  }, 120_000);
+
+  it('random record batches never get a 5xx, and exactly the accepted records are stored', async () => {
+    const a = await seeded();
+    const before = (await listAllRequests(a.token, a.accountSid, a.bucketSid)).length;
+    let accepted = 0;
+    const value = fc.oneof(
+      fc.jsonValue({ maxDepth: 3 }),
+      fc.string({ unit: 'binary', maxLength: 50 }),
+      fc.constantFrom('a\u0000b', "' OR 1=1 --", -1, 1e308, null, 'req_bad'),
+    );
+    const field = fc.constantFrom(
+      'sid',
+      'createdAt',
+      'environmentSid',
+      'direction',
+      'note',
+      'request',
+      'response',
+      'timings',
+      'zz',
+    );
+    const subField = fc.constantFrom(
+      'method',
+      'path',
+      'port',
+      'url',
+      'headers',
+      'statusCode',
+      'duration',
+      'size',
+    );
+    const record = fc.oneof(
+      fc.constant(null).map(() => makeRecord()),
+      fc.tuple(field, value).map(([k, v]) => ({ ...makeRecord(), [k]: v })),
+      fc.tuple(fc.constantFrom('request', 'response', 'timings'), subField, value).map(([part, k, v]) => {
+        const r = makeRecord();
+        return { ...r, [part]: { ...(r[part] as object), [k]: v } };
+      }),
+      value,
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(record, { minLength: 1, maxLength: 15 }), async (batch) => {
+        const r = await post(a, JSON.stringify({ records: batch }));
+        expect(r.status).toBe(202);
+        const body = JSON.parse(r.text) as {
+          accepted: number;
+          rejected: { index: number; error: { code: string } }[];
+        };
+        expect(body.accepted + body.rejected.length).toBe(batch.length);
+        for (const rej of body.rejected) expect(rej.error.code).toBe('VALIDATION_ERROR');
+        accepted += body.accepted;
+      }),
+      { numRuns: 40 },
+    );
+    expect(accepted).toBeGreaterThan(0);
+    const stored = await waitFor(
+      async () => {
+        const n = (await listAllRequests(a.token, a.accountSid, a.bucketSid)).length;
+        return n >= before + accepted ? n : undefined;
+      },
+      { timeoutMs: 30_000, what: 'accepted records stored' },
+    );
+    expect(stored).toBe(before + accepted);
+  }, 180_000);
+});
