@@ -34,7 +34,7 @@ const TAIL_LINES = 50;
 const STARTED_LINE = 'Kafka Server started';
 const LIB_MARKER = '.tapline-complete.json';
 const FORMATTED_MARKER = '.tapline-formatted';
-const KEEP_ARCHIVES = 2;
+const KEEP_OTHER_ARCHIVES = 1;
 
 /** Locates the checkout, so the launcher works from `infra/local/` (tsx) and from `dist/infra/local/` (build). */
 function projectFile(relative: string): string {
@@ -414,6 +414,11 @@ function lastOutput(proc: JavaProcess): string {
   return proc.tail.length ? proc.tail.join('\n') : '(no output)';
 }
 
+/** The shell's own 127 ("not found") is the one failure Kafka's output cannot explain. */
+function exitHint(code: number | null): string {
+  return code === 127 ? ' (is a JDK 17+ `java` on PATH?)' : '';
+}
+
 class EarlyExitError extends Error {}
 
 interface CdsPlan {
@@ -439,6 +444,7 @@ async function planCds(cacheDir: string, jars: string[], jvmFlags: string[]): Pr
     hash.update(`\n${jar}:${info.size}:${info.mtimeMs}`);
   }
   const final = path.join(dir, `broker-${hash.digest('hex').slice(0, 16)}.jsa`);
+  await pruneArchives(dir, final);
   if (existsSync(final)) return { use: final, final };
   return { dumpTo: `${final}.tmp-${tempSuffix()}`, final };
 }
@@ -451,11 +457,14 @@ function cdsFlags(plan: CdsPlan): string[] {
 }
 
 /**
- * Each lib or flag change (another heapMb, a Kafka bump) leaves a ~50 MB archive behind; keep the newest few.
+ * Each lib or flag change (another heapMb, a Kafka bump) leaves a ~50 MB archive behind; keep the one in
+ * use plus the newest other (say tests and `npm start` with different heaps).
  * Deleting one that a running JVM has mapped is safe: the mapping keeps the inode alive.
  */
-async function pruneArchives(dir: string): Promise<void> {
-  const names = (await readdir(dir)).filter((name) => name.endsWith('.jsa'));
+async function pruneArchives(dir: string, current: string): Promise<void> {
+  const names = (await readdir(dir)).filter(
+    (name) => name.endsWith('.jsa') && name !== path.basename(current),
+  );
   const dated = await Promise.all(
     names.map(async (name) => ({
       file: path.join(dir, name),
@@ -466,7 +475,7 @@ async function pruneArchives(dir: string): Promise<void> {
     })),
   );
   dated.sort((a, b) => b.mtime - a.mtime);
-  for (const { file } of dated.slice(KEEP_ARCHIVES)) await rm(file, { force: true });
+  for (const { file } of dated.slice(KEEP_OTHER_ARCHIVES)) await rm(file, { force: true });
 }
 
 async function finishCds(
@@ -491,7 +500,6 @@ async function finishCds(
   if (clean && size > 0) {
     await rename(plan.dumpTo, plan.final);
     log.info({ archive: plan.final, bytes: size }, 'Kafka class-data archive saved for faster starts');
-    await pruneArchives(path.dirname(plan.final));
   } else {
     await unlink(plan.dumpTo).catch(() => undefined);
   }
@@ -563,7 +571,7 @@ async function formatOnce(
   }
   if (code !== 0) {
     throw new Error(
-      `kafka launcher: storage format failed (exit ${code}); last output:\n${lastOutput(proc)}`,
+      `kafka launcher: storage format failed (exit ${code})${exitHint(code)}; last output:\n${lastOutput(proc)}`,
     );
   }
   await writeFile(marker, `${id}\n`);
@@ -609,17 +617,19 @@ async function launchBroker(
         }
       }
       await settled;
-      await proc.closed;
+      // Bounded: an orphaned grandchild could hold stdout open and must not hang shutdown.
+      await waitClosed(proc);
     })());
 
   // The controller port opens before the broker is unfenced; only the PLAINTEXT port and the log line mean ready.
   const deadline = started + READY_TIMEOUT_MS;
   while (!(sawStarted && (await canConnect(port)))) {
     if (!proc.isRunning()) {
+      const code = await proc.exited;
       await waitClosed(proc);
       await settled;
       throw new EarlyExitError(
-        `kafka launcher: broker exited during start (exit ${await proc.exited}); last output:\n${lastOutput(proc)}`,
+        `kafka launcher: broker exited during start (exit ${code})${exitHint(code)}; last output:\n${lastOutput(proc)}`,
       );
     }
     if (Date.now() > deadline) {

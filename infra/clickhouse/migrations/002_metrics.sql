@@ -14,11 +14,11 @@
 -- a log-bucketed histogram. Each duration d > 0 ms is mapped to the Int16 grid index
 -- round(log2(d) * 347) (grid ratio 2^(1/347) = 1.002, so the value read back, exp2(index / 347),
 -- is within 0.1% of d; 0 and negative durations map to -32768 = 0 ms) and counted exactly per index
--- by quantilesExactWeighted. Percentiles merged from any set of minutes are therefore provably
--- within 0.1% of quantileExact's answer up to one rank (quantileExactWeighted ranks by
--- ceil(level * n), quantileExact by floor(level * n)), and merges never degrade it.
--- Measured on 1M long-tailed durations in 38,000 per-minute states: worst error outside that rank
--- band 0.09% (quantilesDD(0.001): 0.09% but 10x slower to merge; quantilesTDigest: 0.24-0.6%,
+-- by quantilesExactWeighted. Percentiles merged from any set of minutes therefore pick exactly
+-- quantileExact's rank (floor(level * n); metrics-sql.ts RANK_NUDGE) and are within 0.1% of its
+-- value; merges never degrade that.
+-- Measured on 1M long-tailed durations in 38,000 per-minute states: worst error outside the
+-- one-rank band sketches disagree within 0.09% (quantilesDD(0.001): 0.09% but 10x slower to merge; quantilesTDigest: 0.24-0.6%,
 -- data dependent, no bound; quantilesBFloat16: 0.7%; quantileTiming: whole ms only, 1.7%).
 -- Merge cost per state ~2 us, like t-digest. A deleted request is subtracted exactly: its
 -- compensating row carries weight 2^64-1, which is -1 in the UInt64 modular counts (see delete()).
