@@ -6,6 +6,9 @@ import { environmentSid, nullableTimestamp, timestamp } from './common.schema.js
  */
 const nullableString = (max: number) => ({ type: ['string', 'null'], maxLength: max }) as const;
 const nullableNumber = { type: ['number', 'null'] } as const;
+// NOTE: sizes are stored as UInt64; ajv counts 1e308 as an integer, and such a row would fail the
+// ClickHouse insert on every retry. The bound keeps them exact JS integers too.
+const byteSize = { type: ['integer', 'null'], minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
 const headerValues = {
   type: 'object',
   maxProperties: 500,
@@ -27,7 +30,7 @@ export const requestPartSchema = {
     headers: { anyOf: [headerValues, { type: 'null' }] },
     body: {},
     contentType: nullableString(512),
-    size: { type: ['integer', 'null'], minimum: 0 },
+    size: byteSize,
   },
 } as const;
 
@@ -38,7 +41,7 @@ export const responsePartSchema = {
   properties: {
     statusCode: { type: ['integer', 'null'], minimum: 100, maximum: 599 },
     headers: { anyOf: [headerValues, { type: 'null' }] },
-    size: { type: ['integer', 'null'], minimum: 0 },
+    size: byteSize,
     body: {},
     contentType: nullableString(512),
   },
@@ -265,7 +268,7 @@ export const sdkCallSchema = {
         headers: { anyOf: [headerValues, { type: 'null' }] },
         status: { type: ['integer', 'null'], minimum: 100, maximum: 599 },
         responseTime: { type: ['number', 'null'], minimum: 0 },
-        size: { type: ['integer', 'null'], minimum: 0 },
+        size: byteSize,
         body: {},
       },
     },

@@ -55,7 +55,8 @@ export interface TimeRange {
 function parseIso(value: string, field: string, endOfDay: boolean): number {
   const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
   const ms = Date.parse(dateOnly ? `${value}T00:00:00.000Z` : value);
-  if (!Number.isFinite(ms)) throw validation(`${field} is not a valid ISO 8601 date`, { [field]: 'is invalid' });
+  if (!Number.isFinite(ms))
+    throw validation(`${field} is not a valid ISO 8601 date`, { [field]: 'is invalid' });
   // A bare endDate means the whole of that UTC day.
   return dateOnly && endOfDay ? ms + 24 * 3600_000 - 1 : ms;
 }
@@ -211,10 +212,12 @@ const MINUTE_DIMS: Record<Exclude<Dim, 'error'>, string> = {
   status: "('status', toString(status_code))",
   endpoint: "('endpoint', endpoint)",
 };
-const MINUTE_ERROR_DIM = "if(status_code >= 400, [('error', concat(toString(status_code), ' ', endpoint))], [])";
+const MINUTE_ERROR_DIM =
+  "if(status_code >= 400, [('error', concat(toString(status_code), ' ', endpoint))], [])";
 
-const VALUE_COLUMNS = `requests, errors, blocked, bytes, duration_sum, duration_count, duration_min, duration_max,
-  duration_digest`;
+/** Value columns a query reads. NOTE: list only what it uses: unused ones are read anyway. */
+const COUNTS = ['requests', 'errors', 'duration_sum', 'duration_count'];
+const WITH_DIGEST = [...COUNTS, 'duration_digest'];
 
 // NOTE: result aliases never reuse a column name (`sum(errors) AS errors` would make
 // MERGE.errorRate's `sum(errors)` an aggregate inside an aggregate).
@@ -227,7 +230,14 @@ const SUMS = `${MERGE.requests} AS req_n, ${MERGE.errors} AS err_n, ${MERGE.dura
  * `requests_rollup`, single edge minutes from `requests_minute`. `also`: more ranges (the
  * previous period of a comparison) read the same way.
  */
-function source(s: MetricsScope, dims: readonly Dim[], maxLevel = 1440, also: MetricsScope[] = []): Sql {
+function source(
+  s: MetricsScope,
+  dims: readonly Dim[],
+  columns: readonly string[],
+  maxLevel = 1440,
+  also: MetricsScope[] = [],
+): Sql {
+  const values = columns.join(', ');
   const params: Record<string, unknown> = { a: s.accountSid, dims };
   const filters = ['account_sid = {a:String}'];
   if (s.bucketSid !== undefined) {
@@ -255,7 +265,7 @@ function source(s: MetricsScope, dims: readonly Dim[], maxLevel = 1440, also: Me
   }
   const branches: string[] = [];
   if (rollup.length > 0 || minutes.length === 0) {
-    branches.push(`SELECT dim, value, t, environment_sid, ${VALUE_COLUMNS}
+    branches.push(`SELECT dim, value, t, environment_sid, ${values}
       FROM ${TABLES.requestsRollup}
       WHERE ${filters.join(' AND ')} AND dim IN {dims:Array(String)} AND (${rollup.join(' OR ') || '0'})`);
   }
@@ -264,7 +274,7 @@ function source(s: MetricsScope, dims: readonly Dim[], maxLevel = 1440, also: Me
     const dimArray = dims.includes('error')
       ? `arrayConcat([${plain.join(', ')}], ${MINUTE_ERROR_DIM})`
       : `[${plain.join(', ')}]`;
-    branches.push(`SELECT d.1 AS dim, d.2 AS value, minute AS t, environment_sid, ${VALUE_COLUMNS}
+    branches.push(`SELECT d.1 AS dim, d.2 AS value, minute AS t, environment_sid, ${values}
       FROM ${TABLES.requestsMinute}
       ARRAY JOIN ${dimArray} AS d
       WHERE ${filters.join(' AND ')} AND (${minutes.join(' OR ')})`);
@@ -274,7 +284,7 @@ function source(s: MetricsScope, dims: readonly Dim[], maxLevel = 1440, also: Me
 
 /** Totals (`all`), by method, by status code and by endpoint: one row per (dim, value). */
 export function summarySql(s: MetricsScope): Sql {
-  const w = source(s, ['all', 'method', 'status', 'endpoint']);
+  const w = source(s, ['all', 'method', 'status', 'endpoint'], [...COUNTS, 'blocked', 'bytes']);
   return {
     query: `SELECT dim, value, ${SUMS}, ${MERGE.blocked} AS blk_n, ${MERGE.bytes} AS byte_n
             FROM ${w.query}
@@ -285,7 +295,7 @@ export function summarySql(s: MetricsScope): Sql {
 
 /** Per interval and status class: counts and duration sums (throughput, both shapes). */
 export function seriesSql(s: MetricsScope, iv: Interval): Sql {
-  const w = source(s, ['status'], LEVEL_OF[iv]);
+  const w = source(s, ['status'], COUNTS, LEVEL_OF[iv]);
   return {
     query: `SELECT toUInt32(${BUCKET_EXPR[iv]}) AS tb, intDiv(toUInt16OrZero(value), 100) AS status_class, ${SUMS}
             FROM ${w.query}
@@ -297,7 +307,7 @@ export function seriesSql(s: MetricsScope, iv: Interval): Sql {
 
 /** Per interval plus the whole range (tb NULL): counts, min/max/avg and merged percentiles. */
 export function responseTimeSql(s: MetricsScope, iv: Interval): Sql {
-  const w = source(s, ['all'], LEVEL_OF[iv]);
+  const w = source(s, ['all'], [...WITH_DIGEST, 'duration_min', 'duration_max'], LEVEL_OF[iv]);
   return {
     query: `SELECT toUInt32(${BUCKET_EXPR[iv]}) AS tb, ${SUMS},
               ${MERGE.min} AS dur_min, ${MERGE.max} AS dur_max, ${MERGE.percentiles} AS pct
@@ -311,7 +321,7 @@ export function responseTimeSql(s: MetricsScope, iv: Interval): Sql {
 
 export function performanceSql(s: MetricsScope, groupBy: GroupBy, limit: number): Sql {
   const g = GROUPS[groupBy];
-  const w = source(s, [g.dim]);
+  const w = source(s, [g.dim], WITH_DIGEST);
   return {
     query: `SELECT ${g.expr} AS grp, ${SUMS}, ${MERGE.percentiles} AS pct
             FROM ${w.query}
@@ -325,7 +335,7 @@ export function performanceSql(s: MetricsScope, groupBy: GroupBy, limit: number)
 
 /** Totals (`all`), requests per endpoint, and errors per "status endpoint" (`error`). */
 export function errorsSql(s: MetricsScope): Sql {
-  const w = source(s, ['all', 'endpoint', 'error']);
+  const w = source(s, ['all', 'endpoint', 'error'], ['requests', 'errors']);
   return {
     query: `SELECT dim, value, ${MERGE.requests} AS req_n, ${MERGE.errors} AS err_n
             FROM ${w.query}
@@ -337,7 +347,7 @@ export function errorsSql(s: MetricsScope): Sql {
 
 /** Totals of the range and of `previous`, the preceding range of equal length (`cur` 1 / 0). */
 export function comparisonSql(s: MetricsScope, previous: MetricsScope): Sql {
-  const w = source(s, ['all'], 1440, [previous]);
+  const w = source(s, ['all'], [...COUNTS, 'blocked'], 1440, [previous]);
   return {
     query: `SELECT t >= toDateTime({cur:UInt32}, 'UTC') AS cur, ${SUMS}, ${MERGE.blocked} AS blk_n
             FROM ${w.query}
@@ -539,7 +549,9 @@ export class MetricsRepository {
         endpoint: path,
         errorCount: e.errors,
         errorRate: rate(e.errors, e.requests),
-        mostCommonErrors: [...e.statuses.entries()].sort((x, y) => y[1] - x[1] || x[0] - y[0]).map(([c]) => c),
+        mostCommonErrors: [...e.statuses.entries()]
+          .sort((x, y) => y[1] - x[1] || x[0] - y[0])
+          .map(([c]) => c),
       }))
       .sort((x, y) => y.errorCount - x.errorCount || (x.endpoint < y.endpoint ? -1 : 1))
       .slice(0, limit);

@@ -190,4 +190,3 @@ export class RequestsRepository {
       if (notes.has(rec.sid as string)) rec.note = notes.get(rec.sid as string) ?? null;
   }
 }
-

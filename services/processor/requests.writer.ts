@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import type { ClickHouseClient } from '../shared/clickhouse.js';
 import { TABLES } from '../shared/tables.js';
 import type { RequestRow } from './row.mapper.js';
@@ -8,44 +7,77 @@ export interface OffsetRange {
   max: number;
 }
 
+type RawInsert = (params: {
+  table: string;
+  values: Buffer;
+  format: 'JSONEachRow';
+  settings: Record<string, string | number>;
+}) => Promise<unknown>;
+
+/**
+ * chDB's zero-copy insert (the payload Buffer goes to the engine as is), when the client runs on
+ * chDB. The client's own insert path hands chDB one SQL string of the whole block (Buffer → string
+ * → native copy on the event loop): measured 40% more CPU per record (test/bench/hot-paths.ts).
+ * NOTE: @clickhouse/client keeps its connection in a TypeScript-private field; `chdb/connection`
+ * exposes the raw insert there as `.chdb.rawInsert`. A ClickHouse server has neither: undefined.
+ */
+function chdbRawInsert(ch: ClickHouseClient): RawInsert | undefined {
+  const ext = (ch as unknown as { connection?: { chdb?: { rawInsert?: RawInsert } } }).connection?.chdb;
+  return typeof ext?.rawInsert === 'function' ? ext.rawInsert.bind(ext) : undefined;
+}
+
 /**
  * Writes request rows and the per-partition offset state. Each insert carries a deduplication
  * token derived from its Kafka offset range, so re-sending the same range after a crash is a no-op
  * in the raw table and in every materialized view (see ARCHITECTURE.md, delivery guarantees).
  */
 export class RequestsWriter {
-  constructor(private readonly ch: ClickHouseClient) {}
+  private readonly rawInsert: RawInsert | undefined;
+
+  constructor(private readonly ch: ClickHouseClient) {
+    this.rawInsert = chdbRawInsert(ch);
+  }
 
   static token(topic: string, partition: number, range: OffsetRange): string {
     return `${topic}:${partition}:${range.min}-${range.max}`;
   }
 
   /**
-   * One JSONEachRow insert of a block. The lines are built here rather than by the client: the
-   * `record` column is already the JSON text of an object (row.mapper.ts), so it is written as a
-   * raw object and read back as a string (`input_format_json_read_objects_as_strings`) instead of
-   * being JSON-escaped a second time — measured in test/bench (bench/README.md): the client's
-   * per-row JSON.stringify was the largest single cost per record in the service.
+   * One JSONEachRow insert of a block, with the deduplication token of its offset range.
+   * On chDB the lines are built here (`jsonEachRow`: the `record` column, already the JSON text of
+   * an object, is written as a raw object and read back as a string with
+   * `input_format_json_read_objects_as_strings` instead of being JSON-escaped a second time) and
+   * handed over as one Buffer. Measured per record (test/bench/hot-paths.ts, bench/README.md):
+   * 94 CPU µs instead of 147 through the client's insert. On a ClickHouse server the client's
+   * insert is kept: that path was not measured here.
    */
   async insert(rows: RequestRow[], token: string): Promise<void> {
     if (rows.length === 0) return;
-    const result = await this.ch.exec({
-      query: `INSERT INTO ${TABLES.requests} FORMAT JSONEachRow`,
-      values: Readable.from([jsonEachRow(rows)], { objectMode: false }),
-      clickhouse_settings: {
-        insert_deduplicate: 1,
-        insert_deduplication_token: token,
-        deduplicate_blocks_in_dependent_materialized_views: 1,
-        date_time_input_format: 'best_effort',
-        input_format_json_read_objects_as_strings: 1,
-        // NOTE: a lone UTF-16 surrogate in any string (`"\ud800"`, valid JSON, accepted by ingest)
-        // otherwise fails the whole insert on every retry and blocks the partition; kept as text.
-        input_format_json_throw_on_bad_escape_sequence: 0,
-        async_insert: 0,
-      },
+    const settings = {
+      insert_deduplicate: 1,
+      insert_deduplication_token: token,
+      deduplicate_blocks_in_dependent_materialized_views: 1,
+      date_time_input_format: 'best_effort',
+      // NOTE: a lone UTF-16 surrogate in any string (`"\ud800"`, valid JSON, accepted by ingest)
+      // otherwise fails the whole insert on every retry and blocks the partition; kept as text.
+      input_format_json_throw_on_bad_escape_sequence: 0,
+      async_insert: 0,
+    } as const;
+    if (this.rawInsert) {
+      await this.rawInsert({
+        table: TABLES.requests,
+        values: Buffer.from(jsonEachRow(rows)),
+        format: 'JSONEachRow',
+        settings: { ...settings, input_format_json_read_objects_as_strings: 1 },
+      });
+      return;
+    }
+    await this.ch.insert({
+      table: TABLES.requests,
+      values: rows,
+      format: 'JSONEachRow',
+      clickhouse_settings: settings,
     });
-    // NOTE: the answer must be consumed, or a ClickHouse server's HTTP connection is never reused.
-    for await (const _ of result.stream) void _;
   }
 
   /**

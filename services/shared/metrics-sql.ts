@@ -25,9 +25,18 @@ export const digestValue = (index: string): string =>
 export const digestIndex = (ms: string): string =>
   `if(${ms} > 0, toInt16(greatest(-32767, least(32767, round(log2(${ms}) * ${DIGEST_GRID})))), toInt16(${DIGEST_ZERO_INDEX}))`;
 
+/**
+ * quantileExactWeighted answers the smallest value whose cumulative count reaches ceil(level * n);
+ * quantileExact (and the exact figures users compare with) the value at sorted index
+ * floor(level * n), i.e. cumulative count floor(level * n) + 1. The two differ by one rank when
+ * level * n is a whole number, which in a sparse tail can be a 1% jump. Asking for level + 1e-9
+ * makes them the same rank for every group below 10 million durations.
+ */
+export const RANK_NUDGE = 1e-9;
+
 const hasDurations = 'sum(duration_count) > 0';
 const merged = (levels: readonly number[]): string =>
-  `arrayMap(i -> ${digestValue('i')}, quantilesExactWeightedMerge(${levels.join(', ')})(duration_digest))`;
+  `arrayMap(i -> ${digestValue('i')}, quantilesExactWeightedMerge(${levels.map((l) => l + RANK_NUDGE).join(', ')})(duration_digest))`;
 
 /** Any levels in (0, 1) merged from the same states: an Array(Nullable(Float64)) in level order. */
 export function percentiles(levels: readonly number[]): string {
@@ -42,6 +51,8 @@ export function percentile(level: number): string {
 }
 
 /**
+ * NOTE: never alias a result with a column name (`sum(errors) AS errors`): `errorRate` would then
+ * contain an aggregate inside an aggregate.
  * NOTE: each `p*` expression merges the whole digest; a query needing several percentiles should use
  * `MERGE.percentiles` (one merge, [p50, p95, p99]) instead of three merges.
  */

@@ -50,9 +50,12 @@ export async function build(log: (s: string) => void): Promise<void> {
   child.stderr.on('data', (c: Buffer) => (out += c.toString()));
   const code = await new Promise<number | null>((r) => child.on('exit', r));
   if (code !== 0) {
-    log(`npm run build exited ${code}; using what tsc emitted. Last lines:\n${out.split('\n').slice(-8).join('\n')}`);
+    log(
+      `npm run build exited ${code}; using what tsc emitted. Last lines:\n${out.split('\n').slice(-8).join('\n')}`,
+    );
   }
-  if (!fs.existsSync(path.join(ROOT, 'dist', 'services', 'main.js'))) throw new Error('build produced no dist/');
+  if (!fs.existsSync(path.join(ROOT, 'dist', 'services', 'main.js')))
+    throw new Error('build produced no dist/');
 }
 
 export interface DemoCredentials {
@@ -115,8 +118,14 @@ export async function startService(opts: ServiceOptions): Promise<ServiceHandle>
     async () => {
       if (dead) throw new Error(`service exited; see ${opts.logFile}`);
       const [a, i] = await Promise.all([
-        fetch(`${apiUrl}/readyz`).then((r) => r.status, () => 0),
-        fetch(`${ingestUrl}/healthz`).then((r) => r.status, () => 0),
+        fetch(`${apiUrl}/readyz`).then(
+          (r) => r.status,
+          () => 0,
+        ),
+        fetch(`${ingestUrl}/healthz`).then(
+          (r) => r.status,
+          () => 0,
+        ),
       ]);
       return a === 200 && i === 200;
     },

@@ -120,10 +120,18 @@ interface Target {
   pid?: number;
 }
 
-async function call<T>(target: Target, method: string, p: string, body?: unknown): Promise<{ status: number; body: T }> {
+async function call<T>(
+  target: Target,
+  method: string,
+  p: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
   const res = await fetch(`${target.api}${p}`, {
     method,
-    headers: { authorization: `Bearer ${target.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      authorization: `Bearer ${target.token}`,
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
     body: body ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();
@@ -223,9 +231,12 @@ async function runPhase(
   const lastAck = Math.max(...results.map((r) => r.lastAckMs));
   const acked = results.reduce((s, r) => s + r.ackedRecords, 0);
   const statuses: Record<string, number> = {};
-  for (const r of results) for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
+  for (const r of results)
+    for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
   const latencies = results.flatMap((r) => r.latencies).sort((a, b) => a - b);
-  log(`${label}: sent in ${((lastAck - tGo) / 1000).toFixed(1)} s, acked ${acked}, statuses ${JSON.stringify(statuses)}`);
+  log(
+    `${label}: sent in ${((lastAck - tGo) / 1000).toFixed(1)} s, acked ${acked}, statuses ${JSON.stringify(statuses)}`,
+  );
 
   let stats: Stats[] = [];
   let lastTotal = -1;
@@ -300,7 +311,13 @@ async function timeQueries(target: Target, calls: number): Promise<Record<string
   for (const [name, p] of Object.entries(paths)) {
     const first = await call(target, 'GET', p).catch(() => ({ status: 0, body: undefined }));
     if (first.status !== 200) {
-      out[name] = { path: p, status: first.status, medianMs: null, p95Ms: null, note: 'n/a (endpoint absent or failing)' };
+      out[name] = {
+        path: p,
+        status: first.status,
+        medianMs: null,
+        p95Ms: null,
+        note: 'n/a (endpoint absent or failing)',
+      };
       log(`query ${name}: n/a (status ${first.status})`);
       continue;
     }
@@ -314,7 +331,12 @@ async function timeQueries(target: Target, calls: number): Promise<Record<string
       if (r.status !== 200) throw new Error(`${name} answered ${r.status}`);
     }
     ms.sort((x, y) => x - y);
-    out[name] = { path: p, status: 200, medianMs: round(quantile(ms, 0.5)), p95Ms: round(quantile(ms, 0.95)) };
+    out[name] = {
+      path: p,
+      status: 200,
+      medianMs: round(quantile(ms, 0.5)),
+      p95Ms: round(quantile(ms, 0.95)),
+    };
     log(`query ${name}: median ${out[name]!.medianMs} ms, p95 ${out[name]!.p95Ms} ms`);
   }
   return out;
@@ -332,7 +354,12 @@ async function main(): Promise<void> {
   const result: Record<string, unknown> = {
     startedAt: new Date().toISOString(),
     commit: commit(),
-    machine: { cpus: os.cpus().length, memoryBytes: os.totalmem(), node: process.version, loadAverageStart: loadAverage() },
+    machine: {
+      cpus: os.cpus().length,
+      memoryBytes: os.totalmem(),
+      node: process.version,
+      loadAverageStart: loadAverage(),
+    },
     options: opt,
   };
   const figures: Record<string, unknown> = {};
@@ -373,7 +400,9 @@ async function main(): Promise<void> {
     };
     // Runtime flags for the service only (e.g. --max-semi-space-size=64), not for the generators.
     if (opt['service-node-options']) env.NODE_OPTIONS = opt['service-node-options'];
-    log(`starting the service (DATA_DIR ${path.relative(ROOT, dataDir)})${opt.profile ? ' with --cpu-prof' : ''}`);
+    log(
+      `starting the service (DATA_DIR ${path.relative(ROOT, dataDir)})${opt.profile ? ' with --cpu-prof' : ''}`,
+    );
     service = await startService({
       env,
       logFile: path.join(dataDir, 'service.log'),
@@ -416,7 +445,12 @@ async function main(): Promise<void> {
 
     if (only.has('batch') || only.has('freshness') || opt.profile) {
       phases.push(
-        await runPhase(target, 'warm-up', { mode: 'batch', records: 20_000, connections: batchConns, rate: 0 }),
+        await runPhase(target, 'warm-up', {
+          mode: 'batch',
+          records: 20_000,
+          connections: batchConns,
+          rate: 0,
+        }),
       );
     }
     const batchRuns: PhaseResult[] = [];
@@ -506,7 +540,9 @@ async function main(): Promise<void> {
         seed: 42,
       });
       fs.rmSync(chDir, { recursive: true, force: true });
-      log(`limit (a): ${Math.round(ch.rate)} records/s (map ${ch.mapSeconds.toFixed(1)} s, insert ${ch.insertSeconds.toFixed(1)} s)`);
+      log(
+        `limit (a): ${Math.round(ch.rate)} records/s (map ${ch.mapSeconds.toFixed(1)} s, insert ${ch.insertSeconds.toFixed(1)} s)`,
+      );
       let kafka: KafkaLimitResult | undefined;
       let kafkaGzip: KafkaLimitResult | undefined;
       if (target.kafka) {
@@ -551,7 +587,9 @@ async function main(): Promise<void> {
         limitKafkaGzipRecordsPerSec: kafkaGzip ? round(kafkaGzip.rate, 0) : null,
         limitKafkaGzipCpuSecondsPer100k: kafkaGzip ? round(kafkaGzip.cpuSecondsPer100k, 2) : null,
         e2eBatchShareOfLowerLimit:
-          typeof figures.e2eBatchRecordsPerSec === 'number' ? round(figures.e2eBatchRecordsPerSec / lower, 2) : null,
+          typeof figures.e2eBatchRecordsPerSec === 'number'
+            ? round(figures.e2eBatchRecordsPerSec / lower, 2)
+            : null,
       });
     }
     if (target.pid && (service || opt['use-running'])) {
@@ -577,7 +615,9 @@ async function main(): Promise<void> {
       for (const size of sets) {
         const env = service.env;
         await stopService();
-        log(`loading ${size - loaded} records DIRECTLY into ClickHouse (INSERT … SELECT FROM numbers; no HTTP, no Kafka)`);
+        log(
+          `loading ${size - loaded} records DIRECTLY into ClickHouse (INSERT … SELECT FROM numbers; no HTTP, no Kafka)`,
+        );
         const load = await child<LargeSetConfig, LargeSetResult>('large-set.ts', {
           path: path.join(dataDir, 'chdb'),
           accountSid: target.account,
@@ -588,7 +628,9 @@ async function main(): Promise<void> {
           environments: ENVIRONMENTS,
         });
         loaded = size;
-        log(`loaded in ${load.seconds.toFixed(0)} s (${Math.round(load.rate)} rows/s), bucket holds ${load.totalRows}`);
+        log(
+          `loaded in ${load.seconds.toFixed(0)} s (${Math.round(load.rate)} rows/s), bucket holds ${load.totalRows}`,
+        );
         service = await startService({ env, logFile: path.join(dataDir, 'service.log'), expectDemo: false });
         target.pid = service.pid;
         const label = size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`;
@@ -614,7 +656,8 @@ async function main(): Promise<void> {
     process.exitCode = 1;
   } finally {
     await stopService();
-    if (!opt['keep-data'] && !opt.profile && fs.existsSync(dataDir)) fs.rmSync(dataDir, { recursive: true, force: true });
+    if (!opt['keep-data'] && !opt.profile && fs.existsSync(dataDir))
+      fs.rmSync(dataDir, { recursive: true, force: true });
   }
 
   (result.machine as Record<string, unknown>).loadAverageEnd = loadAverage();
@@ -654,7 +697,8 @@ function printTable(figures: Record<string, unknown>, result: Record<string, unk
     const shown = k.endsWith('Bytes') && typeof v === 'number' ? `${(v / 2 ** 20).toFixed(0)} MiB` : fmt(v);
     rows.push([k, shown, TARGETS[k] ?? '']);
   }
-  const q = figures.query as Record<string, Record<string, { medianMs: number | null; p95Ms: number | null }>> | undefined;
+  const q = figures.query as
+    Record<string, Record<string, { medianMs: number | null; p95Ms: number | null }>> | undefined;
   if (q) {
     for (const [set, eps] of Object.entries(q))
       for (const [name, t] of Object.entries(eps))

@@ -108,6 +108,7 @@ async function run(cfg: ChLimitConfig): Promise<ChLimitResult> {
 process.on('message', (cfg: ChLimitConfig) => {
   void run(cfg).then(
     (result) => process.send!({ type: 'done', result }, () => process.exit(0)),
-    (err: Error) => process.send!({ type: 'error', message: err.stack ?? err.message }, () => process.exit(1)),
+    (err: Error) =>
+      process.send!({ type: 'error', message: err.stack ?? err.message }, () => process.exit(1)),
   );
 });

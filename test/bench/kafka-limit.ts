@@ -75,7 +75,14 @@ async function run(cfg: KafkaLimitConfig): Promise<KafkaLimitResult> {
     const bucketSid = `bkt_benchlimit${i % 4}`;
     const records = Array.from({ length: cfg.batch }, () => {
       const rec = ingestRecord(r, { environments: cfg.environments });
-      return { ...rec, sid: newSid('request'), bucketSid, receivedAt, contextSid: null, firewall: { blocked: false } };
+      return {
+        ...rec,
+        sid: newSid('request'),
+        bucketSid,
+        receivedAt,
+        contextSid: null,
+        firewall: { blocked: false },
+      };
     });
     pool.push({
       key: bucketSid,
@@ -159,6 +166,7 @@ async function run(cfg: KafkaLimitConfig): Promise<KafkaLimitResult> {
 process.on('message', (cfg: KafkaLimitConfig) => {
   void run(cfg).then(
     (result) => process.send!({ type: 'done', result }, () => process.exit(0)),
-    (err: Error) => process.send!({ type: 'error', message: err.stack ?? err.message }, () => process.exit(1)),
+    (err: Error) =>
+      process.send!({ type: 'error', message: err.stack ?? err.message }, () => process.exit(1)),
   );
 });

@@ -108,7 +108,14 @@ FROM
 }
 
 async function run(cfg: LargeSetConfig): Promise<LargeSetResult> {
-  const chCfg = { url: undefined, path: cfg.path, database: 'tapline', user: 'default', password: '', retentionDays: 30 };
+  const chCfg = {
+    url: undefined,
+    path: cfg.path,
+    database: 'tapline',
+    user: 'default',
+    password: '',
+    retentionDays: 30,
+  };
   const ch = createClickHouse(chCfg);
   try {
     await migrateClickHouse(ch, chCfg, pino({ level: 'warn' }));
@@ -154,6 +161,7 @@ async function run(cfg: LargeSetConfig): Promise<LargeSetResult> {
 process.on('message', (cfg: LargeSetConfig) => {
   void run(cfg).then(
     (result) => process.send!({ type: 'done', result }, () => process.exit(0)),
-    (err: Error) => process.send!({ type: 'error', message: err.stack ?? err.message }, () => process.exit(1)),
+    (err: Error) =>
+      process.send!({ type: 'error', message: err.stack ?? err.message }, () => process.exit(1)),
   );
 });

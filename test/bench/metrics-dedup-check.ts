@@ -28,7 +28,9 @@ let failures = 0;
 const check = (label: string, actual: unknown, expected: unknown) => {
   const ok = JSON.stringify(actual) === JSON.stringify(expected);
   if (!ok) failures++;
-  console.log(`${ok ? 'ok  ' : 'FAIL'} ${label}: ${JSON.stringify(actual)}${ok ? '' : ` expected ${JSON.stringify(expected)}`}`);
+  console.log(
+    `${ok ? 'ok  ' : 'FAIL'} ${label}: ${JSON.stringify(actual)}${ok ? '' : ` expected ${JSON.stringify(expected)}`}`,
+  );
 };
 
 function row(i: number, duration: number): RequestRow {
@@ -90,8 +92,8 @@ async function exact() {
   const rs = await ch.query({
     query: `SELECT count() AS r, countIf(status_code >= 400) AS e, sum(request_size + response_size) AS b,
               sum(duration) AS ds, count(duration) AS dc,
-              arrayMap(x -> round(x, 3), quantilesExactWeighted(0.5, 0.95, 0.99)(
-                if(duration > 0, exp2(round(log2(duration) * 347) / 347), 0), 1)) AS pct
+              arrayMap(x -> round(if(x > 0, exp2(round(log2(x) * 347) / 347), 0), 3),
+                quantilesExact(0.5, 0.95, 0.99)(duration)) AS pct
             FROM requests WHERE account_sid = 'acc_dedup'`,
     format: 'JSONEachRow',
   });
@@ -116,6 +118,28 @@ try {
   check('second block, new token: aggregates equal the raw rows', two, await exact());
   check('raw row count', two.r, 150);
 
+  // The tests' exact percentile (sorted[floor(level * n)]) is ClickHouse's quantileExact, and the
+  // API's merged digest is that same rank's value on the 0.1% grid.
+  {
+    const rs = await ch.query({
+      query: `SELECT groupArray(duration) AS d, quantilesExact(0.5, 0.95, 0.99)(duration) AS q,
+                (SELECT ${MERGE.percentiles} FROM requests_minute WHERE account_sid = 'acc_dedup') AS api
+              FROM requests WHERE account_sid = 'acc_dedup'`,
+      format: 'JSONEachRow',
+    });
+    const [r] = await rs.json<{ d: number[]; q: number[]; api: number[] }>();
+    const sorted = [...r!.d].sort((a, b) => a - b);
+    const js = [0.5, 0.95, 0.99].map(
+      (l) => sorted[Math.min(sorted.length - 1, Math.floor(l * sorted.length))],
+    );
+    check('JS sorted[floor(level * n)] equals quantileExact', js, r!.q);
+    const grid = (v: number) => Math.round(2 ** (Math.round(Math.log2(v) * 347) / 347) * 1000) / 1000;
+    check(
+      'merged digest equals quantileExact on the grid',
+      r!.api.map((v) => Math.round(v * 1000) / 1000),
+      r!.q.map(grid),
+    );
+  }
   const pool = { query: async () => ({ rows: [], rowCount: 0 }) } as unknown as pg.Pool;
   const repo = new RequestsRepository(ch, pool);
   const victim = row(7, 0).sid;

@@ -76,7 +76,9 @@ try {
   const band = (where: string): [number, number][] =>
     JSON.parse(
       q(`SELECT [${LEVELS.map((l) => `(a[toUInt64(floor(${l} * (n - 1))) + 1], a[toUInt64(floor(${l} * n)) + 1])`).join(', ')}]
-         FROM (SELECT arraySort(groupArray(d)) AS a, count() AS n FROM raw ${where})`).replaceAll('(', '[').replaceAll(')', ']'),
+         FROM (SELECT arraySort(groupArray(d)) AS a, count() AS n FROM raw ${where})`)
+        .replaceAll('(', '[')
+        .replaceAll(')', ']'),
     ) as [number, number][];
   const merged = (i: number, where: string): number[] => {
     const c = CANDIDATES[i]!;
@@ -96,7 +98,11 @@ try {
       .map(([n, c, u]) => [n, { compressed: Number(c), uncompressed: Number(u) }]),
   );
   console.log(`rows=${ROWS} block=${BLOCK} aggregate rows=${q('SELECT count() FROM agg')}`);
-  console.log(`exact (whole range) p50/p95/p99 = ${exact('').map((x) => x.toFixed(3)).join(' / ')}`);
+  console.log(
+    `exact (whole range) p50/p95/p99 = ${exact('')
+      .map((x) => x.toFixed(3))
+      .join(' / ')}`,
+  );
   for (const [i, c] of CANDIDATES.entries()) {
     let worst = 0;
     let worstBand = 0;
@@ -123,7 +129,7 @@ try {
     const size = sizes.get(`s${i}`);
     console.log(
       `${c.name.padEnd(20)} worst rel. error ${(100 * worst).toFixed(3)}% (${(100 * worstBand).toFixed(3)}% outside rank band)  merge ${ms.toFixed(1)} ms  ` +
-        `state ${(size?.uncompressed ?? 0) / 1024 | 0} KiB (${(size?.compressed ?? 0) / 1024 | 0} KiB compressed)\n    ${parts.join('\n    ')}`,
+        `state ${((size?.uncompressed ?? 0) / 1024) | 0} KiB (${((size?.compressed ?? 0) / 1024) | 0} KiB compressed)\n    ${parts.join('\n    ')}`,
     );
   }
 } finally {

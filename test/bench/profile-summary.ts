@@ -95,7 +95,9 @@ export function summarise(file: string, records?: number, top = 25): ProfileSumm
 }
 
 export function printSummary(s: ProfileSummary, records?: number): void {
-  console.log(`\nCPU profile ${s.file}: ${s.wallSeconds.toFixed(1)} s wall, ${s.busySeconds.toFixed(1)} s busy`);
+  console.log(
+    `\nCPU profile ${s.file}: ${s.wallSeconds.toFixed(1)} s wall, ${s.busySeconds.toFixed(1)} s busy`,
+  );
   if (records) console.log(`busy µs per record: ${((s.busySeconds * 1e6) / records).toFixed(1)}`);
   for (const [title, rows] of [
     ['self time by component', s.byComponent],

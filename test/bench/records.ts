@@ -200,7 +200,11 @@ function jsonBody(r: Rng, bytes: number): string {
     out += (n ? ',' : '') + item;
     n++;
   }
-  return n === 0 ? (bytes >= 40 ? `{"id":${Math.floor(r() * 1e9)},"ok":true}` : '{}') : `${out}],"total":${n}}`;
+  return n === 0
+    ? bytes >= 40
+      ? `{"id":${Math.floor(r() * 1e9)},"ok":true}`
+      : '{}'
+    : `${out}],"total":${n}}`;
 }
 
 export interface GenOptions {
@@ -236,7 +240,8 @@ function call(r: Rng, opts: GenOptions): Call {
   const host = pick(r, ['api.shop.example.com', 'api.eu.shop.example.com', 'partners.example.com']);
   const path = fillPath(r, ep.template);
   const queryString: Record<string, string> = {};
-  for (const q of ep.query) if (r() < 0.6) queryString[q] = q === 'q' ? pick(r, WORDS) : String(1 + Math.floor(r() * 50));
+  for (const q of ep.query)
+    if (r() < 0.6) queryString[q] = q === 'q' ? pick(r, WORDS) : String(1 + Math.floor(r() * 50));
   const qs = new URLSearchParams(queryString).toString();
   const url = `https://${host}${path}${qs ? `?${qs}` : ''}`;
   const st = status(r);

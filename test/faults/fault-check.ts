@@ -94,6 +94,13 @@ export async function withLag<T>(
   }
 }
 
+/** The group's lag right now; retried while the broker is still electing leaders after a restart. */
+export async function lagNow(stack: FaultStack): Promise<GroupLag> {
+  return withLag(stack, (probe) =>
+    waitFor(() => probe(), { timeoutMs: 60_000, intervalMs: 250, what: 'lag probe' }),
+  );
+}
+
 /** Waits until the processor group commits past `committed` (its first commit after a restart). */
 export async function waitCommitPast(
   stack: FaultStack,

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/service-process.js';
-import { collect, compare, expectExactlyOnce, record, waitDrained, withLag } from './fault-check.js';
+import { collect, compare, expectExactlyOnce, record, waitDrained, lagNow } from './fault-check.js';
 import { FaultStack, type FaultAccount } from './fault-stack.js';
 import { clientSid, faultRecord, IngestLoad, SECRET_HEADER } from './ingest-load.js';
 
@@ -111,7 +111,7 @@ describe('fault: Postgres restarted under load', () => {
       expect(token.status).toBe(201);
       const ackedBefore = load.acked.size;
       await load.waitForMoreAcked(300);
-      const committedAtStop = await withLag(stack, async (probeLag) => (await probeLag()).committed);
+      const committedAtStop = (await lagNow(stack)).committed;
 
       const stopAt = performance.now();
       await stack.stopPostgres();
@@ -135,7 +135,7 @@ describe('fault: Postgres restarted under load', () => {
       const ackedDuringOutage = load.answers.filter((a) => a.status === 202 && a.start >= downAt);
       const lastAckInOutage = Math.max(0, ...ackedDuringOutage.map((a) => a.end));
       // The processor kept committing what ingest acknowledged during the outage.
-      const during = await withLag(stack, (probeLag) => probeLag());
+      const during = await lagNow(stack);
 
       const restartAt = performance.now();
       await stack.restartPostgres();

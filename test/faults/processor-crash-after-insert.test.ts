@@ -8,7 +8,7 @@ import {
   record,
   waitCommitPast,
   waitDrained,
-  withLag,
+  lagNow,
 } from './fault-check.js';
 import { FaultStack, type FaultAccount } from './fault-stack.js';
 import { IngestLoad } from './ingest-load.js';
@@ -57,7 +57,7 @@ describe('fault: processor killed between the ClickHouse insert and the offset c
       expect(line, 'the crash hook fired').toBeDefined();
       crash = JSON.parse(line!) as typeof crash;
       // The inserted block's offsets are not committed, so they will be delivered again.
-      const lag = await withLag(stack, (probe) => probe());
+      const lag = await lagNow(stack);
       const part = lag.partitions.find((p) => p.partition === crash!.partition)!;
       expect(part.committed).toBeLessThanOrEqual(crash!.range.min);
       expect(part.high).toBeGreaterThan(crash!.range.max);

@@ -9,7 +9,7 @@ import {
   record,
   waitCommitPast,
   waitDrained,
-  withLag,
+  lagNow,
 } from './fault-check.js';
 import { FaultStack, type FaultAccount } from './fault-stack.js';
 import { IngestLoad } from './ingest-load.js';
@@ -63,7 +63,7 @@ describe('fault: processor SIGKILL mid-batch', () => {
       expect(stack.core!.child.signalCode).toBe('SIGKILL');
       // Ingest does not depend on the processor: it keeps acknowledging while it is down.
       await load.waitForMoreAcked(1500);
-      const committed = await withLag(stack, async (probe) => (await probe()).committed);
+      const committed = (await lagNow(stack)).committed;
       const restartAt = performance.now();
       await stack.startCore();
       readyMs = performance.now() - restartAt;

@@ -161,8 +161,8 @@ function tomlString(s: string): string {
 }
 
 /**
- * Schemathesis configuration: pinned path parameters, DELETE operations pinned to their own
- * victims, and the operations that must not run with the fuzzing token excluded.
+ * Schemathesis configuration: the API token, path parameters pinned to the seeded resources,
+ * DELETE operations pinned to the spare ones, and the MCP token for `/mcp`.
  */
 function writeConfig(file: string, seeded: SeededAccount) {
   const { bucketSid, ...others } = seeded.spare;
@@ -272,6 +272,14 @@ async function main(): Promise<void> {
     });
     const ndjson = fs.readdirSync(reportDir).find((f) => f.endsWith('.ndjson'));
     const requests = ndjson ? countRequests(path.join(reportDir, ndjson)) : -1;
+    // The service's own view: every 5xx is logged as `request failed`.
+    const failedInLog = stack.serviceLog
+      ? fs
+          .readFileSync(stack.serviceLog, 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('"msg":"request failed"')).length
+      : undefined;
+    if (failedInLog !== undefined) console.log(`service log: ${failedInLog} requests failed with a 5xx`);
     console.log(
       `fuzz: ${requests} requests in ${((Date.now() - t1) / 1000).toFixed(1)} s, exit code ${code}` +
         ` (report: ${reportDir}${stack.serviceLog ? `, service log: ${stack.serviceLog}` : ''})`,
@@ -282,4 +290,7 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+await main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exitCode = 1;
+});

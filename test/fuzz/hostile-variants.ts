@@ -185,6 +185,26 @@ export function sample(
   }
 }
 
+/** Valid values (already encoded) for the operation's required query parameters. */
+export function requiredQuery(
+  ep: Endpoint,
+  doc: OpenApiDoc,
+  ctx: Record<string, string>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const p of ep.op.parameters ?? []) {
+    if (p.in !== 'query' || !p.required) continue;
+    out[p.name] = encodeURIComponent(String(sample(p.schema ?? {}, doc, ctx, p.name)));
+  }
+  return out;
+}
+
+/** `?a=b&...` with valid values for the required query parameters, or ''. */
+export function requiredQueryString(ep: Endpoint, doc: OpenApiDoc, ctx: Record<string, string>): string {
+  const parts = Object.entries(requiredQuery(ep, doc, ctx)).map(([k, v]) => `${encodeURIComponent(k)}=${v}`);
+  return parts.length ? `?${parts.join('&')}` : '';
+}
+
 // ---- the hostile values ----------------------------------------------------------------------
 
 export const SQL_FRAGMENTS = [
@@ -331,32 +351,34 @@ export function hostileCases(ep: Endpoint, doc: OpenApiDoc, ctx: CaseContext): H
       body,
       expect,
     });
-  const goodPath = fillPath(ep.path, ctx.params);
+  const required = requiredQuery(ep, doc, { ...ctx.params, ...ctx.fields });
+  const query = (extra: Record<string, string> = {}) => {
+    const all = { ...required, ...extra };
+    const parts = Object.entries(all).map(([k, v]) => `${encodeURIComponent(k)}=${v}`);
+    return parts.length ? `?${parts.join('&')}` : '';
+  };
+  const goodPath = fillPath(ep.path, ctx.params) + query();
 
   // Path parameters: every hostile value names nothing, so each is a 4xx.
   for (const p of pathParams(ep.path)) {
     for (const [label, raw] of Object.entries(PATH_VALUES)) {
-      add(`path ${p}=${label}`, 'reject', fillPath(ep.path, ctx.params, { [p]: raw }), baseText);
+      add(`path ${p}=${label}`, 'reject', fillPath(ep.path, ctx.params, { [p]: raw }) + query(), baseText);
     }
   }
   if (ep.method === 'DELETE') return cases;
 
-  // Query parameters, one at a time, the others absent.
+  // Query parameters, one at a time (the required others valid).
+  const bare = fillPath(ep.path, ctx.params);
   for (const q of ep.op.parameters?.filter((x) => x.in === 'query') ?? []) {
     for (const v of queryValues(q.schema ?? {})) {
       const value = v.value.replace('__SELF__', encodeURIComponent(q.name));
-      add(
-        `query ${q.name}=${v.label}`,
-        v.expect,
-        `${goodPath}?${encodeURIComponent(q.name)}=${value}`,
-        baseText,
-      );
+      add(`query ${q.name}=${v.label}`, v.expect, bare + query({ [q.name]: value }), baseText);
     }
   }
   add(
     'query unknown parameter',
     'any',
-    `${goodPath}?zzUnknown=${encodeURIComponent("' OR 1=1 --")}`,
+    bare + query({ zzUnknown: encodeURIComponent("' OR 1=1 --") }),
     baseText,
   );
 

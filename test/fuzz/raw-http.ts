@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 
 export interface RawResponse {
   status: number;
@@ -7,6 +8,9 @@ export interface RawResponse {
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+
+/** Bodies above this size go through `largeBodyRequest`. */
+const LARGE_BODY = 256 * 1024;
 
 /**
  * One HTTP request with the path sent byte for byte: `fetch` normalises `..` and `%2e%2e` away
@@ -20,8 +24,8 @@ export function rawRequest(
   const base = new URL(baseUrl);
   const body =
     req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, 'utf8');
+  if (body && body.length > LARGE_BODY) return largeBodyRequest(base, { ...req, body }, timeoutMs);
   return new Promise((resolve, reject) => {
-    let answered = false;
     const r = http.request(
       {
         host: base.hostname,
@@ -36,47 +40,96 @@ export function rawRequest(
         timeout: timeoutMs,
       },
       (res) => {
-        answered = true;
         const chunks: Buffer[] = [];
-        const done = () =>
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
           resolve({
             status: res.statusCode ?? 0,
             headers: res.headers,
             text: Buffer.concat(chunks).toString('utf8'),
-          });
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', done);
-        // The server may answer early (401, 413) and close while the body is still being sent.
-        res.on('error', done);
-        res.on('aborted', done);
+          }),
+        );
+        res.on('error', reject);
       },
     );
     r.on('timeout', () =>
       r.destroy(new Error(`timeout after ${timeoutMs} ms: ${req.method} ${req.url.slice(0, 200)}`)),
     );
-    r.on('error', (err: Error & { code?: string }) => {
-      if (answered) return;
-      // An early answer can lose the race with our write failing (EPIPE/ECONNRESET): the status
-      // then cannot be read, which callers see as -1.
-      if (err.code === 'EPIPE' || err.code === 'ECONNRESET') {
-        resolve({
-          status: -1,
-          headers: {},
-          text: `${err.code}: connection closed before an answer was read`,
-        });
+    r.on('error', reject);
+    if (body !== undefined) r.write(body);
+    r.end();
+  });
+}
+
+/**
+ * A request with a large body over a plain socket, sent the way a careful client does: headers
+ * first, then the body in slices, stopping as soon as the server answers. A listener refusing a
+ * body (413 on Content-Length, 401 before reading it) answers at once and closes; node:http would
+ * keep writing, get EPIPE and lose the answer.
+ */
+function largeBodyRequest(
+  base: URL,
+  req: { method: string; url: string; headers?: Record<string, string>; body: Buffer },
+  timeoutMs: number,
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: base.hostname, port: Number(base.port) });
+    const received: Buffer[] = [];
+    let settled = false;
+    const finish = () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      const raw = Buffer.concat(received);
+      const split = raw.indexOf('\r\n\r\n');
+      if (split < 0) {
+        resolve({ status: -1, headers: {}, text: 'connection closed before an answer was read' });
         return;
       }
-      reject(err);
-    });
-    void (async () => {
-      // In slices, stopping once an answer arrived: a listener refusing a large body (413, 401)
-      // answers at once and closes, and writing on would only turn that answer into EPIPE.
-      for (let off = 0; body !== undefined && off < body.length; off += 64 * 1024) {
-        if (answered || r.destroyed) return;
-        await new Promise<void>((done) => r.write(body.subarray(off, off + 64 * 1024), () => done()));
+      const [statusLine, ...lines] = raw.subarray(0, split).toString('latin1').split('\r\n');
+      const headers: http.IncomingHttpHeaders = {};
+      for (const l of lines) {
+        const i = l.indexOf(':');
+        headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
       }
-      if (!answered && !r.destroyed) r.end();
-    })();
+      let bodyBytes = raw.subarray(split + 4);
+      const length = Number(headers['content-length']);
+      if (Number.isFinite(length)) bodyBytes = bodyBytes.subarray(0, length);
+      resolve({ status: Number(statusLine!.split(' ')[1]), headers, text: bodyBytes.toString('utf8') });
+    };
+    const timer = setTimeout(() => {
+      if (settled) return;
+      settled = true;
+      socket.destroy();
+      reject(new Error(`timeout after ${timeoutMs} ms: ${req.method} ${req.url.slice(0, 200)}`));
+    }, timeoutMs);
+    socket.on('data', (c: Buffer) => received.push(c));
+    socket.on('end', finish);
+    socket.on('close', finish);
+    socket.on('error', finish);
+    socket.on('connect', () => {
+      const head = [
+        `${req.method} ${req.url} HTTP/1.1`,
+        `Host: ${base.host}`,
+        'Connection: close',
+        `Content-Length: ${req.body.length}`,
+        ...Object.entries(req.headers ?? {}).map(([k, v]) => `${k}: ${v}`),
+        '',
+        '',
+      ].join('\r\n');
+      socket.write(head);
+      void (async () => {
+        // Give a server that decides on the headers alone the time to answer before the body.
+        await new Promise((r) => setTimeout(r, 50));
+        for (let off = 0; off < req.body.length; off += 64 * 1024) {
+          if (received.length || settled || socket.destroyed) return;
+          await new Promise<void>((done) =>
+            socket.write(req.body.subarray(off, off + 64 * 1024), () => done()),
+          );
+        }
+      })();
+    });
   });
 }
 

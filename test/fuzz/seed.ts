@@ -94,6 +94,17 @@ export async function seedResources(
   let requestSid = `req_${'A'.repeat(27)}`;
   let spareRequestSid = `req_${'B'.repeat(27)}`;
   if (urls.ingestUrl) {
+    // NOTE: the ingest listener may start listening a moment after the API answers /readyz.
+    const up = Date.now() + 60_000;
+    while (
+      !(await fetch(`${urls.ingestUrl}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      ))
+    ) {
+      if (Date.now() > up) throw new Error(`ingest listener ${urls.ingestUrl} does not answer`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
     const now = Date.now();
     const records = Array.from({ length: 4 }, (_, i) => ({
       environmentSid: env,
@@ -103,7 +114,7 @@ export async function seedResources(
       timings: { duration: 5 + i },
     }));
     await call('POST', `${urls.ingestUrl}/v1/buckets/${bucketSid}/ingest`, token, { records });
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 90_000;
     for (;;) {
       const list = await call('GET', `${a}/buckets/${bucketSid}/requests?limit=10`, token);
       const sids = (list.records as { sid: string }[]).map((r) => r.sid);

@@ -9,6 +9,7 @@ import { REDACT_PATHS } from '../../services/shared/logger.js';
 import {
   endpoints,
   fillPath,
+  requiredQueryString,
   resolve,
   sample,
   type Endpoint,
@@ -108,7 +109,7 @@ function call(
   if (token) usedTokens.add(token);
   return rawRequest(testEnv().apiUrl, {
     method: ep.method,
-    url: fillPath(ep.path, params),
+    url: fillPath(ep.path, params) + requiredQueryString(ep, doc, params),
     headers: {
       ...(token ? { authorization: `Bearer ${token}` } : {}),
       ...(body !== undefined ? { 'content-type': 'application/json' } : {}),

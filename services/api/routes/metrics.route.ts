@@ -79,12 +79,19 @@ export default async function metricsRoutes(app: FastifyInstance): Promise<void>
     `${base}/shapeA/summary`,
     {
       preHandler: pre,
-      schema: schema(metricsScopeQuery, 'metricsShapeASummary', 'Summary against the previous period (Shape A)'),
+      schema: schema(
+        metricsScopeQuery,
+        'metricsShapeASummary',
+        'Summary against the previous period (Shape A)',
+      ),
     },
     async (req) => repo.shapeASummary(await scope(req.params.accountSid, req.query)),
   );
 
-  app.get<{ Params: P; Querystring: MetricsScopeQuery & { interval: Interval; averageUnits: 'rpm' | 'rps' } }>(
+  app.get<{
+    Params: P;
+    Querystring: MetricsScopeQuery & { interval: Interval; averageUnits: 'rpm' | 'rps' };
+  }>(
     `${base}/shapeA/throughput`,
     {
       preHandler: pre,
