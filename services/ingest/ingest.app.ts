@@ -41,9 +41,9 @@ export function buildIngestApp(deps: IngestDeps): FastifyInstance {
   const { cfg, credentials, buckets, publisher } = deps;
   const app = createHttpServer({ log: deps.log, bodyLimit: cfg.ingest.maxBytes, tls: cfg.tls });
   // Ingest bodies are large and many: Fastify's default parser scans every body with two
-  // regular expressions for prototype poisoning (a measured ~40% of its parse time, see
-  // bench/README.md). A plain substring test is as strict and much cheaper: only a body that
-  // contains one of the two words takes the checking path, which refuses it as Fastify would.
+  // regular expressions for prototype poisoning. A plain substring test is as strict and cheaper:
+  // only a body that contains one of the two words takes the checking path, which refuses it as
+  // Fastify would. Measured: 38 -> 31 CPU µs per record parsed (test/bench/hot-paths.ts).
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     try {

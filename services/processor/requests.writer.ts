@@ -61,6 +61,10 @@ export class RequestsWriter {
       // NOTE: a lone UTF-16 surrogate in any string (`"\ud800"`, valid JSON, accepted by ingest)
       // otherwise fails the whole insert on every retry and blocks the partition; kept as text.
       input_format_json_throw_on_bad_escape_sequence: 0,
+      // NOTE: `requests` is partitioned by day; one ingest call may carry records of 101 days
+      // (a backfill, or on purpose), and ClickHouse's default limit of 100 partitions per insert
+      // then refuses the block on every retry, blocking the partition.
+      max_partitions_per_insert_block: '0',
       async_insert: 0,
     } as const;
     if (this.rawInsert) {

@@ -93,7 +93,15 @@ export async function migrateClickHouse(
   return applied;
 }
 
-/** RETENTION_DAYS may change between starts; the TTL follows it without a new migration. */
+/** Tables with a retention TTL and the time expression it counts from (as in the migrations). */
+const RETENTION_TTLS: readonly { table: string; from: string }[] = [
+  { table: TABLES.requests, from: 'toDateTime(created_at)' },
+  { table: TABLES.requestsMinute, from: 'minute' },
+  { table: TABLES.requestsRollup, from: 't' },
+  { table: TABLES.excludedMinute, from: 'minute' },
+];
+
+/** RETENTION_DAYS may change between starts; every TTL follows it without a new migration. */
 async function applyRetention(
   client: ClickHouseClient,
   cfg: Config['clickhouse'],
@@ -101,17 +109,21 @@ async function applyRetention(
 ): Promise<void> {
   const rows = await (
     await client.query({
-      query: `SELECT create_table_query AS q FROM system.tables WHERE database = {db:String} AND name = {t:String}`,
-      query_params: { db: cfg.database, t: TABLES.requests },
+      // NOTE: chDB ignores the client's `database` option, so unqualified tables live in `default`
+      // there and in CLICKHOUSE_DATABASE on a server: currentDatabase() is right for both.
+      query: `SELECT name, create_table_query AS q FROM system.tables WHERE database = currentDatabase()`,
       format: 'JSONEachRow',
     })
-  ).json<{ q: string }>();
-  const ddl = rows[0]?.q ?? '';
-  if (!ddl || ddl.includes(`toIntervalDay(${cfg.retentionDays})`)) return;
-  await client.command({
-    query: `ALTER TABLE ${cfg.database}.${TABLES.requests} MODIFY TTL toDateTime(created_at) + toIntervalDay(${cfg.retentionDays})`,
-  });
-  log.info({ days: cfg.retentionDays }, 'requests retention changed');
+  ).json<{ name: string; q: string }>();
+  const ddl = new Map(rows.map((r) => [r.name, r.q]));
+  for (const { table, from } of RETENTION_TTLS) {
+    const q = ddl.get(table);
+    if (!q || q.includes(`toIntervalDay(${cfg.retentionDays})`)) continue;
+    await client.command({
+      query: `ALTER TABLE ${table} MODIFY TTL ${from} + toIntervalDay(${cfg.retentionDays})`,
+    });
+    log.info({ table, days: cfg.retentionDays }, 'retention changed');
+  }
 }
 
 export function splitStatements(sql: string): string[] {

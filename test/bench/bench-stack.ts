@@ -83,16 +83,22 @@ export interface ServiceOptions {
   cpuProfDir?: string;
   /** a fresh DATA_DIR prints the demo credentials: wait for them */
   expectDemo: boolean;
+  /** compiled tree to run instead of `dist/` (A/B against another build) */
+  dist?: string;
 }
 
 /** Starts the service and waits for /readyz; parses the demo credentials printed on a fresh DATA_DIR. */
 export async function startService(opts: ServiceOptions): Promise<ServiceHandle> {
   const nodeArgs = opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : [];
-  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'dist', 'services', 'main.js')], {
-    cwd: ROOT,
-    env: { ...process.env, ...opts.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, path.join(path.resolve(ROOT, opts.dist ?? 'dist'), 'services', 'main.js')],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const log = fs.createWriteStream(opts.logFile, { flags: 'a' });
   child.stderr!.pipe(log);
   let demo: DemoCredentials | undefined;

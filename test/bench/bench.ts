@@ -54,6 +54,7 @@ const { values: opt } = parseArgs({
     json: { type: 'string' },
     profile: { type: 'boolean', default: false },
     'service-node-options': { type: 'string' },
+    'service-dist': { type: 'string' },
     'keep-data': { type: 'boolean', default: false },
     'use-running': { type: 'boolean', default: false },
     api: { type: 'string' },
@@ -385,8 +386,11 @@ async function main(): Promise<void> {
     }
   } else {
     fs.mkdirSync(dataDir, { recursive: true });
-    log('npm run build');
-    await build(log);
+    if (opt['service-dist']) log(`service from ${opt['service-dist']} (no build)`);
+    else {
+      log('npm run build');
+      await build(log);
+    }
     const env: Record<string, string> = {
       PORT: String(await freePort()),
       INGEST_PORT: String(await freePort()),
@@ -407,6 +411,7 @@ async function main(): Promise<void> {
       env,
       logFile: path.join(dataDir, 'service.log'),
       expectDemo: true,
+      dist: opt['service-dist'],
       cpuProfDir: opt.profile ? profileDir : undefined,
     });
     const demo = service.demo!;
@@ -631,7 +636,12 @@ async function main(): Promise<void> {
         log(
           `loaded in ${load.seconds.toFixed(0)} s (${Math.round(load.rate)} rows/s), bucket holds ${load.totalRows}`,
         );
-        service = await startService({ env, logFile: path.join(dataDir, 'service.log'), expectDemo: false });
+        service = await startService({
+          env,
+          logFile: path.join(dataDir, 'service.log'),
+          expectDemo: false,
+          dist: opt['service-dist'],
+        });
         target.pid = service.pid;
         const label = size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`;
         queries[label] = { loadedDirectly: true, load, endpoints: await timeQueries(target, 50) };
