@@ -131,7 +131,7 @@ export const ingestBodySchema = {
   additionalProperties: false,
   properties: {
     // The per-record schema is applied one by one in the handler so a bad record rejects only itself.
-    records: { type: 'array', items: { type: 'object' } },
+    records: { type: 'array', items: {} },
   },
 } as const;
 

@@ -17,7 +17,7 @@ import { BucketDirectory } from './shared/bucket-directory.js';
 import { createClickHouse, migrateClickHouse, type ClickHouseClient } from './shared/clickhouse.js';
 import { config, ConfigError, type Config } from './shared/config.js';
 import { CredentialStore } from './shared/credentials.js';
-import { createKafka, ensureTopics } from './shared/kafka.js';
+import { createKafka, ensureTopics, Partitioners } from './shared/kafka.js';
 import { logger, rootLogger } from './shared/logger.js';
 import { PgListener } from './shared/pg-listener.js';
 import { createPool, migratePostgres, type Pool } from './shared/postgres.js';
@@ -77,7 +77,12 @@ async function main(cfg: Config): Promise<void> {
       ],
       logger('kafka'),
     );
-    const producer: Producer = kafka.producer({ allowAutoTopicCreation: false, retry: { retries: 2 } });
+    const producer: Producer = kafka.producer({
+      allowAutoTopicCreation: false,
+      retry: { retries: 2 },
+      // Murmur2 partitioning, as the Java client: a bucket's records land where any client puts them.
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
     await producer.connect();
     closers.push({ name: 'kafka producer', close: () => producer.disconnect() });
 

@@ -62,6 +62,8 @@ function parseIso(value: string, field: string, endOfDay: boolean): number {
 }
 
 const floorMinute = (ms: number): number => Math.floor(ms / MINUTE) * MINUTE;
+/** 0001-01-01T00:00:00.000Z: the earliest instant toISOString() writes as a plain date-time. */
+const EARLIEST_MS = -62_135_596_800_000;
 
 /**
  * startDate/endDate (ISO 8601) to a minute range. Defaults: endDate = now, startDate = endDate
@@ -568,7 +570,12 @@ export class MetricsRepository {
 
   async shapeASummary(q: Query) {
     const length = q.range.end - q.range.start + MINUTE;
-    const previous: TimeRange = { start: q.range.start - length, end: q.range.start - MINUTE };
+    // NOTE: clamped to year 1: a very long range would otherwise put the previous period before
+    // year 0, which toISOString() writes as "-001544-…", not a date-time (found by `npm run fuzz`).
+    const previous: TimeRange = {
+      start: Math.max(q.range.start - length, EARLIEST_MS),
+      end: q.range.start - MINUTE,
+    };
     const scope = this.scope(q);
     const prevScope = this.scope({ ...q, range: previous });
     const rows = await this.rows<SumsRow & { cur: Num; blk_n: Num }>(

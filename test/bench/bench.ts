@@ -432,7 +432,10 @@ async function main(): Promise<void> {
     service = undefined;
   };
   process.on('SIGINT', () => {
-    void stopService().finally(() => process.exit(130));
+    void stopService().finally(() => {
+      if (!opt['keep-data'] && !opt.profile) fs.rmSync(dataDir, { recursive: true, force: true });
+      process.exit(130);
+    });
   });
 
   try {

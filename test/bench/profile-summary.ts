@@ -35,6 +35,9 @@ export interface ProfileSummary {
   busySeconds: number;
   byFunction: CostLine[];
   byComponent: CostLine[];
+  /** self time charged to the nearest caller that is a package or a project file (node internals,
+   * V8 built-ins and GC stay as they are): who asked for the buffer copies and the parsing */
+  byOwner: CostLine[];
 }
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -58,6 +61,17 @@ function component(url: string, fn: string): string {
 export function summarise(file: string, records?: number, top = 25): ProfileSummary {
   const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const owner = (id: number): string => {
+    const first = byId.get(id)!.callFrame;
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const { url, functionName } = byId.get(cur)!.callFrame;
+      if (url && !url.startsWith('node:')) return component(url, functionName);
+    }
+    return component(first.url, first.functionName);
+  };
+  const ownerTotals = new Map<string, number>();
   const self = new Map<number, number>();
   for (let i = 0; i < profile.samples.length; i++) {
     const id = profile.samples[i]!;
@@ -74,6 +88,8 @@ export function summarise(file: string, records?: number, top = 25): ProfileSumm
     const fnKey = url ? `${functionName || '(anonymous)'} — ${comp}:${lineNumber + 1}` : comp;
     fnTotals.set(fnKey, (fnTotals.get(fnKey) ?? 0) + us);
     compTotals.set(comp, (compTotals.get(comp) ?? 0) + us);
+    const own = functionName.startsWith('(') ? functionName : owner(id);
+    ownerTotals.set(own, (ownerTotals.get(own) ?? 0) + us);
   }
   const lines = (m: Map<string, number>): CostLine[] =>
     [...m.entries()]
@@ -91,6 +107,7 @@ export function summarise(file: string, records?: number, top = 25): ProfileSumm
     busySeconds: busy / 1e6,
     byFunction: lines(fnTotals),
     byComponent: lines(compTotals),
+    byOwner: lines(ownerTotals),
   };
 }
 
@@ -101,6 +118,7 @@ export function printSummary(s: ProfileSummary, records?: number): void {
   if (records) console.log(`busy µs per record: ${((s.busySeconds * 1e6) / records).toFixed(1)}`);
   for (const [title, rows] of [
     ['self time by component', s.byComponent],
+    ['self time by owner (nearest package or project caller)', s.byOwner],
     ['self time by function', s.byFunction],
   ] as const) {
     console.log(`\n  ${title}`);

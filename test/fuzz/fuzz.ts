@@ -129,6 +129,11 @@ async function startStack(runDir: string): Promise<Stack> {
     stop: async () => {
       await service.stop('SIGTERM');
       await stack.stop();
+      // The stores are throwaway; the report, the config and the service log stay for reading.
+      if (!process.env.KEEP_FUZZ_DATA) {
+        for (const dir of ['chdb', 'kafka', 'postgres'])
+          fs.rmSync(path.join(runDir, dir), { recursive: true, force: true });
+      }
     },
   };
 }

@@ -40,10 +40,18 @@ describe('ingest endpoint', () => {
     const wrongType = makeRecord({ response: { statusCode: 'two hundred' } });
     const missing = { environmentSid: 'prod01' };
     const extra = makeRecord({ surprise: true });
-    const res = await ingest(acct.bucketSid, acct.apiToken, [good1, wrongType, missing, good2, extra]);
+    const res = await ingest(acct.bucketSid, acct.apiToken, [
+      good1,
+      wrongType,
+      missing,
+      good2,
+      extra,
+      'text',
+      null,
+    ]);
     expect(res.status).toBe(202);
     expect(res.body.accepted).toBe(2);
-    expect(res.body.rejected.map((r) => r.index)).toEqual([1, 2, 4]);
+    expect(res.body.rejected.map((r) => r.index)).toEqual([1, 2, 4, 5, 6]);
     for (const r of res.body.rejected) expect(r.error.code).toBe('VALIDATION_ERROR');
     const details = (res.body.rejected[0]!.error as unknown as { details: Record<string, string> }).details;
     expect(Object.keys(details)).toContain('response.statusCode');
