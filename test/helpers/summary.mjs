@@ -1,3 +1,4 @@
+/* global console, process */
 // Prints the run's totals as one plain line ("Tests: N passed, N failed") for CI log readers.
 import fs from 'node:fs';
 const r = JSON.parse(fs.readFileSync('.cache/vitest-report.json', 'utf8'));

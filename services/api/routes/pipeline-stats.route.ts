@@ -79,15 +79,26 @@ export default async function pipelineStatsRoutes(app: FastifyInstance): Promise
         query_params: params,
         format: 'JSONEachRow',
       });
-      const [row] = await rs.json<{ stored: number | string; first: string; last: string; q: number[]; mx: number }>();
+      const [row] = await rs.json<{
+        stored: number | string;
+        first: string;
+        last: string;
+        q: number[];
+        mx: number;
+      }>();
       const stored = Number(row?.stored ?? 0);
-      const ts = (s: string | undefined) => (stored && s ? new Date(s.replace(' ', 'T') + 'Z').toISOString() : null);
+      const ts = (s: string | undefined) =>
+        stored && s ? new Date(s.replace(' ', 'T') + 'Z').toISOString() : null;
       return {
         bucketSid,
         stored,
         firstStoredAt: ts(row?.first),
         lastStoredAt: ts(row?.last),
-        freshness: { p50: stored ? row!.q[0]! : 0, p99: stored ? row!.q[1]! : 0, max: stored ? Number(row!.mx) : 0 },
+        freshness: {
+          p50: stored ? row!.q[0]! : 0,
+          p99: stored ? row!.q[1]! : 0,
+          max: stored ? Number(row!.mx) : 0,
+        },
       };
     },
   );
