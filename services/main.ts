@@ -6,6 +6,7 @@ import { createAccount } from './api/accounts.service.js';
 import { buildIngestApp } from './ingest/ingest.app.js';
 import { ActionsConsumer } from './actions/actions.consumer.js';
 import { RecordPublisher } from './ingest/record.publisher.js';
+import { startIngestProcess, type IngestProcess } from './ingest/ingest.process.js';
 import { compileProcessorRules, NO_RULES, type ProcessorRules } from './processor/compiled-rules.js';
 import { ExcludedWriter } from './processor/excluded.writer.js';
 import { ProcessorConsumer } from './processor/processor.consumer.js';
@@ -102,6 +103,10 @@ async function main(cfg: Config): Promise<void> {
     await listener.start();
     closers.push({ name: 'pg listener', close: () => listener.stop() });
 
+    // Ingest in a child process when this process runs other roles too (ingest.process.ts).
+    const separateIngest = cfg.roles.has('ingest') && cfg.roles.size > 1 && cfg.ingest.process === 'separate';
+    let ingestChild: IngestProcess | undefined;
+
     if (cfg.roles.has('api')) {
       const api: FastifyInstance = await buildApp({
         cfg,
@@ -118,6 +123,7 @@ async function main(cfg: Config): Promise<void> {
             async (r) => (await r.json(), true),
             () => false,
           ),
+          ...(separateIngest ? { ingest: ingestChild?.ready() ?? false } : {}),
         }),
       });
       await api.listen({ port: cfg.port, host: cfg.host });
@@ -173,7 +179,14 @@ async function main(cfg: Config): Promise<void> {
       closers.push({ name: 'scheduler', close: () => scheduler.stop() });
     }
 
-    if (cfg.roles.has('ingest')) {
+    if (separateIngest) {
+      ingestChild = await startIngestProcess({
+        kafkaBrokers: stack.kafkaBrokers,
+        databaseUrl: stack.databaseUrl,
+        log: logger('ingest-process'),
+      });
+      closers.push({ name: 'ingest process', close: () => ingestChild!.stop() });
+    } else if (cfg.roles.has('ingest')) {
       const publisher = new RecordPublisher(
         producer,
         { lingerMs: cfg.ingest.lingerMs, timeoutMs: cfg.ingest.produceTimeoutMs },
@@ -198,6 +211,12 @@ async function main(cfg: Config): Promise<void> {
       },
       'tapline ready',
     );
+    // As the ingest child of a process running the other roles: report readiness, and stop when
+    // the parent goes away (its IPC channel closes even if it was SIGKILLed).
+    if (process.send) {
+      process.send({ type: 'ready' });
+      process.once('disconnect', () => void shutdown('parent-exit'));
+    }
   } catch (err) {
     log.fatal({ err }, 'start failed');
     await shutdown('start-failure', 1);

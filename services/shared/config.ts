@@ -43,6 +43,7 @@ const schema = {
     INGEST_MAX_RECORDS: { type: 'integer', minimum: 1, maximum: 100000, default: 1000 },
     INGEST_MAX_BYTES: { type: 'integer', minimum: 1024, default: 5 * 1024 * 1024 },
     INGEST_PRODUCE_TIMEOUT_MS: { type: 'integer', minimum: 100, default: 5000 },
+    INGEST_PROCESS: { type: 'string', enum: ['separate', 'inline'], default: 'separate' },
     INGEST_LINGER_MS: { type: 'integer', minimum: 0, maximum: 1000, default: 2 },
     PROCESSOR_FLUSH_MS: { type: 'integer', minimum: 1, maximum: 60000, default: 200 },
     PROCESSOR_MAX_BATCH: { type: 'integer', minimum: 1, maximum: 1000000, default: 20000 },
@@ -92,7 +93,14 @@ export interface Config {
     password: string;
     retentionDays: number;
   };
-  ingest: { maxRecords: number; maxBytes: number; produceTimeoutMs: number; lingerMs: number };
+  ingest: {
+    maxRecords: number;
+    maxBytes: number;
+    produceTimeoutMs: number;
+    lingerMs: number;
+    /** with other roles in the process: run the ingest listener in a child process of its own */
+    process: 'separate' | 'inline';
+  };
   processor: { flushMs: number; maxBatch: number; crashAfterInsert: boolean };
   tls: { cert: string; key: string } | undefined;
   smtp: { url: string | undefined; from: string };
@@ -182,6 +190,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       maxBytes: num('INGEST_MAX_BYTES'),
       produceTimeoutMs: num('INGEST_PRODUCE_TIMEOUT_MS'),
       lingerMs: num('INGEST_LINGER_MS'),
+      process: str('INGEST_PROCESS') as 'separate' | 'inline',
     },
     processor: {
       flushMs: num('PROCESSOR_FLUSH_MS'),
@@ -220,3 +229,8 @@ export function config(): Config {
 
 /** Names of every variable, for the README check and `--help`. */
 export const CONFIG_VARIABLES = Object.keys(schema.properties);
+
+/** The environment of a child process of this service: ours plus `overrides`. */
+export function childEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
+  return { ...process.env, ...overrides };
+}
