@@ -223,7 +223,7 @@ async function runPhase(
   await Promise.all(kids.map((k) => k.ready));
   // received_at of this phase's records is at or after this instant (same clock).
   const since = new Date().toISOString();
-  const svc0 = target.pid ? cpuSeconds(target.pid) : NaN;
+  const svc0 = target.pid ? serviceCpuSeconds(target.pid) : NaN;
   const brokerPid = target.pid ? descendants(target.pid, 'java')[0] : undefined;
   const brk0 = brokerPid ? cpuSeconds(brokerPid) : NaN;
   const tGo = Date.now();
@@ -256,7 +256,7 @@ async function runPhase(
     },
     { timeoutMs: 30 * 60_000, intervalMs: 250, what: `${label}: every acknowledged record stored` },
   );
-  const svc1 = target.pid ? cpuSeconds(target.pid) : NaN;
+  const svc1 = target.pid ? serviceCpuSeconds(target.pid) : NaN;
   const brk1 = brokerPid ? cpuSeconds(brokerPid) : NaN;
   const lastStored = Math.max(...stats.map((s) => (s.lastStoredAt ? Date.parse(s.lastStoredAt) : 0)));
   const e2eSeconds = (lastStored - tGo) / 1000;
@@ -603,8 +603,11 @@ async function main(): Promise<void> {
     if (target.pid && (service || opt['use-running'])) {
       const svc = memory(target.pid);
       const brokerPid = descendants(target.pid, 'java')[0];
+      const ingestPid = descendants(target.pid, 'node')[0];
       Object.assign(figures, {
         servicePeakRssBytes: svc.peakRss,
+        // npm start runs the ingest listener as a child process (services/ingest/ingest.process.ts)
+        ingestProcessPeakRssBytes: ingestPid ? memory(ingestPid).peakRss : null,
         brokerPeakRssBytes: brokerPid ? memory(brokerPid).peakRss : null,
       });
     }
@@ -732,3 +735,8 @@ main().catch((err: Error) => {
   console.error(err.stack ?? err.message);
   process.exit(1);
 });
+
+/** CPU of the service: the main process plus its ingest child process (both Node), not the broker. */
+function serviceCpuSeconds(pid: number): number {
+  return cpuSeconds(pid) + descendants(pid, 'node').reduce((sum, p) => sum + cpuSeconds(p), 0);
+}
