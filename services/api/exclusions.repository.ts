@@ -1,7 +1,8 @@
 import type pg from 'pg';
-import { notFound, validation } from '../shared/errors.js';
-import { isSid, newSid } from '../shared/ids.js';
-import { iso, offsetOf, orderBy, pageOf, type ListQuery, type ListResult } from './pagination.js';
+import { validation } from '../shared/errors.js';
+import { newSid } from '../shared/ids.js';
+import { AccountTable } from './account-table.js';
+import { iso } from './pagination.js';
 
 export interface Exclusion {
   sid: string;
@@ -93,26 +94,15 @@ export async function assertOwnBuckets(
   if (Object.keys(details).length) throw validation('Unknown bucket in buckets', details);
 }
 
-export class ExclusionsRepository {
-  constructor(private readonly pool: pg.Pool) {}
-
-  async list(accountSid: string, q: ListQuery): Promise<ListResult<Exclusion>> {
-    const r = await this.pool.query<Row>(
-      `SELECT * FROM exclusions WHERE account_sid = $1
-       ORDER BY ${orderBy(q, RULE_SORT_COLUMNS)} LIMIT $2 OFFSET $3`,
-      [accountSid, q.limit + 1, offsetOf(q)],
-    );
-    return pageOf(r.rows.map(toExclusion), q.limit);
-  }
-
-  async get(accountSid: string, sid: string): Promise<Exclusion> {
-    if (!isSid('exclusion', sid)) throw notFound('Exclusion');
-    const r = await this.pool.query<Row>('SELECT * FROM exclusions WHERE account_sid = $1 AND sid = $2', [
-      accountSid,
-      sid,
-    ]);
-    if (!r.rows[0]) throw notFound('Exclusion');
-    return toExclusion(r.rows[0]);
+export class ExclusionsRepository extends AccountTable<Row, Exclusion> {
+  constructor(pool: pg.Pool) {
+    super(pool, {
+      table: 'exclusions',
+      kind: 'exclusion',
+      what: 'Exclusion',
+      sortColumns: RULE_SORT_COLUMNS,
+      map: toExclusion,
+    });
   }
 
   async create(accountSid: string, input: ExclusionInput): Promise<Exclusion> {
@@ -142,7 +132,7 @@ export class ExclusionsRepository {
    * so a client that knows only Shape B never widens a rule's scope by updating it.
    */
   async update(accountSid: string, sid: string, input: ExclusionInput): Promise<Exclusion> {
-    if (!isSid('exclusion', sid)) throw notFound('Exclusion');
+    this.requireSid(sid);
     await assertOwnBuckets(this.pool, accountSid, input.buckets);
     const r = await this.pool.query<Row>(
       `UPDATE exclusions SET name = $3, description = $4, path_pattern = $5, method = $6, status_code = $7,
@@ -165,17 +155,8 @@ export class ExclusionsRepository {
         input.isActive,
       ],
     );
-    if (!r.rows[0]) throw notFound('Exclusion');
+    if (!r.rows[0]) throw this.notFound();
     return toExclusion(r.rows[0]);
-  }
-
-  async delete(accountSid: string, sid: string): Promise<void> {
-    if (!isSid('exclusion', sid)) throw notFound('Exclusion');
-    const r = await this.pool.query('DELETE FROM exclusions WHERE account_sid = $1 AND sid = $2', [
-      accountSid,
-      sid,
-    ]);
-    if (r.rowCount === 0) throw notFound('Exclusion');
   }
 
   /** Active exclusions that apply to a bucket (and, when given, an environment): SDK settings. */

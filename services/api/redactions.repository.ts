@@ -1,8 +1,8 @@
 import type pg from 'pg';
-import { notFound } from '../shared/errors.js';
-import { isSid, newSid } from '../shared/ids.js';
+import { newSid } from '../shared/ids.js';
 import { assertOwnBuckets, RULE_SORT_COLUMNS, scopeOrNull } from './exclusions.repository.js';
-import { iso, offsetOf, orderBy, pageOf, type ListQuery, type ListResult } from './pagination.js';
+import { AccountTable } from './account-table.js';
+import { iso } from './pagination.js';
 
 export type RedactionType = 'mask' | 'remove' | 'hash' | 'replace';
 export type RedactAt = 'client' | 'server';
@@ -72,26 +72,15 @@ const toRedaction = (r: Row): Redaction => ({
 const replacementOf = (input: RedactionInput): string | null =>
   input.redactionType === 'replace' ? (input.replacementValue ?? null) : null;
 
-export class RedactionsRepository {
-  constructor(private readonly pool: pg.Pool) {}
-
-  async list(accountSid: string, q: ListQuery): Promise<ListResult<Redaction>> {
-    const r = await this.pool.query<Row>(
-      `SELECT * FROM redactions WHERE account_sid = $1
-       ORDER BY ${orderBy(q, RULE_SORT_COLUMNS)} LIMIT $2 OFFSET $3`,
-      [accountSid, q.limit + 1, offsetOf(q)],
-    );
-    return pageOf(r.rows.map(toRedaction), q.limit);
-  }
-
-  async get(accountSid: string, sid: string): Promise<Redaction> {
-    if (!isSid('redaction', sid)) throw notFound('Redaction');
-    const r = await this.pool.query<Row>('SELECT * FROM redactions WHERE account_sid = $1 AND sid = $2', [
-      accountSid,
-      sid,
-    ]);
-    if (!r.rows[0]) throw notFound('Redaction');
-    return toRedaction(r.rows[0]);
+export class RedactionsRepository extends AccountTable<Row, Redaction> {
+  constructor(pool: pg.Pool) {
+    super(pool, {
+      table: 'redactions',
+      kind: 'redaction',
+      what: 'Redaction',
+      sortColumns: RULE_SORT_COLUMNS,
+      map: toRedaction,
+    });
   }
 
   async create(accountSid: string, input: RedactionInput): Promise<Redaction> {
@@ -122,7 +111,7 @@ export class RedactionsRepository {
    * their value when omitted (a Shape B client must not move a client rule to the server).
    */
   async update(accountSid: string, sid: string, input: RedactionInput): Promise<Redaction> {
-    if (!isSid('redaction', sid)) throw notFound('Redaction');
+    this.requireSid(sid);
     await assertOwnBuckets(this.pool, accountSid, input.buckets);
     const r = await this.pool.query<Row>(
       `UPDATE redactions SET name = $3, description = $4, field_path = $5, redaction_type = $6,
@@ -147,17 +136,8 @@ export class RedactionsRepository {
         input.isActive,
       ],
     );
-    if (!r.rows[0]) throw notFound('Redaction');
+    if (!r.rows[0]) throw this.notFound();
     return toRedaction(r.rows[0]);
-  }
-
-  async delete(accountSid: string, sid: string): Promise<void> {
-    if (!isSid('redaction', sid)) throw notFound('Redaction');
-    const r = await this.pool.query('DELETE FROM redactions WHERE account_sid = $1 AND sid = $2', [
-      accountSid,
-      sid,
-    ]);
-    if (r.rowCount === 0) throw notFound('Redaction');
   }
 
   /** Active rules of one `redactAt` that apply to a bucket (and environment, when given). */

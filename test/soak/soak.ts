@@ -6,11 +6,13 @@
  * 1. Measures the maximum end-to-end rate (a 20 s burst, as fast as acknowledged, until every
  *    record is committed by the processor), unless --rate is given.
  * 2. Drives half that rate for N minutes; every 10 s prints and records the service's RSS and heap
- *    and event-loop delay (GET /healthz), the `processor` group's lag on `traffic.requests`, and
- *    the freshness of the last complete 10 s window (GET /pipeline/stats).
- * 3. Reports RSS at start and end and the least-squares slope of RSS over time. Exit code 1 when
- *    the run lasted at least 10 minutes and RSS kept growing: slope > 2 MB/min over the steady
- *    part (after the warm-up) AND over its second half, i.e. a trend that does not level off.
+ *    and event-loop delay (GET /healthz), the RSS of the ingest child process `npm start` forks
+ *    (/proc), the `processor` group's lag on `traffic.requests`, and the freshness of the last
+ *    complete 10 s window (GET /pipeline/stats).
+ * 3. Reports RSS at start and end and the least-squares slope of RSS over time, per process. Exit
+ *    code 1 when the run lasted at least 10 minutes and a process's RSS kept growing: slope > 2
+ *    MB/min over the steady part (after the warm-up) AND over its second half, i.e. a trend that
+ *    does not level off.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,8 +21,10 @@ import { parseArgs } from 'node:util';
 import { CONSUMER_GROUPS, TOPICS } from '../../services/shared/topics.js';
 import {
   build,
+  descendants,
   freePort,
   loadAverage,
+  memory,
   poll,
   ROOT,
   startService,
@@ -47,7 +51,10 @@ if (!(minutes > 0)) throw new Error('--minutes must be a positive number');
 
 interface Sample {
   t: number; // seconds since the steady load started
+  /** the main service process (every role but ingest), from its /healthz */
   rssMb: number;
+  /** the ingest child process(es) `npm start` forks (services/ingest/ingest.process.ts), from /proc */
+  ingestRssMb: number | null;
   heapMb: number;
   eld: { p50: number; p99: number; max: number };
   lag: number;
@@ -170,9 +177,11 @@ async function main(): Promise<number> {
           `/v1/accounts/${demo.accountSid}/pipeline/stats?bucketSid=${demo.bucketSid}&startDate=${from}&endDate=${to}`,
         ),
       ]);
+      const children = descendants(service.pid, 'node');
       const s: Sample = {
         t: Math.round((next - start) / 1000),
         rssMb: mb(health.rssBytes),
+        ingestRssMb: children.length ? mb(children.reduce((sum, pid) => sum + memory(pid).rss, 0)) : null,
         heapMb: mb(health.heapUsedBytes),
         eld: health.eventLoopDelayMs,
         lag: l,
@@ -187,7 +196,7 @@ async function main(): Promise<number> {
       samples.push(s);
       fs.appendFileSync(jsonl, `${JSON.stringify(s)}\n`);
       log(
-        `t=${String(s.t).padStart(4)}s rss ${s.rssMb} MB heap ${s.heapMb} MB | loop delay p50 ${s.eld.p50} p99 ${s.eld.p99} max ${s.eld.max} ms | ` +
+        `t=${String(s.t).padStart(4)}s rss ${s.rssMb} MB (ingest ${s.ingestRssMb ?? '-'} MB) heap ${s.heapMb} MB | loop delay p50 ${s.eld.p50} p99 ${s.eld.p99} max ${s.eld.max} ms | ` +
           `lag ${s.lag} | window ${s.window.received}: ${s.window.stored} stored, freshness p50 ${s.window.p50} p99 ${s.window.p99} ms | ` +
           `acked ${s.acked} | load ${s.load1}`,
       );
@@ -199,12 +208,29 @@ async function main(): Promise<number> {
     const warmupS = Math.min(120, (minutes * 60) / 5);
     const steady = samples.filter((s) => s.t > warmupS);
     const half = steady.slice(Math.floor(steady.length / 2));
-    const perMin = (list: Sample[]) => Math.round(slope(list.map((s) => [s.t / 60, s.rssMb])) * 100) / 100;
-    const slopeAll = perMin(samples);
-    const slopeSteady = perMin(steady);
-    const slopeHalf = perMin(half);
+    // Each process is judged on its own: a leak in either one is a leak.
+    const trend = (rss: (s: Sample) => number | null) => {
+      const perMin = (list: Sample[]) => {
+        const pts = list.flatMap((s): [number, number][] => {
+          const v = rss(s);
+          return v === null ? [] : [[s.t / 60, v]];
+        });
+        return Math.round(slope(pts) * 100) / 100;
+      };
+      const all = samples.map(rss).filter((v): v is number => v !== null);
+      const slopes = { all: perMin(samples), afterWarmup: perMin(steady), lastHalf: perMin(half) };
+      return {
+        startMb: all[0],
+        endMb: all[all.length - 1],
+        maxMb: all.length ? Math.max(...all) : undefined,
+        slopeMbPerMin: slopes,
+        growing: slopes.afterWarmup > SLOPE_LIMIT_MB_MIN && slopes.lastHalf > SLOPE_LIMIT_MB_MIN,
+      };
+    };
+    const mainRss = trend((s) => s.rssMb);
+    const ingestRss = samples.some((s) => s.ingestRssMb !== null) ? trend((s) => s.ingestRssMb) : undefined;
     const judged = minutes >= MIN_JUDGED_MINUTES;
-    const growing = slopeSteady > SLOPE_LIMIT_MB_MIN && slopeHalf > SLOPE_LIMIT_MB_MIN;
+    const growing = mainRss.growing || (ingestRss?.growing ?? false);
     const statuses = load.statusCounts();
     const report = {
       minutes,
@@ -212,10 +238,7 @@ async function main(): Promise<number> {
       maxRate,
       acked: load.ackedCount,
       statuses,
-      rssStartMb: samples[0]?.rssMb,
-      rssEndMb: samples[samples.length - 1]?.rssMb,
-      rssMaxMb: Math.max(...samples.map((s) => s.rssMb)),
-      slopeMbPerMin: { all: slopeAll, afterWarmup: slopeSteady, lastHalf: slopeHalf, warmupSeconds: warmupS },
+      rss: { service: mainRss, ingest: ingestRss, warmupSeconds: warmupS, limitMbPerMin: SLOPE_LIMIT_MB_MIN },
       heapStartMb: samples[0]?.heapMb,
       heapEndMb: samples[samples.length - 1]?.heapMb,
       eventLoopP99MaxMs: Math.max(...samples.map((s) => s.eld.p99)),
