@@ -208,13 +208,37 @@ function drainable(req: FastifyRequest): boolean {
   return Number.isFinite(declared) && typeof limit === 'number' && declared <= 4 * limit;
 }
 
+/** Resolves once the request body has been read to its end (discarded), at most after 10 s. */
+function drainRequest(req: FastifyRequest): Promise<void> {
+  const raw = req.raw;
+  if (raw.readableEnded || raw.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(done, 10_000);
+    raw.once('end', done);
+    raw.once('close', done);
+    raw.once('error', done);
+    raw.resume();
+  });
+}
+
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const res = toErrorResponse(err);
     if (res.status >= 500) req.log.error({ err }, 'request failed');
     else req.log.debug({ code: res.code, status: res.status }, 'request rejected');
     if (res.status === 503) void reply.header('Retry-After', '5');
-    if (res.status === 413 && drainable(req)) void reply.removeHeader('connection');
+    if (res.status === 413 && drainable(req)) {
+      void reply.removeHeader('connection');
+      // Read the rest of the upload off the wire before answering: a client still sending when the
+      // answer arrives may see a reset instead of the 413 (seen under load).
+      return drainRequest(req).then(() =>
+        reply.status(res.status).send(errorBody(res.code, res.message, res.details)),
+      );
+    }
     return reply.status(res.status).send(errorBody(res.code, res.message, res.details));
   });
   app.setNotFoundHandler((req: FastifyRequest, reply: FastifyReply) =>
