@@ -166,9 +166,10 @@ async function main(): Promise<number> {
     const end = start + minutes * 60_000;
     for (let next = start + SAMPLE_MS; next <= end + 1; next += SAMPLE_MS) {
       await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())));
-      // The last complete window: received 10-20 s ago, so its records had 10 s to be stored.
+      // The last complete window: received 10-20 s ago, so its records had 10 s to be stored;
+      // never earlier than the steady load (the burst's records are not part of it).
       const now = wallStart + (next - start);
-      const from = new Date(now - 2 * SAMPLE_MS).toISOString();
+      const from = new Date(Math.max(wallStart, now - 2 * SAMPLE_MS)).toISOString();
       const to = new Date(now - SAMPLE_MS).toISOString();
       const [health, l, win] = await Promise.all([
         fetch(`${service.apiUrl}/healthz`).then((r) => r.json() as Promise<Health>),
@@ -232,6 +233,7 @@ async function main(): Promise<number> {
     const judged = minutes >= MIN_JUDGED_MINUTES;
     const growing = mainRss.growing || (ingestRss?.growing ?? false);
     const statuses = load.statusCounts();
+    const windows = samples.filter((s) => s.window.stored > 0);
     const report = {
       minutes,
       rate,
@@ -243,9 +245,9 @@ async function main(): Promise<number> {
       heapEndMb: samples[samples.length - 1]?.heapMb,
       eventLoopP99MaxMs: Math.max(...samples.map((s) => s.eld.p99)),
       lagMax: Math.max(...samples.map((s) => s.lag)),
-      freshnessP99MaxMs: Math.max(...samples.map((s) => s.window.p99)),
-      freshnessP99MedianMs: [...samples.map((s) => s.window.p99)].sort((a, b) => a - b)[
-        Math.floor(samples.length / 2)
+      freshnessP99MaxMs: Math.max(...windows.map((s) => s.window.p99)),
+      freshnessP99MedianMs: [...windows.map((s) => s.window.p99)].sort((a, b) => a - b)[
+        Math.floor(windows.length / 2)
       ],
       verdict: !judged
         ? `not judged (< ${MIN_JUDGED_MINUTES} min)`
