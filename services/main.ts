@@ -187,8 +187,17 @@ async function main(cfg: Config): Promise<void> {
       });
       closers.push({ name: 'ingest process', close: () => ingestChild!.stop() });
     } else if (cfg.roles.has('ingest')) {
+      // Ingest's own producer never resends: a request that outlived ingest's deadline (answered
+      // 503) must not be written later by a retry, or the client's retry would store it twice.
+      const ingestProducer: Producer = kafka.producer({
+        allowAutoTopicCreation: false,
+        retry: { retries: 0 },
+        createPartitioner: Partitioners.DefaultPartitioner,
+      });
+      await ingestProducer.connect();
+      closers.push({ name: 'ingest producer', close: () => ingestProducer.disconnect() });
       const publisher = new RecordPublisher(
-        producer,
+        ingestProducer,
         { lingerMs: cfg.ingest.lingerMs, timeoutMs: cfg.ingest.produceTimeoutMs },
         logger('publisher'),
       );
