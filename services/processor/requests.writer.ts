@@ -1,5 +1,9 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { ClickHouseClient } from '../shared/clickhouse.js';
 import { TABLES } from '../shared/tables.js';
+import { RowBinary } from './row-binary.js';
 import type { RequestRow } from './row.mapper.js';
 
 export interface OffsetRange {
@@ -7,24 +11,91 @@ export interface OffsetRange {
   max: number;
 }
 
-type RawInsert = (params: {
-  table: string;
-  values: Buffer;
-  format: 'JSONEachRow';
-  settings: Record<string, string | number>;
-}) => Promise<unknown>;
+/** The columns written, in RowBinary order (rowBinary below), and their types for `file()`. */
+const COLUMNS: [string, string][] = [
+  ['account_sid', 'String'],
+  ['bucket_sid', 'String'],
+  ['sid', 'String'],
+  ['environment_sid', 'String'],
+  ['context_sid', 'String'],
+  ['direction', 'String'],
+  ['created_at', "DateTime64(3, \\'UTC\\')"],
+  ['received_at', "DateTime64(3, \\'UTC\\')"],
+  ['method', 'String'],
+  ['host', 'String'],
+  ['path', 'String'],
+  ['endpoint', 'String'],
+  ['status_code', 'UInt16'],
+  ['duration', 'Nullable(Float64)'],
+  ['request_size', 'UInt64'],
+  ['response_size', 'UInt64'],
+  ['blocked', 'UInt8'],
+  ['tags', 'Map(String, String)'],
+  ['record', 'String'],
+  ['kafka_partition', 'UInt16'],
+  ['kafka_offset', 'UInt64'],
+];
+const COLUMN_LIST = COLUMNS.map(([c]) => c).join(', ');
+const STRUCTURE = COLUMNS.map(([c, t]) => `${c} ${t}`).join(', ');
+
+/** RowBinary bytes of rows, in COLUMNS order. */
+export function rowBinary(rows: RequestRow[]): Buffer {
+  let estimate = 0;
+  for (const r of rows) estimate += r.record.length + 512;
+  const w = new RowBinary(estimate);
+  for (const r of rows) {
+    w.string(r.account_sid);
+    w.string(r.bucket_sid);
+    w.string(r.sid);
+    w.string(r.environment_sid);
+    w.string(r.context_sid);
+    w.string(r.direction);
+    w.i64(r.created_at_ms);
+    w.i64(r.received_at_ms);
+    w.string(r.method);
+    w.string(r.host);
+    w.string(r.path);
+    w.string(r.endpoint);
+    w.u16(r.status_code);
+    w.nullableF64(r.duration);
+    w.u64(r.request_size);
+    w.u64(r.response_size);
+    w.u8(r.blocked);
+    w.map(r.tags);
+    w.string(r.record);
+    w.u16(r.kafka_partition);
+    w.u64(r.kafka_offset);
+  }
+  return w.bytes();
+}
 
 /**
- * chDB's zero-copy insert (the payload Buffer goes to the engine as is), when the client runs on
- * chDB. The client's own insert path hands chDB one SQL string of the whole block (Buffer → string
- * → native copy on the event loop): measured 40% more CPU per record (test/bench/hot-paths.ts).
- * NOTE: @clickhouse/client keeps its connection in a TypeScript-private field; `chdb/connection`
- * exposes the raw insert there as `.chdb.rawInsert`. A ClickHouse server has neither: undefined.
+ * Where the processor's insert blocks are spooled for chDB: RAM-backed /dev/shm when there is one,
+ * else the temporary directory; a private directory (0700) removed at exit, one file per insert,
+ * removed after it.
  */
-function chdbRawInsert(ch: ClickHouseClient): RawInsert | undefined {
-  const ext = (ch as unknown as { connection?: { chdb?: { rawInsert?: RawInsert } } }).connection?.chdb;
-  return typeof ext?.rawInsert === 'function' ? ext.rawInsert.bind(ext) : undefined;
+function spoolDirectory(): string {
+  let base = os.tmpdir();
+  try {
+    fs.accessSync('/dev/shm', fs.constants.W_OK);
+    base = '/dev/shm';
+  } catch {
+    // no /dev/shm: the temporary directory
+  }
+  const dir = fs.mkdtempSync(path.join(base, 'tapline-insert-'));
+  fs.chmodSync(dir, 0o700);
+  process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  if (!/^[\w/.-]+$/.test(dir)) throw new Error(`unusable spool directory ${dir}`);
+  return dir;
 }
+
+/** Whether the client runs on chDB (in-process) rather than a ClickHouse server. */
+function isChdb(ch: ClickHouseClient): boolean {
+  const ext = (ch as unknown as { connection?: { chdb?: unknown } }).connection?.chdb;
+  return ext !== undefined && ext !== null;
+}
+
+let spooled = 0;
 
 /**
  * Writes request rows and the per-partition offset state. Each insert carries a deduplication
@@ -32,10 +103,10 @@ function chdbRawInsert(ch: ClickHouseClient): RawInsert | undefined {
  * in the raw table and in every materialized view (see ARCHITECTURE.md, delivery guarantees).
  */
 export class RequestsWriter {
-  private readonly rawInsert: RawInsert | undefined;
+  private readonly spool: string | undefined;
 
   constructor(private readonly ch: ClickHouseClient) {
-    this.rawInsert = chdbRawInsert(ch);
+    this.spool = isChdb(ch) ? spoolDirectory() : undefined;
   }
 
   static token(topic: string, partition: number, range: OffsetRange): string {
@@ -43,13 +114,13 @@ export class RequestsWriter {
   }
 
   /**
-   * One JSONEachRow insert of a block, with the deduplication token of its offset range.
-   * On chDB the lines are built here (`jsonEachRow`: the `record` column, already the JSON text of
-   * an object, is written as a raw object and read back as a string with
-   * `input_format_json_read_objects_as_strings` instead of being JSON-escaped a second time) and
-   * handed over as one Buffer. Measured per record (test/bench/hot-paths.ts, bench/README.md):
-   * 94 CPU µs instead of 147 through the client's insert. On a ClickHouse server the client's
-   * insert is kept: that path was not measured here.
+   * One insert of a block, with the deduplication token of its offset range.
+   * On chDB the block is written as RowBinary to a spool file and inserted with
+   * `INSERT … SELECT * FROM file(…, RowBinary)`. Measured per 2.5 KB record
+   * (test/bench/ch-decompose.ts, bench/README.md): chDB's raw insert of JSONEachRow text handed over
+   * as a Buffer cost ~70-85 CPU µs in chDB plus ~12 µs to build the lines; the same lines read by
+   * `file()` ~45 µs; RowBinary through `file()` less again (no parsing of the `record` text).
+   * On a ClickHouse server the client's JSONEachRow insert is used (not measured here).
    */
   async insert(rows: RequestRow[], token: string): Promise<void> {
     if (rows.length === 0) return;
@@ -57,30 +128,37 @@ export class RequestsWriter {
       insert_deduplicate: 1,
       insert_deduplication_token: token,
       deduplicate_blocks_in_dependent_materialized_views: 1,
-      date_time_input_format: 'best_effort',
-      // NOTE: a lone UTF-16 surrogate in any string (`"\ud800"`, valid JSON, accepted by ingest)
-      // otherwise fails the whole insert on every retry and blocks the partition; kept as text.
-      input_format_json_throw_on_bad_escape_sequence: 0,
       // NOTE: `requests` is partitioned by day; one ingest call may carry records of 101 days
       // (a backfill, or on purpose), and ClickHouse's default limit of 100 partitions per insert
       // then refuses the block on every retry, blocking the partition.
       max_partitions_per_insert_block: '0',
       async_insert: 0,
     } as const;
-    if (this.rawInsert) {
-      await this.rawInsert({
-        table: TABLES.requests,
-        values: Buffer.from(jsonEachRow(rows)),
-        format: 'JSONEachRow',
-        settings: { ...settings, input_format_json_read_objects_as_strings: 1 },
-      });
+    if (this.spool) {
+      const file = path.join(this.spool, `${process.pid}-${++spooled}.rowbinary`);
+      await fs.promises.writeFile(file, rowBinary(rows), { mode: 0o600 });
+      try {
+        await this.ch.command({
+          query: `INSERT INTO ${TABLES.requests} (${COLUMN_LIST})
+                  SELECT * FROM file('${file}', RowBinary, '${STRUCTURE}')`,
+          clickhouse_settings: settings,
+        });
+      } finally {
+        await fs.promises.rm(file, { force: true });
+      }
       return;
     }
     await this.ch.insert({
       table: TABLES.requests,
-      values: rows,
+      values: rows.map(({ created_at_ms: _c, received_at_ms: _r, ...row }) => row),
       format: 'JSONEachRow',
-      clickhouse_settings: settings,
+      clickhouse_settings: {
+        ...settings,
+        date_time_input_format: 'best_effort',
+        // NOTE: a lone UTF-16 surrogate in any string (`"\ud800"`, valid JSON, accepted by ingest)
+        // otherwise fails the whole insert on every retry and blocks the partition; kept as text.
+        input_format_json_throw_on_bad_escape_sequence: 0,
+      },
     });
   }
 
@@ -137,16 +215,6 @@ export class RequestsWriter {
     const [row] = await rs.json<{ n: number | string }>();
     return Number(row?.n ?? 0) > 0;
   }
-}
-
-/** JSONEachRow text of rows whose `record` is the JSON text of an object, written unescaped. */
-export function jsonEachRow(rows: RequestRow[]): string {
-  let out = '';
-  for (const { record, ...rest } of rows) {
-    const head = JSON.stringify(rest);
-    out += `${head.slice(0, -1)},"record":${record}}\n`;
-  }
-  return out;
 }
 
 /** ClickHouse errors caused by the data itself, which no retry can fix. */

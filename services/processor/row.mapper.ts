@@ -1,4 +1,5 @@
 import type { StoredRecord } from './pipeline.js';
+import { epochMs } from './row-binary.js';
 
 export interface RequestRow {
   account_sid: string;
@@ -9,6 +10,9 @@ export interface RequestRow {
   direction: string;
   created_at: string;
   received_at: string;
+  /** the two instants as epoch milliseconds (the RowBinary insert writes DateTime64 as Int64) */
+  created_at_ms: number;
+  received_at_ms: number;
   method: string;
   host: string;
   path: string;
@@ -43,6 +47,10 @@ export function toRow(r: StoredRecord, partition: number, offset: number): Reque
   // Sizes are written back so the stored record and the byte counters agree.
   const requestSize = size(r.request);
   const responseSize = size(r.response);
+  const createdMs = epochMs(r.createdAt);
+  const receivedMs = epochMs(r.receivedAt);
+  if (Number.isNaN(createdMs) || Number.isNaN(receivedMs))
+    throw new Error('createdAt or receivedAt is not a date-time');
   return {
     account_sid: r.accountSid,
     bucket_sid: r.bucketSid,
@@ -50,9 +58,11 @@ export function toRow(r: StoredRecord, partition: number, offset: number): Reque
     environment_sid: typeof r.environmentSid === 'string' ? r.environmentSid : '',
     context_sid: typeof r.contextSid === 'string' ? r.contextSid : '',
     direction: typeof r.direction === 'string' ? r.direction : 'in',
-    // ISO strings, parsed by ClickHouse (date_time_input_format=best_effort).
+    // ISO strings for a ClickHouse server (JSONEachRow, best_effort); epoch ms for RowBinary.
     created_at: r.createdAt,
     received_at: r.receivedAt,
+    created_at_ms: createdMs,
+    received_at_ms: receivedMs,
     method: typeof method === 'string' ? method.toUpperCase() : '',
     host: typeof r.request.host === 'string' ? r.request.host : '',
     path: typeof r.request.path === 'string' ? r.request.path : '',

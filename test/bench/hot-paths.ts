@@ -7,8 +7,9 @@
  *
  * - ClickHouse insert of a processor block: the client's JSONEachRow encoding of row objects
  *   (before); RequestsWriter's own lines (record as a raw object) through the client's `exec` (not
- *   used: on chDB the client turns the body into one SQL string, which costs more than it saves); RequestsWriter.insert on chDB (after: the same
- *   lines through chDB's zero-copy raw insert).
+ *   used: on chDB the client turns the body into one SQL string, which costs more than it saves); RequestsWriter.insert on chDB (after: since
+ *   2026-11-22 RowBinary through `file()`; test/bench/ch-decompose.ts compares it with chDB's raw
+ *   insert of the JSONEachRow lines, the previous "after").
  * - Ingest body parse of a 100-record batch: Fastify's default parser (secure-json-parse with
  *   prototype-poisoning scans, before) vs the ingest listener's parseJsonBody (after).
  */
@@ -21,7 +22,8 @@ import { pino } from 'pino';
 import sjson from 'secure-json-parse';
 import { parseJsonBody } from '../../services/ingest/ingest.app.js';
 import type { StoredRecord } from '../../services/processor/pipeline.js';
-import { jsonEachRow, RequestsWriter } from '../../services/processor/requests.writer.js';
+import { RequestsWriter } from '../../services/processor/requests.writer.js';
+import { jsonEachRow } from './legacy-insert.js';
 import { toRow } from '../../services/processor/row.mapper.js';
 import { endpointTemplate } from '../../services/processor/steps/endpoint.step.js';
 import { migrateClickHouse } from '../../services/shared/clickhouse.js';
@@ -102,13 +104,11 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       const fresh = () => texts.map((t, i) => toRow(JSON.parse(t) as StoredRecord, 0, i));
       // Rows are rebuilt for each variant (untimed): the same objects would be warmer for the second.
-      // The writer must have found chDB's raw insert, or "after" measures the exec path.
-      if (!(writer as unknown as { rawInsert?: unknown }).rawInsert) throw new Error('no chDB raw insert');
       let rows = fresh();
       totals.before += await cpuUsAsync(() =>
         ch.insert({
           table: TABLES.requests,
-          values: rows,
+          values: rows.map(({ created_at_ms: _c, received_at_ms: _r, ...row }) => row),
           format: 'JSONEachRow',
           clickhouse_settings: settings(`b${k++}`),
         }),

@@ -43,6 +43,8 @@ function row(i: number, duration: number): RequestRow {
     direction: 'in',
     created_at: '2026-11-20T10:00:30.000Z',
     received_at: '2026-11-20T10:00:31.000Z',
+    created_at_ms: Date.parse('2026-11-20T10:00:30.000Z'),
+    received_at_ms: Date.parse('2026-11-20T10:00:31.000Z'),
     method: 'GET',
     host: 'h',
     path: '/a',
