@@ -215,9 +215,21 @@ export const requestRecordSchema = {
   },
 } as const;
 
+/** What the processor requires of each record on `traffic.requests` (ingest validated the rest). */
+const kafkaRecordItem = {
+  type: 'object',
+  required: ['sid', 'createdAt', 'receivedAt', 'request'],
+  properties: {
+    sid: { type: 'string' },
+    createdAt: timestamp,
+    receivedAt: timestamp,
+    request: { type: 'object' },
+  },
+} as const;
+
 /**
- * Kafka payload on `traffic.requests`: one message per accepted ingest call (or per micro-batch of
- * single-call SDK posts), keyed by bucket sid. Records inside are already validated and complete.
+ * Kafka payload on `traffic.requests`, version 1 (still read): one JSON document per accepted
+ * ingest call (or per micro-batch of single-call SDK posts), keyed by bucket sid.
  */
 export const kafkaRequestBatchSchema = {
   $id: 'kafkaRequestBatch',
@@ -227,16 +239,28 @@ export const kafkaRequestBatchSchema = {
     v: { const: 1 },
     accountSid: { type: 'string', minLength: 1 },
     bucketSid: { type: 'string', minLength: 1 },
-    records: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['sid', 'createdAt', 'receivedAt', 'request'],
-        properties: { sid: { type: 'string' }, createdAt: timestamp, receivedAt: timestamp },
-      },
-    },
+    records: { type: 'array', items: kafkaRecordItem },
   },
 } as const;
+
+/**
+ * Kafka payload on `traffic.requests`, version 2 (written since 2026-11-22): newline-delimited
+ * JSON, this header on the first line and one record per line after it (JSON text never holds a raw
+ * newline). The processor parses each line on its own and stores an unchanged record's line as is,
+ * instead of serialising the record again.
+ */
+export const kafkaRequestHeaderSchema = {
+  $id: 'kafkaRequestHeader',
+  type: 'object',
+  required: ['v', 'accountSid', 'bucketSid'],
+  properties: {
+    v: { const: 2 },
+    accountSid: { type: 'string', minLength: 1 },
+    bucketSid: { type: 'string', minLength: 1 },
+  },
+} as const;
+
+export const kafkaRequestItemSchema = { $id: 'kafkaRequestItem', ...kafkaRecordItem } as const;
 
 /**
  * One captured call as the existing SDKs post it to `POST /` of the ingest listener

@@ -27,6 +27,13 @@ export function likePattern(glob: string): string {
 }
 
 type ApiRecord = Record<string, unknown>;
+interface StoredRow {
+  record: string;
+  stored_at: string;
+  account_sid: string;
+  bucket_sid: string;
+  endpoint: string;
+}
 
 /**
  * Request records: reads from ClickHouse (every query filters by account and bucket), notes from
@@ -83,29 +90,29 @@ export class RequestsRepository {
     const col = SORT_COLUMNS[q.sort] ?? 'created_at';
     const dir = q.order === 'asc' ? 'ASC' : 'DESC';
     const rs = await this.ch.query({
-      query: `SELECT record, toString(stored_at) AS stored_at FROM ${TABLES.requests}
+      query: `SELECT record, toString(stored_at) AS stored_at, account_sid, bucket_sid, endpoint FROM ${TABLES.requests}
               WHERE ${where.join(' AND ')}
               ORDER BY ${col} ${dir}, sid ${dir} LIMIT {lim:UInt32} OFFSET {off:UInt64}`,
       query_params: params,
       format: 'JSONEachRow',
     });
-    const rows = await rs.json<{ record: string; stored_at: string }>();
+    const rows = await rs.json<StoredRow>();
     const page = pageOf(rows, q.limit);
-    const records = page.records.map((r) => this.toApi(r.record, r.stored_at));
+    const records = page.records.map((r) => this.toApi(r));
     await this.attachNotes(bucketSid, records);
     return { hasMore: page.hasMore, records };
   }
 
   async get(accountSid: string, bucketSid: string, sid: string): Promise<ApiRecord> {
     const rs = await this.ch.query({
-      query: `SELECT record, toString(stored_at) AS stored_at FROM ${TABLES.requests}
+      query: `SELECT record, toString(stored_at) AS stored_at, account_sid, bucket_sid, endpoint FROM ${TABLES.requests}
               WHERE account_sid = {a:String} AND bucket_sid = {b:String} AND sid = {s:String} LIMIT 1`,
       query_params: { a: accountSid, b: bucketSid, s: sid },
       format: 'JSONEachRow',
     });
-    const [row] = await rs.json<{ record: string; stored_at: string }>();
+    const [row] = await rs.json<StoredRow>();
     if (!row) throw notFound('Request');
-    const record = this.toApi(row.record, row.stored_at);
+    const record = this.toApi(row);
     await this.attachNotes(bucketSid, [record]);
     return record;
   }
@@ -172,8 +179,20 @@ export class RequestsRepository {
     }
   }
 
-  private toApi(json: string, storedAt: string): ApiRecord {
-    const r = JSON.parse(json) as ApiRecord;
+  /**
+   * The API's record: the stored JSON text, with the fields that are also columns taken from the
+   * columns (the processor stores an unchanged record's text as ingest wrote it, without them).
+   */
+  private toApi({ record, stored_at: storedAt, account_sid, bucket_sid, endpoint }: StoredRow): ApiRecord {
+    const r = JSON.parse(record) as ApiRecord;
+    r.accountSid = account_sid;
+    r.bucketSid = bucket_sid;
+    r.endpoint = endpoint;
+    r.workflowExecutions ??= null;
+    // Ingest always sets these; a record produced to Kafka by other means may lack them, and the
+    // response schema requires them (the list must not fail for one such record).
+    r.direction ??= 'in';
+    r.firewall ??= { blocked: false };
     r.note ??= null;
     r.storedAt = storedAt ? new Date(storedAt.replace(' ', 'T') + 'Z').toISOString() : null;
     return r;

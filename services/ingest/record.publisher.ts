@@ -13,6 +13,16 @@ interface Pending {
 const FLUSH_RECORDS = 2000;
 
 /**
+ * Version 2 of the `traffic.requests` payload (schemas/request-record.schema.ts): a header line,
+ * then one record per line. The processor stores an unchanged record's line as it is.
+ */
+function messageValue(p: Pending): string {
+  let value = JSON.stringify({ v: 2, accountSid: p.accountSid, bucketSid: p.bucketSid });
+  for (const r of p.records) value += `\n${JSON.stringify(r)}`;
+  return value;
+}
+
+/**
  * Publishes accepted records to `traffic.requests`, micro-batching across HTTP calls: calls that
  * arrive within `lingerMs` are grouped per bucket into one Kafka message (keyed by bucket sid) and
  * sent together with acks=all. Each caller's promise settles only when Kafka acknowledged the
@@ -53,10 +63,7 @@ export class RecordPublisher {
     const batch = [...this.pending.values()];
     this.pending = new Map();
     this.pendingCount = 0;
-    const messages = batch.map((p) => ({
-      key: p.bucketSid,
-      value: JSON.stringify({ v: 1, accountSid: p.accountSid, bucketSid: p.bucketSid, records: p.records }),
-    }));
+    const messages = batch.map((p) => ({ key: p.bucketSid, value: messageValue(p) }));
     let timeout: NodeJS.Timeout | undefined;
     const send = this.producer.send({
       topic: TOPICS.requests,

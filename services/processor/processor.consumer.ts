@@ -55,6 +55,8 @@ interface BlockOutput {
   excluded: Map<string, ExcludedCount>;
 }
 
+const NEWLINE = 0x0a;
+
 /** pause before a new consumer replaces one that crashed for good */
 const RESTART_AFTER_CRASH_MS = 5000;
 
@@ -82,6 +84,8 @@ export class ProcessorConsumer {
   private stopped = false;
   private restartTimer: NodeJS.Timeout | undefined;
   private validateBatch = validator('kafkaRequestBatch');
+  private validateHeader = validator('kafkaRequestHeader');
+  private validateItem = validator('kafkaRequestItem');
   readonly stats: ProcessorStats = {
     consumed: 0,
     stored: 0,
@@ -247,7 +251,7 @@ export class ProcessorConsumer {
         reason: `ClickHouse refused the row: ${bad.reason}`,
         partition,
         offset: String(bad.row.kafka_offset),
-        value: bad.row.record,
+        value: typeof bad.row.record === 'string' ? bad.row.record : bad.row.record.toString('utf8'),
       });
     }
     if (cfg.processor.crashAfterInsert) {
@@ -273,22 +277,88 @@ export class ProcessorConsumer {
   }
 
   private processMessage(m: KafkaMessage, partition: number, out: BlockOutput): void {
-    const { rows, stored, dead } = out;
     this.stats.consumed++;
-    const value = m.value?.toString('utf8') ?? '';
+    const value = m.value ?? Buffer.alloc(0);
+    // Version 2 (newline-delimited: header line, then one record per line) or version 1 (one JSON
+    // document, which never holds a raw newline).
+    const nl = value.indexOf(NEWLINE);
+    if (nl < 0) {
+      this.processV1(value.toString('utf8'), m.offset, partition, out);
+      return;
+    }
+    const headText = value.toString('utf8', 0, nl);
+    let head: unknown;
+    try {
+      head = JSON.parse(headText);
+    } catch {
+      head = undefined;
+    }
+    if (!this.validateHeader(head)) {
+      const why = this.validateHeader.errors?.[0];
+      out.dead.push({
+        reason:
+          head === undefined
+            ? 'message header is not JSON'
+            : `message breaks kafkaRequestHeader: ${why?.instancePath ?? ''} ${why?.message ?? ''}`.trim(),
+        partition,
+        offset: m.offset,
+        value: value.toString('utf8'),
+      });
+      return;
+    }
+    const { accountSid, bucketSid } = head as { accountSid: string; bucketSid: string };
+    const ctx = this.deps.context?.(accountSid, bucketSid) ?? baseContext(accountSid, bucketSid);
+    const steps = this.deps.steps(ctx);
+    // With no redaction rule for the bucket, steps only add fields that are also columns
+    // (accountSid, bucketSid, endpoint; workflowExecutions when no workflow fired, read back as null):
+    // the record's line is stored as it came, without serialising the record again.
+    const verbatim = ctx.rules.redactions.length === 0;
+    for (let start = nl + 1; start < value.length;) {
+      let end = value.indexOf(NEWLINE, start);
+      if (end < 0) end = value.length;
+      if (end > start) {
+        const text = value.toString('utf8', start, end);
+        let record: unknown;
+        try {
+          record = JSON.parse(text);
+        } catch {
+          record = undefined;
+        }
+        if (!this.validateItem(record)) {
+          const why = this.validateItem.errors?.[0];
+          out.dead.push({
+            reason:
+              record === undefined
+                ? 'record line is not JSON'
+                : `record breaks kafkaRequestItem: ${why?.instancePath ?? ''} ${why?.message ?? ''}`.trim(),
+            partition,
+            offset: m.offset,
+            value: text,
+          });
+        } else {
+          this.processRecord(record as StoredRecord, ctx, steps, partition, m.offset, out, () =>
+            verbatim ? value.subarray(start, end) : undefined,
+          );
+        }
+      }
+      start = end + 1;
+    }
+  }
+
+  private processV1(value: string, offset: string, partition: number, out: BlockOutput): void {
     let payload: { accountSid: string; bucketSid: string; records: StoredRecord[] };
     try {
       payload = JSON.parse(value) as typeof payload;
     } catch {
-      dead.push({ reason: 'message is not JSON', partition, offset: m.offset, value });
+      out.dead.push({ reason: 'message is not JSON', partition, offset, value });
       return;
     }
     if (!this.validateBatch(payload)) {
       const why = this.validateBatch.errors?.[0];
-      dead.push({
+      out.dead.push({
         reason: `message breaks kafkaRequestBatch: ${why?.instancePath ?? ''} ${why?.message ?? ''}`.trim(),
         partition,
-        offset: m.offset,
+        offset,
         value,
       });
       return;
@@ -297,43 +367,58 @@ export class ProcessorConsumer {
       this.deps.context?.(payload.accountSid, payload.bucketSid) ??
       baseContext(payload.accountSid, payload.bucketSid);
     const steps = this.deps.steps(ctx);
-    for (const record of payload.records) {
-      record.accountSid = payload.accountSid;
-      record.bucketSid = payload.bucketSid;
-      let res;
-      try {
-        res = runSteps(record, ctx, steps);
-      } catch (err) {
-        res = { kind: 'dlq' as const, reason: `pipeline step failed: ${(err as Error).message}` };
+    for (const record of payload.records)
+      this.processRecord(record, ctx, steps, partition, offset, out, () => undefined);
+  }
+
+  /**
+   * One record through the steps into a row. `line` gives the record's own JSON text (version 2
+   * messages, when nothing may change it): stored as it is when no step changed the record.
+   */
+  private processRecord(
+    record: StoredRecord,
+    ctx: StepContext,
+    steps: readonly Step[],
+    partition: number,
+    offset: string,
+    out: BlockOutput,
+    line: () => Buffer | undefined,
+  ): void {
+    const { accountSid, bucketSid } = ctx;
+    record.accountSid = accountSid;
+    record.bucketSid = bucketSid;
+    let res;
+    try {
+      res = runSteps(record, ctx, steps);
+    } catch (err) {
+      res = { kind: 'dlq' as const, reason: `pipeline step failed: ${(err as Error).message}` };
+    }
+    if (res.kind === 'drop') {
+      this.stats.dropped++;
+      if (res.excluded) {
+        this.stats.excluded++;
+        countExcluded(out.excluded, accountSid, bucketSid, record.createdAt);
       }
-      if (res.kind === 'drop') {
-        this.stats.dropped++;
-        if (res.excluded) {
-          this.stats.excluded++;
-          countExcluded(out.excluded, payload.accountSid, payload.bucketSid, record.createdAt);
-        }
-        this.stats.droppedByBucket.set(
-          payload.bucketSid,
-          (this.stats.droppedByBucket.get(payload.bucketSid) ?? 0) + 1,
-        );
-        continue;
-      }
-      if (res.kind === 'dlq') {
-        dead.push({ reason: res.reason, partition, offset: m.offset, value: JSON.stringify(record) });
-        continue;
-      }
-      try {
-        rows.push(toRow(res.record, partition, Number(m.offset)));
-        stored.push(res.record);
-        if (res.jobs) out.jobs.push(...res.jobs);
-      } catch (err) {
-        dead.push({
-          reason: `row mapping failed: ${(err as Error).message}`,
-          partition,
-          offset: m.offset,
-          value,
-        });
-      }
+      this.stats.droppedByBucket.set(bucketSid, (this.stats.droppedByBucket.get(bucketSid) ?? 0) + 1);
+      return;
+    }
+    if (res.kind === 'dlq') {
+      out.dead.push({ reason: res.reason, partition, offset, value: JSON.stringify(record) });
+      return;
+    }
+    try {
+      // A workflow that fired wrote workflowExecutions into the record: serialise it.
+      const text = res.jobs ? undefined : line();
+      out.rows.push(toRow(res.record, partition, Number(offset), text));
+      out.stored.push(res.record);
+      if (res.jobs) out.jobs.push(...res.jobs);
+    } catch (err) {
+      out.dead.push({
+        reason: `row mapping failed: ${(err as Error).message}`,
+        partition,
+        offset,
+        value: JSON.stringify(record),
+      });
     }
   }
 

@@ -62,7 +62,8 @@ export function rowBinary(rows: RequestRow[]): Buffer {
     w.u64(r.response_size);
     w.u8(r.blocked);
     w.map(r.tags);
-    w.string(r.record);
+    if (typeof r.record === 'string') w.string(r.record);
+    else w.utf8(r.record);
     w.u16(r.kafka_partition);
     w.u64(r.kafka_offset);
   }
@@ -150,7 +151,10 @@ export class RequestsWriter {
     }
     await this.ch.insert({
       table: TABLES.requests,
-      values: rows.map(({ created_at_ms: _c, received_at_ms: _r, ...row }) => row),
+      values: rows.map(({ created_at_ms: _c, received_at_ms: _r, record, ...row }) => ({
+        ...row,
+        record: typeof record === 'string' ? record : record.toString('utf8'),
+      })),
       format: 'JSONEachRow',
       clickhouse_settings: {
         ...settings,

@@ -23,8 +23,12 @@ export interface RequestRow {
   response_size: number;
   blocked: number;
   tags: Record<string, string>;
-  /** JSON text of the stored record (always an object): RequestsWriter writes it unescaped */
-  record: string;
+  /**
+   * JSON text of the stored record (always an object); UTF-8 bytes when it is the record's line of
+   * a version 2 Kafka message, stored as it came (the API fills accountSid, bucketSid and endpoint
+   * from their columns).
+   */
+  record: string | Buffer;
   kafka_partition: number;
   kafka_offset: number;
 }
@@ -37,8 +41,11 @@ function size(part: Record<string, unknown> | null | undefined): number {
   return Buffer.byteLength(typeof body === 'string' ? body : JSON.stringify(body));
 }
 
-/** The ClickHouse row of a record: indexed columns for queries plus the whole record as JSON. */
-export function toRow(r: StoredRecord, partition: number, offset: number): RequestRow {
+/**
+ * The ClickHouse row of a record: indexed columns for queries plus the whole record as JSON,
+ * `text` when given (the record's own JSON text, unchanged by the steps), else serialised.
+ */
+export function toRow(r: StoredRecord, partition: number, offset: number, text?: Buffer): RequestRow {
   const tags: Record<string, string> = {};
   if (Array.isArray(r.tags))
     for (const t of r.tags as { key: string; value: string }[]) tags[t.key] = t.value;
@@ -73,7 +80,7 @@ export function toRow(r: StoredRecord, partition: number, offset: number): Reque
     response_size: responseSize,
     blocked: (r.firewall as { blocked?: boolean } | undefined)?.blocked ? 1 : 0,
     tags,
-    record: JSON.stringify(r),
+    record: text ?? JSON.stringify(r),
     kafka_partition: partition,
     kafka_offset: offset,
   };

@@ -660,6 +660,61 @@ describe('dead letters', () => {
     }
     expect(dead[0]!.headers!.partition!.toString()).toBe(dead[1]!.headers!.partition!.toString());
   });
+
+  it('version 2 messages: a bad header dead-letters the message, a bad line only itself', async () => {
+    const a = await newAccount();
+    const marker = `poison2-${tag()}`;
+    const good = {
+      ...rec('GET', '/v2-line', 200, `${marker}-good`),
+      sid: `req_${marker
+        .replace(/[^A-Za-z0-9]/g, '')
+        .padEnd(27, 'x')
+        .slice(0, 27)}`,
+      bucketSid: a.bucketSid,
+      receivedAt: new Date().toISOString(),
+    };
+    const header = JSON.stringify({ v: 2, accountSid: a.accountSid, bucketSid: a.bucketSid });
+    const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+    await producer.connect();
+    try {
+      await producer.send({
+        topic: TOPICS.requests,
+        acks: -1,
+        messages: [
+          { key: a.bucketSid, value: `{"v":2,"marker":"${marker}-head"}\n${JSON.stringify(good)}` },
+          {
+            key: a.bucketSid,
+            value: [
+              header,
+              `{not json ${marker}-line`,
+              JSON.stringify({ sid: 'req_x', marker: `${marker}-item`, createdAt: 'yesterday' }),
+              '',
+              JSON.stringify(good),
+            ].join('\n'),
+          },
+        ],
+      });
+    } finally {
+      await producer.disconnect();
+    }
+    // The good line of the second message is stored, with the columns' fields filled in.
+    const all = await ingestAndSettle(a, [rec('GET', '/after-poison2', 200, 'after2')]);
+    const s = stored(all, `${marker}-good`);
+    expect(s).toBeDefined();
+    expect(s!.accountSid).toBe(a.accountSid);
+    expect(s!.bucketSid).toBe(a.bucketSid);
+    expect(s!.endpoint).toBe('/v2-line');
+    expect(s!.workflowExecutions).toBeNull();
+    expect(all.filter((r) => r.contextSid === `${marker}-good`)).toHaveLength(1);
+    const dead = await waitFor(() => {
+      const d = dlqTap.messages.filter((m) => m.value?.toString('utf8').includes(marker));
+      return d.length === 3 ? d : undefined;
+    });
+    const byReason = (re: RegExp) => dead.filter((m) => re.test(m.headers?.reason?.toString() ?? ''));
+    expect(byReason(/^message breaks kafkaRequestHeader/)[0]!.value!.toString()).toContain(`${marker}-head`);
+    expect(byReason(/^record line is not JSON$/)[0]!.value!.toString()).toBe(`{not json ${marker}-line`);
+    expect(byReason(/^record breaks kafkaRequestItem/)[0]!.value!.toString()).toContain(`${marker}-item`);
+  });
 });
 
 // ------------------------------------------------------------------ Postgres outage

@@ -127,12 +127,21 @@ describe('RequestsWriter on chDB (RowBinary through file())', () => {
       record(4, { timings: { duration: 0 }, createdAt: '2026-11-22T12:00:00+02:00' }),
     ];
     const rows = records.map((r, i) => toRow(r, 7, 2 ** 40 + i));
-    await writer.insert(rows, 'unit:columns');
+    // A version 2 Kafka line stored as it came: its bytes, not a serialisation of the record.
+    const line = '{"sid":"req_000000000000000000000000005","note":"ünïcode ✓ \\u00e9","b":[1,2]}';
+    const fromLine = toRow(
+      record(5),
+      7,
+      5,
+      Buffer.from(`x${line}\n`).subarray(1, 1 + Buffer.byteLength(line)),
+    );
+    await writer.insert([...rows, fromLine], 'unit:columns');
+    expect((await select('req_000000000000000000000000005')).record).toBe(line);
     for (const row of rows) {
       const stored = await select(row.sid);
       // A lone surrogate is stored as U+FFFD in the column, and escaped (unchanged) in the record text.
       expectStored(stored, row.path.includes('\ud800') ? { ...row, path: '/\ufffd' } : row);
-      expect(JSON.parse(stored.record as string)).toEqual(JSON.parse(row.record));
+      expect(JSON.parse(stored.record as string)).toEqual(JSON.parse(String(row.record)));
     }
     expect(rows[2]!.created_at_ms).toBe(Date.UTC(1965, 2, 1, 0, 0, 0, 1));
     expect(rows[3]!.created_at_ms).toBe(Date.UTC(2026, 10, 22, 10, 0, 0));
