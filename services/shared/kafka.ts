@@ -1,3 +1,5 @@
+// Must load before kafkajs: installs the native CRC-32C in its place and grows its buffers without zero-filling (see kafkajs-tuning.ts).
+import './kafkajs-tuning.js';
 import { Kafka, logLevel, Partitioners, type LogEntry } from 'kafkajs';
 import type { Logger } from './logger.js';
 

@@ -175,6 +175,8 @@ interface PhaseResult {
   freshnessP99Ms: number;
   freshnessMaxMs: number;
   serviceCpuSecondsPer100k: number | null;
+  /** the part of serviceCpuSecondsPer100k spent in the ingest child process */
+  ingestProcessCpuSecondsPer100k: number | null;
   brokerCpuSecondsPer100k: number | null;
   generatorCpuSeconds: number;
   loadAverage: number[];
@@ -224,6 +226,8 @@ async function runPhase(
   // received_at of this phase's records is at or after this instant (same clock).
   const since = new Date().toISOString();
   const svc0 = target.pid ? serviceCpuSeconds(target.pid) : NaN;
+  const ingestPid = target.pid ? descendants(target.pid, 'node')[0] : undefined;
+  const ing0 = ingestPid ? cpuSeconds(ingestPid) : NaN;
   const brokerPid = target.pid ? descendants(target.pid, 'java')[0] : undefined;
   const brk0 = brokerPid ? cpuSeconds(brokerPid) : NaN;
   const tGo = Date.now();
@@ -257,6 +261,7 @@ async function runPhase(
     { timeoutMs: 30 * 60_000, intervalMs: 250, what: `${label}: every acknowledged record stored` },
   );
   const svc1 = target.pid ? serviceCpuSeconds(target.pid) : NaN;
+  const ing1 = ingestPid ? cpuSeconds(ingestPid) : NaN;
   const brk1 = brokerPid ? cpuSeconds(brokerPid) : NaN;
   const lastStored = Math.max(...stats.map((s) => (s.lastStoredAt ? Date.parse(s.lastStoredAt) : 0)));
   const e2eSeconds = (lastStored - tGo) / 1000;
@@ -279,6 +284,7 @@ async function runPhase(
     freshnessP99Ms: Math.max(...stats.map((s) => s.freshness.p99)),
     freshnessMaxMs: Math.max(...stats.map((s) => s.freshness.max)),
     serviceCpuSecondsPer100k: Number.isFinite(svc1 - svc0) ? ((svc1 - svc0) / acked) * 1e5 : null,
+    ingestProcessCpuSecondsPer100k: Number.isFinite(ing1 - ing0) ? ((ing1 - ing0) / acked) * 1e5 : null,
     brokerCpuSecondsPer100k: Number.isFinite(brk1 - brk0) ? ((brk1 - brk0) / acked) * 1e5 : null,
     generatorCpuSeconds: results.reduce((s, r) => s + r.cpu, 0),
     loadAverage: loadAverage(),
@@ -481,6 +487,7 @@ async function main(): Promise<void> {
         ingestLatencyBatchP50Ms: round(best.ackLatencyP50Ms),
         ingestLatencyBatchP99Ms: round(best.ackLatencyP99Ms),
         serviceCpuSecondsPer100kBatch: round(best.serviceCpuSecondsPer100k ?? NaN, 2),
+        ingestProcessCpuSecondsPer100kBatch: round(best.ingestProcessCpuSecondsPer100k ?? NaN, 2),
         brokerCpuSecondsPer100kBatch: round(best.brokerCpuSecondsPer100k ?? NaN, 2),
       });
     }
@@ -513,6 +520,7 @@ async function main(): Promise<void> {
         ingestLatencySingleP50Ms: round(r.ackLatencyP50Ms),
         ingestLatencySingleP99Ms: round(r.ackLatencyP99Ms),
         serviceCpuSecondsPer100kSingle: round(r.serviceCpuSecondsPer100k ?? NaN, 2),
+        ingestProcessCpuSecondsPer100kSingle: round(r.ingestProcessCpuSecondsPer100k ?? NaN, 2),
       });
     }
     if (only.has('freshness')) {
