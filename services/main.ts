@@ -71,7 +71,7 @@ async function main(cfg: Config): Promise<void> {
     await ensureTopics(
       kafka,
       [
-        { topic: TOPICS.requests, numPartitions: cfg.kafka.partitions },
+        { topic: TOPICS.requests, numPartitions: cfg.kafka.requestsPartitions },
         { topic: TOPICS.requestsDlq, numPartitions: 1 },
         { topic: TOPICS.actions, numPartitions: cfg.kafka.partitions },
         { topic: TOPICS.actionsDlq, numPartitions: 1 },
@@ -183,6 +183,7 @@ async function main(cfg: Config): Promise<void> {
       ingestChild = await startIngestProcess({
         kafkaBrokers: stack.kafkaBrokers,
         databaseUrl: stack.databaseUrl,
+        processes: cfg.ingest.processes,
         log: logger('ingest-process'),
       });
       closers.push({ name: 'ingest process', close: () => ingestChild!.stop() });

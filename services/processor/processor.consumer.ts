@@ -57,6 +57,15 @@ interface BlockOutput {
 
 const NEWLINE = 0x0a;
 
+/**
+ * The broker holds a fetch until this much is there or `maxWaitTimeInMs` (PROCESSOR_FLUSH_MS)
+ * passed. A ClickHouse insert has a fixed cost (~55 ms of CPU with the materialized views,
+ * test/bench/ch-decompose.ts): fetching whatever arrived since the last insert made blocks of
+ * ~200 records at 2,500 records/s, ~300 µs of insert CPU per record. 1 MiB is ~400 records of
+ * 2.5 KB; under load fetches fill at once and nothing waits.
+ */
+const FETCH_MIN_BYTES = 1024 * 1024;
+
 /** pause before a new consumer replaces one that crashed for good */
 const RESTART_AFTER_CRASH_MS = 5000;
 
@@ -112,7 +121,7 @@ export class ProcessorConsumer {
       maxBytesPerPartition: 16 * 1024 * 1024,
       maxBytes: 64 * 1024 * 1024,
       maxWaitTimeInMs: Math.min(cfg.processor.flushMs, 500),
-      minBytes: 1,
+      minBytes: FETCH_MIN_BYTES,
       retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 5000 },
     });
     this.consumer = consumer;

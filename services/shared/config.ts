@@ -32,6 +32,7 @@ const schema = {
     KAFKA_CONTROLLER_PORT: { type: 'integer', minimum: 1, maximum: 65535, default: 9093 },
     KAFKA_HEAP_MB: { type: 'integer', minimum: 128, maximum: 8192, default: 512 },
     KAFKA_TOPIC_PARTITIONS: { type: 'integer', minimum: 1, maximum: 256, default: 4 },
+    KAFKA_REQUESTS_PARTITIONS: { type: 'integer', minimum: 1, maximum: 256, default: 1 },
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
     PG_PORT: { type: 'integer', minimum: 1, maximum: 65535, default: 5433 },
     PG_POOL_SIZE: { type: 'integer', minimum: 1, maximum: 200, default: 10 },
@@ -44,6 +45,7 @@ const schema = {
     INGEST_MAX_BYTES: { type: 'integer', minimum: 1024, default: 5 * 1024 * 1024 },
     INGEST_PRODUCE_TIMEOUT_MS: { type: 'integer', minimum: 100, default: 5000 },
     INGEST_PROCESS: { type: 'string', enum: ['separate', 'inline'], default: 'separate' },
+    INGEST_PROCESSES: { type: 'integer', minimum: 1, maximum: 64, default: 2 },
     INGEST_LINGER_MS: { type: 'integer', minimum: 0, maximum: 1000, default: 2 },
     PROCESSOR_FLUSH_MS: { type: 'integer', minimum: 1, maximum: 60000, default: 200 },
     PROCESSOR_MAX_BATCH: { type: 'integer', minimum: 1, maximum: 1000000, default: 20000 },
@@ -82,7 +84,15 @@ export interface Config {
     port: number;
     controllerPort: number;
     heapMb: number;
+    /** partitions of workflow.actions when created */
     partitions: number;
+    /**
+     * partitions of traffic.requests when created: how many processor replicas can share the
+     * work. One processor inserts one block per partition, and a ClickHouse insert has a fixed
+     * cost (the materialized views' ~35 µs per record at 2,000-record blocks, ~11 at 20,000;
+     * test/bench/ch-decompose.ts), so one partition per processor makes the largest blocks.
+     */
+    requestsPartitions: number;
   };
   postgres: { url: string | undefined; port: number; poolSize: number };
   clickhouse: {
@@ -100,6 +110,8 @@ export interface Config {
     lingerMs: number;
     /** with other roles in the process: run the ingest listener in a child process of its own */
     process: 'separate' | 'inline';
+    /** ingest worker processes when separate (they share the port) */
+    processes: number;
   };
   processor: { flushMs: number; maxBatch: number; crashAfterInsert: boolean };
   tls: { cert: string; key: string } | undefined;
@@ -175,6 +187,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       controllerPort: num('KAFKA_CONTROLLER_PORT'),
       heapMb: num('KAFKA_HEAP_MB'),
       partitions: num('KAFKA_TOPIC_PARTITIONS'),
+      requestsPartitions: num('KAFKA_REQUESTS_PARTITIONS'),
     },
     postgres: { url: opt('DATABASE_URL'), port: num('PG_PORT'), poolSize: num('PG_POOL_SIZE') },
     clickhouse: {
@@ -191,6 +204,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       produceTimeoutMs: num('INGEST_PRODUCE_TIMEOUT_MS'),
       lingerMs: num('INGEST_LINGER_MS'),
       process: str('INGEST_PROCESS') as 'separate' | 'inline',
+      processes: num('INGEST_PROCESSES'),
     },
     processor: {
       flushMs: num('PROCESSOR_FLUSH_MS'),

@@ -226,8 +226,10 @@ async function runPhase(
   // received_at of this phase's records is at or after this instant (same clock).
   const since = new Date().toISOString();
   const svc0 = target.pid ? serviceCpuSeconds(target.pid) : NaN;
-  const ingestPid = target.pid ? descendants(target.pid, 'node')[0] : undefined;
-  const ing0 = ingestPid ? cpuSeconds(ingestPid) : NaN;
+  // The ingest workers (INGEST_PROCESSES): every Node child of the service.
+  const ingestPids = target.pid ? descendants(target.pid, 'node') : [];
+  const ingestCpu = () => (ingestPids.length ? ingestPids.reduce((s, p) => s + cpuSeconds(p), 0) : NaN);
+  const ing0 = ingestCpu();
   const brokerPid = target.pid ? descendants(target.pid, 'java')[0] : undefined;
   const brk0 = brokerPid ? cpuSeconds(brokerPid) : NaN;
   const tGo = Date.now();
@@ -261,7 +263,7 @@ async function runPhase(
     { timeoutMs: 30 * 60_000, intervalMs: 250, what: `${label}: every acknowledged record stored` },
   );
   const svc1 = target.pid ? serviceCpuSeconds(target.pid) : NaN;
-  const ing1 = ingestPid ? cpuSeconds(ingestPid) : NaN;
+  const ing1 = ingestCpu();
   const brk1 = brokerPid ? cpuSeconds(brokerPid) : NaN;
   const lastStored = Math.max(...stats.map((s) => (s.lastStoredAt ? Date.parse(s.lastStoredAt) : 0)));
   const e2eSeconds = (lastStored - tGo) / 1000;
@@ -611,11 +613,15 @@ async function main(): Promise<void> {
     if (target.pid && (service || opt['use-running'])) {
       const svc = memory(target.pid);
       const brokerPid = descendants(target.pid, 'java')[0];
-      const ingestPid = descendants(target.pid, 'node')[0];
+      const ingestPids = descendants(target.pid, 'node');
       Object.assign(figures, {
         servicePeakRssBytes: svc.peakRss,
         // npm start runs the ingest listener as a child process (services/ingest/ingest.process.ts)
-        ingestProcessPeakRssBytes: ingestPid ? memory(ingestPid).peakRss : null,
+        // the largest ingest worker's, and their count
+        ingestProcessPeakRssBytes: ingestPids.length
+          ? Math.max(...ingestPids.map((p) => memory(p).peakRss))
+          : null,
+        ingestProcesses: ingestPids.length,
         brokerPeakRssBytes: brokerPid ? memory(brokerPid).peakRss : null,
       });
     }
