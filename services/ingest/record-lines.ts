@@ -18,17 +18,19 @@ function skipSpace(b: Buffer, i: number): number {
   return i;
 }
 
-/** Index just past the string whose opening quote is at `i`. */
+/**
+ * Index just past the string whose opening quote is at `i`. A plain byte loop: captured bodies are
+ * JSON text inside JSON strings, so nearly every quote is escaped and searching quote to quote
+ * (indexOf, then counting backslashes) was slower than this.
+ */
 function skipString(b: Buffer, i: number): number {
-  let at = i + 1;
-  for (;;) {
-    const q = b.indexOf(QUOTE, at);
-    if (q < 0) throw new Error('unterminated string');
-    let slashes = 0;
-    for (let j = q - 1; b[j] === BACKSLASH; j--) slashes++;
-    if (slashes % 2 === 0) return q + 1;
-    at = q + 1;
+  const n = b.length;
+  for (let k = i + 1; k < n; k++) {
+    const c = b[k];
+    if (c === BACKSLASH) k++;
+    else if (c === QUOTE) return k + 1;
   }
+  throw new Error('unterminated string');
 }
 
 /** Index just past the JSON value that starts at `i` (no leading space). */
