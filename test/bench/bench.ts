@@ -563,6 +563,7 @@ async function main(): Promise<void> {
       );
       let kafka: KafkaLimitResult | undefined;
       let kafkaGzip: KafkaLimitResult | undefined;
+      let kafkaPlatformatic: KafkaLimitResult | undefined;
       if (target.kafka) {
         log('limit (b): raw Kafka produce→consume (kafkajs, bench topic)');
         kafka = await child<KafkaLimitConfig, KafkaLimitResult>('kafka-limit.ts', {
@@ -594,9 +595,34 @@ async function main(): Promise<void> {
           gzipLevel: 1,
         });
         log(`limit (b) with gzip level 1: ${Math.round(kafkaGzip.rate)} records/s`);
+        // The maintained pure-JS alternative to kafkajs, same payloads and sends (issue #6: compare
+        // before switching).
+        kafkaPlatformatic = await child<KafkaLimitConfig, KafkaLimitResult>('kafka-limit.ts', {
+          brokers: target.kafka,
+          topic: `bench.limit-plt.${stamp}`,
+          partitions: 4,
+          records: num('limit-records') * 2,
+          batch: num('batch'),
+          messagesPerSend: 10,
+          inflight: 4,
+          poolRecords: 20_000,
+          environments: ENVIRONMENTS,
+          seed: 43,
+          client: 'platformatic',
+        }).catch((err: Error) => {
+          log(`limit (b) with @platformatic/kafka failed: ${err.message}`);
+          return undefined;
+        });
+        if (kafkaPlatformatic)
+          log(`limit (b) with @platformatic/kafka: ${Math.round(kafkaPlatformatic.rate)} records/s`);
       }
       const lower = Math.min(ch.rate, kafka?.rate ?? Infinity);
-      result.limits = { clickhouse: ch, kafka: kafka ?? 'n/a (no --kafka brokers)', kafkaGzip };
+      result.limits = {
+        clickhouse: ch,
+        kafka: kafka ?? 'n/a (no --kafka brokers)',
+        kafkaGzip,
+        kafkaPlatformatic,
+      };
       Object.assign(figures, {
         limitClickHouseRecordsPerSec: round(ch.rate, 0),
         limitClickHouseCpuSecondsPer100k: round(ch.cpuSecondsPer100k, 2),
@@ -604,6 +630,10 @@ async function main(): Promise<void> {
         limitKafkaCpuSecondsPer100k: kafka ? round(kafka.cpuSecondsPer100k, 2) : null,
         limitKafkaGzipRecordsPerSec: kafkaGzip ? round(kafkaGzip.rate, 0) : null,
         limitKafkaGzipCpuSecondsPer100k: kafkaGzip ? round(kafkaGzip.cpuSecondsPer100k, 2) : null,
+        limitKafkaPlatformaticRecordsPerSec: kafkaPlatformatic ? round(kafkaPlatformatic.rate, 0) : null,
+        limitKafkaPlatformaticCpuSecondsPer100k: kafkaPlatformatic
+          ? round(kafkaPlatformatic.cpuSecondsPer100k, 2)
+          : null,
         e2eBatchShareOfLowerLimit:
           typeof figures.e2eBatchRecordsPerSec === 'number'
             ? round(figures.e2eBatchRecordsPerSec / lower, 2)

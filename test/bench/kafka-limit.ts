@@ -9,7 +9,10 @@
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+// The service's kafkajs: native CRC-32C, encoder growth without zero-fill (loaded before kafkajs).
+import '../../services/shared/kafkajs-tuning.js';
 import kafkajs from 'kafkajs';
+import { Consumer as PltConsumer, Producer as PltProducer, ProduceAcks } from '@platformatic/kafka';
 
 // NOTE: kafkajs is CommonJS; CompressionCodecs is not visible to ESM named imports.
 const { CompressionCodecs, CompressionTypes, Kafka, logLevel } = kafkajs;
@@ -33,6 +36,8 @@ export interface KafkaLimitConfig {
   compression?: 'none' | 'gzip';
   /** zlib level for gzip (kafkajs' own codec uses the default, 6) */
   gzipLevel?: number;
+  /** the client: kafkajs (the service's) or @platformatic/kafka (the maintained pure-JS alternative, compared here) */
+  client?: 'kafkajs' | 'platformatic';
 }
 
 export interface KafkaLimitResult {
@@ -45,6 +50,7 @@ export interface KafkaLimitResult {
   produceRate: number;
   seconds: number;
   compression: string;
+  client: string;
   /** CPU seconds of this process (producer + consumer + zlib threads) per 100,000 records */
   cpuSecondsPer100k: number;
 }
@@ -86,10 +92,17 @@ async function run(cfg: KafkaLimitConfig): Promise<KafkaLimitResult> {
     });
     pool.push({
       key: bucketSid,
-      value: Buffer.from(JSON.stringify({ v: 1, accountSid: 'acc_benchlimit', bucketSid, records })),
+      // Version 2 of the payload, as ingest writes it: a header line, then a line per record.
+      value: Buffer.from(
+        [
+          JSON.stringify({ v: 2, accountSid: 'acc_benchlimit', bucketSid }),
+          ...records.map((x) => JSON.stringify(x)),
+        ].join('\n'),
+      ),
     });
   }
   const messages = Math.ceil(cfg.records / cfg.batch);
+  if (cfg.client === 'platformatic') return runPlatformatic(cfg, pool, messages);
 
   const consumer = kafka.consumer({
     groupId: `${cfg.topic}-reader`,
@@ -159,7 +172,83 @@ async function run(cfg: KafkaLimitConfig): Promise<KafkaLimitResult> {
     produceRate: records / ((produced - t0) / 1000),
     seconds,
     compression: cfg.compression === 'gzip' ? `gzip level ${cfg.gzipLevel ?? 'default'}` : 'none',
+    client: 'kafkajs',
     cpuSecondsPer100k: (((cpu.user + cpu.system) / 1e6) * 1e5) / records,
+  };
+}
+
+/**
+ * The same produce→consume with @platformatic/kafka: Buffer values as they are, acks=all, the
+ * same sends in flight, a consumer group stream in the same process counting messages.
+ */
+async function runPlatformatic(
+  cfg: KafkaLimitConfig,
+  pool: { key: string; value: Buffer }[],
+  messages: number,
+): Promise<KafkaLimitResult> {
+  const consumer = new PltConsumer({
+    groupId: `${cfg.topic}-plt-reader`,
+    clientId: 'tapline-bench-plt',
+    bootstrapBrokers: cfg.brokers,
+  });
+  const stream = await consumer.consume({
+    topics: [cfg.topic],
+    mode: 'earliest',
+    autocommit: false,
+    maxBytes: 64 * 1024 * 1024,
+    maxBytesPerPartition: 16 * 1024 * 1024,
+    maxWaitTime: 100,
+  });
+  let consumed = 0;
+  let lastConsumed = 0;
+  let allConsumed: () => void = () => undefined;
+  const consumedAll = new Promise<void>((resolve) => (allConsumed = resolve));
+  stream.on('data', () => {
+    consumed++;
+    lastConsumed = performance.now();
+    if (consumed >= messages) allConsumed();
+  });
+  const producer = new PltProducer({ clientId: 'tapline-bench-plt', bootstrapBrokers: cfg.brokers });
+  let bytes = 0;
+  let next = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const sender = async () => {
+    for (;;) {
+      const start = next;
+      if (start >= messages) return;
+      next = Math.min(messages, start + cfg.messagesPerSend);
+      const msgs = [];
+      for (let i = start; i < next; i++) {
+        const m = pool[i % pool.length]!;
+        bytes += m.value.length;
+        msgs.push({ topic: cfg.topic, key: Buffer.from(m.key), value: m.value });
+      }
+      await producer.send({ messages: msgs, acks: ProduceAcks.ALL });
+    }
+  };
+  await Promise.all(Array.from({ length: cfg.inflight }, sender));
+  const produced = performance.now();
+  await Promise.race([
+    consumedAll,
+    new Promise((_, reject) => setTimeout(() => reject(new Error('consume timed out')), 300_000)),
+  ]);
+  const seconds = (lastConsumed - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  await stream.close();
+  await consumer.close();
+  await producer.close();
+  const records = messages * cfg.batch;
+  return {
+    records,
+    messages,
+    bytes,
+    rate: records / seconds,
+    produceRate: records / ((produced - t0) / 1000),
+    seconds,
+    compression: 'none',
+    client: '@platformatic/kafka',
+    cpuSecondsPer100k: ((cpu.user + cpu.system) / 1e6 / records) * 1e5,
   };
 }
 
