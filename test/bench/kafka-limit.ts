@@ -186,6 +186,22 @@ async function runPlatformatic(
   pool: { key: string; value: Buffer }[],
   messages: number,
 ): Promise<KafkaLimitResult> {
+  // NOTE: @platformatic/kafka targets Node 22+ (Promise.withResolvers); the service runs on Node
+  // 20.19+, so the comparison polyfills it here. Its need for Node 22 is itself a cost of switching.
+  if (typeof (Promise as { withResolvers?: unknown }).withResolvers !== 'function') {
+    Object.defineProperty(Promise, 'withResolvers', {
+      configurable: true,
+      value: function withResolvers<T>() {
+        let resolve!: (v: T) => void;
+        let reject!: (e: unknown) => void;
+        const promise = new Promise<T>((a, b) => {
+          resolve = a;
+          reject = b;
+        });
+        return { promise, resolve, reject };
+      },
+    });
+  }
   const consumer = new PltConsumer({
     groupId: `${cfg.topic}-plt-reader`,
     clientId: 'tapline-bench-plt',
