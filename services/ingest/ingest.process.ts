@@ -15,7 +15,8 @@ export interface IngestProcess {
  * and with INGEST_PROCESSES > 1 several workers share the listening port (Node's cluster module:
  * this process accepts connections and hands them round-robin to the workers; a keep-alive
  * connection stays with its worker). A single Node process tops out at one core of HTTP + JSON +
- * Kafka produce work, which bounded the one-record-per-request rate (bench/README.md).
+ * Kafka produce work. NOTE: on the 2-core machine 2 workers measured worse than 1 (they take the
+ * processor's CPU; bench/README.md, session 2), so the default is 1; more suit more cores.
  * Each worker is the same entry point with `ROLES=ingest`, pointed at the stack this process
  * started; a worker that dies is restarted, and workers stop by themselves if this process goes
  * away (IPC disconnect).

@@ -45,7 +45,7 @@ const schema = {
     INGEST_MAX_BYTES: { type: 'integer', minimum: 1024, default: 5 * 1024 * 1024 },
     INGEST_PRODUCE_TIMEOUT_MS: { type: 'integer', minimum: 100, default: 5000 },
     INGEST_PROCESS: { type: 'string', enum: ['separate', 'inline'], default: 'separate' },
-    INGEST_PROCESSES: { type: 'integer', minimum: 1, maximum: 64, default: 2 },
+    INGEST_PROCESSES: { type: 'integer', minimum: 1, maximum: 64, default: 1 },
     INGEST_LINGER_MS: { type: 'integer', minimum: 0, maximum: 1000, default: 2 },
     PROCESSOR_FLUSH_MS: { type: 'integer', minimum: 1, maximum: 60000, default: 200 },
     PROCESSOR_MAX_BATCH: { type: 'integer', minimum: 1, maximum: 1000000, default: 20000 },
