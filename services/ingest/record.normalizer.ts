@@ -24,27 +24,16 @@ function reject(index: number, message: string, details: Record<string, unknown>
  * Validates each record on its own (a bad record rejects only itself) and fills the fields the
  * server owns when absent: sid, createdAt, receivedAt, direction, environmentSid, firewall.
  * `receivedAt` is always the server's receive time unless the client sent one.
- * For each accepted record, `added` holds the fields that were absent and are now set (so its
- * JSON text is the client's text with those fields added), or null when a field the client sent
- * was changed (a null replaced, a path filled from the URL): its text must be serialised again.
  */
 export function normalizeRecords(
   input: unknown[],
   bucketSid: string,
   now = new Date(),
-): {
-  accepted: IngestRecord[];
-  rejected: Rejection[];
-  /** index in `input` of each accepted record */
-  indexes: number[];
-  added: (Record<string, unknown> | null)[];
-} {
+): { accepted: IngestRecord[]; rejected: Rejection[] } {
   validate ??= validator('ingestRecord');
   const receivedAt = now.toISOString();
   const accepted: IngestRecord[] = [];
   const rejected: Rejection[] = [];
-  const indexes: number[] = [];
-  const addedAll: (Record<string, unknown> | null)[] = [];
   input.forEach((raw, index) => {
     if (!validate!(raw)) {
       rejected.push(reject(index, 'Record is invalid', errorDetails(validate!.errors as ErrorObject[])));
@@ -57,32 +46,19 @@ export function normalizeRecords(
       );
       return;
     }
-    const added: Record<string, unknown> = {};
-    let changed = false;
-    const fill = (key: string, value: unknown) => {
-      if (!(key in r)) {
-        r[key] = value;
-        added[key] = value;
-      } else if (r[key] == null && value !== null) {
-        r[key] = value;
-        changed = true;
-      }
-    };
     const request = r.request as Record<string, unknown>;
-    if (request.path == null && typeof request.url === 'string') changed = fillFromUrl(request, request.url);
-    fill('sid', newSid('request'));
-    fill('bucketSid', bucketSid);
-    fill('receivedAt', receivedAt);
-    fill('createdAt', r.receivedAt);
-    fill('direction', 'in');
-    fill('environmentSid', null);
-    fill('contextSid', null);
-    fill('firewall', { blocked: false });
+    if (request.path == null && typeof request.url === 'string') fillFromUrl(request, request.url);
+    r.sid ??= newSid('request');
+    r.bucketSid = bucketSid;
+    r.receivedAt ??= receivedAt;
+    r.createdAt ??= r.receivedAt;
+    r.direction ??= 'in';
+    r.environmentSid ??= null;
+    r.contextSid ??= null;
+    r.firewall ??= { blocked: false };
     accepted.push(r as IngestRecord);
-    indexes.push(index);
-    addedAll.push(changed ? null : added);
   });
-  return { accepted, rejected, indexes, added: addedAll };
+  return { accepted, rejected };
 }
 
 /** host, path, port and queryString from an absolute URL, for clients that only send `url`. */

@@ -21,8 +21,6 @@ import { createChdbConnection } from 'chdb/connection';
 import { pino } from 'pino';
 import sjson from 'secure-json-parse';
 import { parseJsonBody } from '../../services/ingest/ingest.app.js';
-import { arrayElementRanges, recordLine } from '../../services/ingest/record-lines.js';
-import { normalizeRecords } from '../../services/ingest/record.normalizer.js';
 import type { StoredRecord } from '../../services/processor/pipeline.js';
 import { RequestsWriter } from '../../services/processor/requests.writer.js';
 import { jsonEachRow } from './legacy-insert.js';
@@ -131,35 +129,9 @@ async function main(): Promise<void> {
       ).us;
       totals.parseAfter += cpuUs(() => bodies.map((b) => parseJsonBody(b))).us;
     }
-    // Ingest: the Kafka lines of 100-record bodies as the load generators send them (no sid,
-    // receivedAt, ...): serialising each filled record (before) or cutting its bytes from the body
-    // with the added fields (after, record-lines.ts). Parse and validation are in both.
-    const ingestBodies: Buffer[] = [];
-    const r2 = rng(11);
-    for (let i = 0; i < N / 100; i++) {
-      const recs = Array.from({ length: 100 }, () => ingestRecord(r2, { environments: ENVS }));
-      ingestBodies.push(Buffer.from(JSON.stringify({ records: recs })));
-    }
-    const lines = { before: 0, after: 0, procBefore: 0, procAfter: 0 };
+    const lines = { procBefore: 0, procAfter: 0 };
     const lineTexts = texts.map((t) => Buffer.from(t));
     for (let round = 0; round < ROUNDS; round++) {
-      lines.before += cpuUs(() =>
-        ingestBodies.map((b) => {
-          const body = parseJsonBody(b.toString('utf8')) as { records: unknown[] };
-          const out = normalizeRecords(body.records, 'bkt_hotpaths0');
-          return Buffer.concat(out.accepted.map((x) => Buffer.from(JSON.stringify(x))));
-        }),
-      ).us;
-      lines.after += cpuUs(() =>
-        ingestBodies.map((b) => {
-          const body = parseJsonBody(b.toString('utf8')) as { records: unknown[] };
-          const out = normalizeRecords(body.records, 'bkt_hotpaths0');
-          const ranges = arrayElementRanges(b, 'records')!;
-          return Buffer.concat(
-            out.accepted.map((_, k) => recordLine(b, ranges[out.indexes[k]!]!, out.added[k]!)),
-          );
-        }),
-      ).us;
       // Processor: parse a record's line and map it to a row, serialising the record (before) or
       // keeping its line (after).
       lines.procBefore += cpuUs(() =>
@@ -171,13 +143,6 @@ async function main(): Promise<void> {
     }
     const per = (us: number, n: number) => (us / (ROUNDS * n)).toFixed(1);
     const parsed = bodies.length * 100;
-    const ingested = ingestBodies.length * 100;
-    console.log(
-      `  ingest parse + validate + lines, JSON.stringify per record (before): ${per(lines.before, ingested)}`,
-    );
-    console.log(
-      `  ingest parse + validate + lines, bytes cut from the body (after):     ${per(lines.after, ingested)}`,
-    );
     console.log(
       `  processor parse + toRow, record serialised (before):                  ${per(lines.procBefore, N)}`,
     );
