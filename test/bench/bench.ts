@@ -566,50 +566,30 @@ async function main(): Promise<void> {
       let kafkaPlatformatic: KafkaLimitResult | undefined;
       if (target.kafka) {
         log('limit (b): raw Kafka produce→consume (kafkajs, bench topic)');
-        kafka = await child<KafkaLimitConfig, KafkaLimitResult>('kafka-limit.ts', {
-          brokers: target.kafka,
-          topic: `bench.limit.${stamp}`,
-          partitions: 4,
-          records: num('limit-records') * 2,
-          batch: num('batch'),
-          messagesPerSend: 10,
-          inflight: 4,
-          poolRecords: 20_000,
-          environments: ENVIRONMENTS,
-          seed: 43,
-        });
+        // The same payloads, sends and acks for each variant; each on a topic of its own.
+        const brokers = target.kafka;
+        const limitB = (name: string, extra: Partial<KafkaLimitConfig> = {}) =>
+          child<KafkaLimitConfig, KafkaLimitResult>('kafka-limit.ts', {
+            brokers,
+            topic: `bench.${name}.${stamp}`,
+            partitions: 4,
+            records: num('limit-records') * 2,
+            batch: num('batch'),
+            messagesPerSend: 10,
+            inflight: 4,
+            poolRecords: 20_000,
+            environments: ENVIRONMENTS,
+            seed: 43,
+            ...extra,
+          });
+        kafka = await limitB('limit');
         log(`limit (b): ${Math.round(kafka.rate)} records/s (produce only ${Math.round(kafka.produceRate)})`);
         // The same with gzip (level 1) for comparison: smaller batches to checksum, zlib off the main thread.
-        kafkaGzip = await child<KafkaLimitConfig, KafkaLimitResult>('kafka-limit.ts', {
-          brokers: target.kafka,
-          topic: `bench.limit-gzip.${stamp}`,
-          partitions: 4,
-          records: num('limit-records') * 2,
-          batch: num('batch'),
-          messagesPerSend: 10,
-          inflight: 4,
-          poolRecords: 20_000,
-          environments: ENVIRONMENTS,
-          seed: 43,
-          compression: 'gzip',
-          gzipLevel: 1,
-        });
+        kafkaGzip = await limitB('limit-gzip', { compression: 'gzip', gzipLevel: 1 });
         log(`limit (b) with gzip level 1: ${Math.round(kafkaGzip.rate)} records/s`);
         // The maintained pure-JS alternative to kafkajs, same payloads and sends (issue #6: compare
         // before switching).
-        kafkaPlatformatic = await child<KafkaLimitConfig, KafkaLimitResult>('kafka-limit.ts', {
-          brokers: target.kafka,
-          topic: `bench.limit-plt.${stamp}`,
-          partitions: 4,
-          records: num('limit-records') * 2,
-          batch: num('batch'),
-          messagesPerSend: 10,
-          inflight: 4,
-          poolRecords: 20_000,
-          environments: ENVIRONMENTS,
-          seed: 43,
-          client: 'platformatic',
-        }).catch((err: Error) => {
+        kafkaPlatformatic = await limitB('limit-plt', { client: 'platformatic' }).catch((err: Error) => {
           log(`limit (b) with @platformatic/kafka failed: ${err.message}`);
           return undefined;
         });
