@@ -130,31 +130,11 @@ async function run(cfg: KafkaLimitConfig): Promise<KafkaLimitResult> {
 
   const producer = kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();
-  let bytes = 0;
-  let next = 0;
   const compression = cfg.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  const sender = async () => {
-    for (;;) {
-      const start = next;
-      if (start >= messages) return;
-      next = Math.min(messages, start + cfg.messagesPerSend);
-      const msgs = [];
-      for (let i = start; i < next; i++) {
-        const m = pool[i % pool.length]!;
-        bytes += m.value.length;
-        msgs.push(m);
-      }
-      await producer.send({ topic: cfg.topic, acks: -1, compression, messages: msgs });
-    }
-  };
-  await Promise.all(Array.from({ length: cfg.inflight }, sender));
-  const produced = performance.now();
-  await Promise.race([
-    consumedAll,
-    new Promise((_, reject) => setTimeout(() => reject(new Error('consume timed out')), 300_000)),
-  ]);
+  const { bytes, cpu0, t0, produced } = await produceAll(cfg, pool, messages, async (msgs) => {
+    await producer.send({ topic: cfg.topic, acks: -1, compression, messages: msgs });
+  });
+  await timedOut(consumedAll);
   const seconds = (lastConsumed - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   await producer.disconnect();
@@ -181,6 +161,45 @@ async function run(cfg: KafkaLimitConfig): Promise<KafkaLimitResult> {
  * The same produce→consume with @platformatic/kafka: Buffer values as they are, acks=all, the
  * same sends in flight, a consumer group stream in the same process counting messages.
  */
+/**
+ * Sends `messages` messages from the pool, `messagesPerSend` per send with `inflight` sends at a
+ * time, through `send` (the client under test); the clock and CPU start with the first send.
+ */
+async function produceAll(
+  cfg: KafkaLimitConfig,
+  pool: { key: string; value: Buffer }[],
+  messages: number,
+  send: (msgs: { key: string; value: Buffer }[]) => Promise<void>,
+): Promise<{ bytes: number; cpu0: NodeJS.CpuUsage; t0: number; produced: number }> {
+  let bytes = 0;
+  let next = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const sender = async () => {
+    for (;;) {
+      const start = next;
+      if (start >= messages) return;
+      next = Math.min(messages, start + cfg.messagesPerSend);
+      const msgs = [];
+      for (let i = start; i < next; i++) {
+        const m = pool[i % pool.length]!;
+        bytes += m.value.length;
+        msgs.push(m);
+      }
+      await send(msgs);
+    }
+  };
+  await Promise.all(Array.from({ length: cfg.inflight }, sender));
+  return { bytes, cpu0, t0, produced: performance.now() };
+}
+
+function timedOut(consumedAll: Promise<void>): Promise<unknown> {
+  return Promise.race([
+    consumedAll,
+    new Promise((_, reject) => setTimeout(() => reject(new Error('consume timed out')), 300_000)),
+  ]);
+}
+
 async function runPlatformatic(
   cfg: KafkaLimitConfig,
   pool: { key: string; value: Buffer }[],
@@ -225,30 +244,13 @@ async function runPlatformatic(
     if (consumed >= messages) allConsumed();
   });
   const producer = new PltProducer({ clientId: 'tapline-bench-plt', bootstrapBrokers: cfg.brokers });
-  let bytes = 0;
-  let next = 0;
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  const sender = async () => {
-    for (;;) {
-      const start = next;
-      if (start >= messages) return;
-      next = Math.min(messages, start + cfg.messagesPerSend);
-      const msgs = [];
-      for (let i = start; i < next; i++) {
-        const m = pool[i % pool.length]!;
-        bytes += m.value.length;
-        msgs.push({ topic: cfg.topic, key: Buffer.from(m.key), value: m.value });
-      }
-      await producer.send({ messages: msgs, acks: ProduceAcks.ALL });
-    }
-  };
-  await Promise.all(Array.from({ length: cfg.inflight }, sender));
-  const produced = performance.now();
-  await Promise.race([
-    consumedAll,
-    new Promise((_, reject) => setTimeout(() => reject(new Error('consume timed out')), 300_000)),
-  ]);
+  const { bytes, cpu0, t0, produced } = await produceAll(cfg, pool, messages, async (msgs) => {
+    await producer.send({
+      messages: msgs.map((m) => ({ topic: cfg.topic, key: Buffer.from(m.key), value: m.value })),
+      acks: ProduceAcks.ALL,
+    });
+  });
+  await timedOut(consumedAll);
   const seconds = (lastConsumed - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   await stream.close();
