@@ -75,14 +75,10 @@ export function buildIngestApp(deps: IngestDeps): FastifyInstance {
     }
     const { accepted, rejected } = normalizeRecords(records, bucket.sid);
     if (accepted.length) {
-      // NOTE: cutting each record's bytes out of the request body instead (and adding the filled
-      // fields) measured no cheaper than this JSON.stringify: 20 vs 18 µs per record in the profile,
-      // the byte scan over escaped bodies costing what serialising saves (bench/README.md, session 2).
-      await publisher.publish(
-        bucket.accountSid,
-        bucket.sid,
-        accepted.map((r) => Buffer.from(JSON.stringify(r))),
-      );
+      // NOTE: cutting each record's bytes out of the request body instead of serialising it again
+      // (record.publisher.ts) measured no cheaper: 20 vs 18 µs per record in the profile, the byte
+      // scan over escaped bodies costing what serialising saves (bench/README.md, session 2).
+      await publisher.publish(bucket.accountSid, bucket.sid, accepted);
       if (!bucket.appIsConnected) await buckets.markConnected(bucket);
     }
     return reply.status(202).send({ accepted: accepted.length, rejected });

@@ -6,8 +6,7 @@ import { TOPICS } from '../shared/topics.js';
 interface Pending {
   accountSid: string;
   bucketSid: string;
-  /** each record's JSON text (no newline in it) */
-  records: Buffer[];
+  records: unknown[];
   waiters: { resolve: () => void; reject: (e: Error) => void }[];
 }
 
@@ -26,15 +25,11 @@ const HOLD_MS = 50;
  * Version 2 of the `traffic.requests` payload (schemas/request-record.schema.ts): a header line,
  * then one record per line. The processor stores an unchanged record's line as it is.
  */
-function messageValue(p: Pending): Buffer {
-  const parts: Buffer[] = [
-    Buffer.from(JSON.stringify({ v: 2, accountSid: p.accountSid, bucketSid: p.bucketSid })),
-  ];
-  for (const r of p.records) parts.push(LF, r);
-  return Buffer.concat(parts);
+function messageValue(p: Pending): string {
+  let value = JSON.stringify({ v: 2, accountSid: p.accountSid, bucketSid: p.bucketSid });
+  for (const r of p.records) value += `\n${JSON.stringify(r)}`;
+  return value;
 }
-
-const LF = Buffer.from('\n');
 
 /**
  * Publishes accepted records to `traffic.requests`, micro-batching across HTTP calls: calls that
@@ -57,8 +52,7 @@ export class RecordPublisher {
     private readonly log: Logger,
   ) {}
 
-  /** Publishes records given as their JSON text (one line each, see messageValue). */
-  publish(accountSid: string, bucketSid: string, records: Buffer[]): Promise<void> {
+  publish(accountSid: string, bucketSid: string, records: unknown[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let p = this.pending.get(bucketSid);
       if (!p) {

@@ -2,6 +2,7 @@ import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, Producer } from '
 import type { ActionJob } from '../../schemas/action-job.schema.js';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
+import type { ValidateFunction } from 'ajv';
 import { validator } from '../shared/schemas.js';
 import { CONSUMER_GROUPS, TOPICS } from '../shared/topics.js';
 import { countExcluded, type ExcludedCount, type ExcludedWriter } from './excluded.writer.js';
@@ -295,27 +296,17 @@ export class ProcessorConsumer {
       this.processV1(value.toString('utf8'), m.offset, partition, out);
       return;
     }
-    const headText = value.toString('utf8', 0, nl);
-    let head: unknown;
-    try {
-      head = JSON.parse(headText);
-    } catch {
-      head = undefined;
-    }
-    if (!this.validateHeader(head)) {
-      const why = this.validateHeader.errors?.[0];
-      out.dead.push({
-        reason:
-          head === undefined
-            ? 'message header is not JSON'
-            : `message breaks kafkaRequestHeader: ${why?.instancePath ?? ''} ${why?.message ?? ''}`.trim(),
-        partition,
-        offset: m.offset,
-        value: value.toString('utf8'),
-      });
+    const head = this.parseChecked(
+      value.toString('utf8', 0, nl),
+      this.validateHeader,
+      'message header is not JSON',
+      'message',
+    );
+    if ('reason' in head) {
+      out.dead.push({ reason: head.reason, partition, offset: m.offset, value: value.toString('utf8') });
       return;
     }
-    const { accountSid, bucketSid } = head as { accountSid: string; bucketSid: string };
+    const { accountSid, bucketSid } = head.value as { accountSid: string; bucketSid: string };
     const ctx = this.deps.context?.(accountSid, bucketSid) ?? baseContext(accountSid, bucketSid);
     const steps = this.deps.steps(ctx);
     // With no redaction rule for the bucket, steps only add fields that are also columns
@@ -327,57 +318,59 @@ export class ProcessorConsumer {
       if (end < 0) end = value.length;
       if (end > start) {
         const text = value.toString('utf8', start, end);
-        let record: unknown;
-        try {
-          record = JSON.parse(text);
-        } catch {
-          record = undefined;
-        }
-        if (!this.validateItem(record)) {
-          const why = this.validateItem.errors?.[0];
-          out.dead.push({
-            reason:
-              record === undefined
-                ? 'record line is not JSON'
-                : `record breaks kafkaRequestItem: ${why?.instancePath ?? ''} ${why?.message ?? ''}`.trim(),
+        const record = this.parseChecked(text, this.validateItem, 'record line is not JSON', 'record');
+        if ('reason' in record)
+          out.dead.push({ reason: record.reason, partition, offset: m.offset, value: text });
+        else
+          this.processRecord(
+            record.value as StoredRecord,
+            ctx,
+            steps,
             partition,
-            offset: m.offset,
-            value: text,
-          });
-        } else {
-          this.processRecord(record as StoredRecord, ctx, steps, partition, m.offset, out, () =>
+            m.offset,
+            out,
             verbatim ? value.subarray(start, end) : undefined,
           );
-        }
       }
       start = end + 1;
     }
   }
 
   private processV1(value: string, offset: string, partition: number, out: BlockOutput): void {
-    let payload: { accountSid: string; bucketSid: string; records: StoredRecord[] };
-    try {
-      payload = JSON.parse(value) as typeof payload;
-    } catch {
-      out.dead.push({ reason: 'message is not JSON', partition, offset, value });
+    const parsed = this.parseChecked(value, this.validateBatch, 'message is not JSON', 'message');
+    if ('reason' in parsed) {
+      out.dead.push({ reason: parsed.reason, partition, offset, value });
       return;
     }
-    if (!this.validateBatch(payload)) {
-      const why = this.validateBatch.errors?.[0];
-      out.dead.push({
-        reason: `message breaks kafkaRequestBatch: ${why?.instancePath ?? ''} ${why?.message ?? ''}`.trim(),
-        partition,
-        offset,
-        value,
-      });
-      return;
-    }
+    const payload = parsed.value as { accountSid: string; bucketSid: string; records: StoredRecord[] };
     const ctx =
       this.deps.context?.(payload.accountSid, payload.bucketSid) ??
       baseContext(payload.accountSid, payload.bucketSid);
     const steps = this.deps.steps(ctx);
     for (const record of payload.records)
-      this.processRecord(record, ctx, steps, partition, offset, out, () => undefined);
+      this.processRecord(record, ctx, steps, partition, offset, out, undefined);
+  }
+
+  /**
+   * JSON text parsed and checked against a schema, or the dead-letter reason: `<notJson>`, or
+   * `<noun> breaks <schema $id>: <path> <error>`.
+   */
+  private parseChecked(
+    text: string,
+    validate: ValidateFunction,
+    notJson: string,
+    noun: string,
+  ): { value: unknown } | { reason: string } {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return { reason: notJson };
+    }
+    if (validate(value)) return { value };
+    const why = validate.errors?.[0];
+    const schema = (validate.schema as { $id?: string }).$id ?? 'its schema';
+    return { reason: `${noun} breaks ${schema}: ${why?.instancePath ?? ''} ${why?.message ?? ''}`.trim() };
   }
 
   /**
@@ -391,7 +384,7 @@ export class ProcessorConsumer {
     partition: number,
     offset: string,
     out: BlockOutput,
-    line: () => Buffer | undefined,
+    line: Buffer | undefined,
   ): void {
     const { accountSid, bucketSid } = ctx;
     record.accountSid = accountSid;
@@ -417,7 +410,7 @@ export class ProcessorConsumer {
     }
     try {
       // A workflow that fired wrote workflowExecutions into the record: serialise it.
-      const text = res.jobs ? undefined : line();
+      const text = res.jobs ? undefined : line;
       out.rows.push(toRow(res.record, partition, Number(offset), text));
       out.stored.push(res.record);
       if (res.jobs) out.jobs.push(...res.jobs);

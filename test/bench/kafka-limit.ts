@@ -143,18 +143,10 @@ async function run(cfg: KafkaLimitConfig): Promise<KafkaLimitResult> {
   await cleanup.connect();
   await cleanup.deleteTopics({ topics: [cfg.topic] }).catch(() => undefined);
   await cleanup.disconnect();
-  const records = messages * cfg.batch;
-  return {
-    records,
-    messages,
-    bytes,
-    rate: records / seconds,
-    produceRate: records / ((produced - t0) / 1000),
-    seconds,
+  return limitResult(cfg, messages, bytes, seconds, t0, produced, cpu, {
     compression: cfg.compression === 'gzip' ? `gzip level ${cfg.gzipLevel ?? 'default'}` : 'none',
     client: 'kafkajs',
-    cpuSecondsPer100k: (((cpu.user + cpu.system) / 1e6) * 1e5) / records,
-  };
+  });
 }
 
 /**
@@ -191,6 +183,29 @@ async function produceAll(
   };
   await Promise.all(Array.from({ length: cfg.inflight }, sender));
   return { bytes, cpu0, t0, produced: performance.now() };
+}
+
+function limitResult(
+  cfg: KafkaLimitConfig,
+  messages: number,
+  bytes: number,
+  seconds: number,
+  t0: number,
+  produced: number,
+  cpu: NodeJS.CpuUsage,
+  about: { compression: string; client: string },
+): KafkaLimitResult {
+  const records = messages * cfg.batch;
+  return {
+    records,
+    messages,
+    bytes,
+    rate: records / seconds,
+    produceRate: records / ((produced - t0) / 1000),
+    seconds,
+    ...about,
+    cpuSecondsPer100k: ((cpu.user + cpu.system) / 1e6 / records) * 1e5,
+  };
 }
 
 function timedOut(consumedAll: Promise<void>): Promise<unknown> {
@@ -256,18 +271,10 @@ async function runPlatformatic(
   await stream.close();
   await consumer.close();
   await producer.close();
-  const records = messages * cfg.batch;
-  return {
-    records,
-    messages,
-    bytes,
-    rate: records / seconds,
-    produceRate: records / ((produced - t0) / 1000),
-    seconds,
+  return limitResult(cfg, messages, bytes, seconds, t0, produced, cpu, {
     compression: 'none',
     client: '@platformatic/kafka',
-    cpuSecondsPer100k: ((cpu.user + cpu.system) / 1e6 / records) * 1e5,
-  };
+  });
 }
 
 process.on('message', (cfg: KafkaLimitConfig) => {
