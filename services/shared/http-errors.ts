@@ -155,6 +155,8 @@ export function toErrorResponse(err: unknown): {
  */
 export function frameworkErrors(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
   req.log.debug({ code: err.code }, 'request rejected by the router');
+  // Routes set it in an onRequest hook (http-server.ts); a router refusal runs no route hook.
+  void reply.header('x-request-id', req.id);
   if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
     void reply
       .status(404)

@@ -7,6 +7,7 @@ import { AppError } from './errors.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandlers } from './http-errors.js';
 import type { Logger } from './logger.js';
 import { newSid } from './ids.js';
+import { LazyChildLogger } from './lazy-logger.js';
 import { ALL_SCHEMAS } from '../../schemas/index.js';
 import { createAjv } from './schemas.js';
 
@@ -30,6 +31,9 @@ export function createHttpServer(opts: {
         : newSid('request').slice(4, 20);
     },
     requestIdHeader: false,
+    // The request's logger is made on first use: most requests log nothing (lazy-logger.ts).
+    childLoggerFactory: (logger: Logger, bindings: Record<string, unknown>, options: object) =>
+      new LazyChildLogger(logger, bindings, options),
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { maxParamLength: 200 },
     // Refusals before any route runs (undecodable URL, over-long parameter; Node's parser: 431 for
@@ -49,22 +53,24 @@ export function createHttpServer(opts: {
   app.setValidatorCompiler(({ schema, httpPart }) =>
     compile(httpPart === 'body' ? strict : coercing, schema),
   );
-  app.addHook('onSend', async (req, reply) => {
+  // Callback-style hooks: an async hook costs a promise per request on the ingest hot path.
+  app.addHook('onRequest', (req, reply, done) => {
     void reply.header('x-request-id', req.id);
+    done();
   });
   // Compressed bodies: the body limit then applies to the decompressed size (gzip-bomb safe).
-  app.addHook('preParsing', async (req, _reply, payload) => {
-    const enc = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
-    if (enc === 'identity') return payload;
+  app.addHook('preParsing', (req, _reply, payload, done) => {
+    const given = req.headers['content-encoding'];
+    const enc = given === undefined ? 'identity' : String(given).toLowerCase();
+    if (enc === 'identity') return done(null, payload);
     let out;
     if (enc === 'gzip' || enc === 'x-gzip') out = createGunzip();
     else if (enc === 'deflate') out = createInflate();
-    else throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${enc} is not supported`);
+    else return done(new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${enc} is not supported`));
     out.on('error', () => undefined);
     delete req.headers['content-length'];
-    const decoded = payload.pipe(out) as unknown as typeof payload;
     // fastify reads `receivedEncodedLength` to report the raw size; keep the stream shape it expects.
-    return decoded;
+    done(null, payload.pipe(out) as unknown as typeof payload);
   });
   return app;
 }

@@ -174,3 +174,31 @@ describe('ingest endpoint', () => {
     );
   });
 });
+
+describe('request ids', () => {
+  it('answers every response with x-request-id, echoing a well-formed one the client sent', async () => {
+    const acct = await newAccount();
+    const given = await http('POST', url(acct.bucketSid), {
+      token: acct.apiToken,
+      body: { records: [makeRecord()] },
+      headers: { 'x-request-id': 'client-rq-1' },
+    });
+    expect(given.status).toBe(202);
+    expect(given.headers.get('x-request-id')).toBe('client-rq-1');
+    const made = await http('POST', url(acct.bucketSid), { token: acct.apiToken, body: { records: [] } });
+    expect(made.headers.get('x-request-id')).toMatch(/^[A-Za-z0-9]{16}$/);
+    // Refusals: by a route hook (401), by the router (bad percent-encoding), on the API too.
+    const unauth = await http('POST', url(acct.bucketSid), { body: { records: [] } });
+    expect(unauth.status).toBe(401);
+    expect(unauth.headers.get('x-request-id')).toMatch(/^[A-Za-z0-9]{16}$/);
+    const badUrl = await http('GET', `${testEnv().apiUrl}/v1/accounts/%E0%A4%A/buckets`, {
+      token: acct.apiToken,
+      headers: { 'x-request-id': 'client-rq-2' },
+    });
+    expect(badUrl.status).toBe(400);
+    expect(badUrl.headers.get('x-request-id')).toBe('client-rq-2');
+    const missing = await http('GET', `${testEnv().apiUrl}/v1/nothing-here`, { token: acct.apiToken });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('x-request-id')).toMatch(/^[A-Za-z0-9]{16}$/);
+  });
+});
