@@ -35,8 +35,8 @@ const COLUMNS: [string, string][] = [
   ['kafka_partition', 'UInt16'],
   ['kafka_offset', 'UInt64'],
 ];
-const COLUMN_LIST = COLUMNS.map(([c]) => c).join(', ');
-const STRUCTURE = COLUMNS.map(([c, t]) => `${c} ${t}`).join(', ');
+export const COLUMN_LIST = COLUMNS.map(([c]) => c).join(', ');
+export const STRUCTURE = COLUMNS.map(([c, t]) => `${c} ${t}`).join(', ');
 
 /** RowBinary bytes of rows, in COLUMNS order. */
 export function rowBinary(rows: RequestRow[]): Buffer {

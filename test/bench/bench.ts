@@ -459,7 +459,7 @@ async function main(): Promise<void> {
     result.phases = phases;
     const batchConns = num('concurrency');
 
-    if (only.has('batch') || only.has('freshness') || opt.profile) {
+    if (only.has('batch') || only.has('freshness') || (opt.profile && !only.has('single'))) {
       phases.push(
         await runPhase(target, 'warm-up', {
           mode: 'batch',
@@ -470,7 +470,7 @@ async function main(): Promise<void> {
       );
     }
     const batchRuns: PhaseResult[] = [];
-    if (only.has('batch') || opt.profile) {
+    if (only.has('batch') || (opt.profile && !only.has('single'))) {
       for (let i = 1; i <= num('runs'); i++) {
         const r = await runPhase(target, `batch run ${i}`, {
           mode: 'batch',
@@ -493,21 +493,6 @@ async function main(): Promise<void> {
         brokerCpuSecondsPer100kBatch: round(best.brokerCpuSecondsPer100k ?? NaN, 2),
       });
     }
-    if (opt.profile && service) {
-      const records = phases.reduce((s, r) => s + r.acked, 0);
-      await stopService();
-      const files = fs
-        .readdirSync(profileDir)
-        .filter((f) => f.endsWith('.cpuprofile'))
-        .map((f) => path.join(profileDir, f))
-        .sort((x, y) => fs.statSync(y).size - fs.statSync(x).size);
-      if (files[0]) {
-        const summary: ProfileSummary = summarise(files[0], records, 30);
-        printSummary(summary, records);
-        result.profile = { ...summary, records };
-      }
-      only.clear();
-    }
     if (only.has('single')) {
       const r = await runPhase(target, 'one record per request', {
         mode: 'single',
@@ -524,6 +509,26 @@ async function main(): Promise<void> {
         serviceCpuSecondsPer100kSingle: round(r.serviceCpuSecondsPer100k ?? NaN, 2),
         ingestProcessCpuSecondsPer100kSingle: round(r.ingestProcessCpuSecondsPer100k ?? NaN, 2),
       });
+    }
+    if (opt.profile && service) {
+      const records = phases.reduce((s, r) => s + r.acked, 0);
+      await stopService();
+      // One profile per process (the core and each ingest worker), largest first.
+      const files = fs
+        .readdirSync(profileDir)
+        .filter((f) => f.endsWith('.cpuprofile'))
+        .map((f) => path.join(profileDir, f))
+        .sort((x, y) => fs.statSync(y).size - fs.statSync(x).size);
+      const summaries: (ProfileSummary & { file: string; records: number })[] = [];
+      for (const file of files.slice(0, 2)) {
+        const summary: ProfileSummary = summarise(file, records, 30);
+        log(`profile ${path.relative(ROOT, file)}`);
+        printSummary(summary, records);
+        summaries.push({ ...summary, file: path.relative(ROOT, file), records });
+      }
+      if (summaries[0]) result.profile = summaries[0];
+      result.profiles = summaries;
+      only.clear();
     }
     if (only.has('freshness')) {
       const max = batchRuns.length

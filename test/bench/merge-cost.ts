@@ -1,0 +1,117 @@
+/**
+ * What a stored record costs in chDB after its insert: background merges. K blocks of N records
+ * (the bench's records, the processor's writer and the project's migrations and views) go in as
+ * the processor writes them; the process CPU (Node + chDB threads) is read after the inserts and
+ * again once no merge runs and the active parts stopped changing.
+ *
+ *   npx tsx test/bench/merge-cost.ts [blocks=30] [rows=4000] [variant=current]
+ *
+ * Variants change the `requests` table before the inserts: `lz4` (the record column in LZ4
+ * instead of ZSTD(1)), `noidx` (without the two skip indexes), `lz4-noidx`.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { pino } from 'pino';
+import { createClickHouse, migrateClickHouse } from '../../services/shared/clickhouse.js';
+import { newSid } from '../../services/shared/ids.js';
+import type { StoredRecord } from '../../services/processor/pipeline.js';
+import { RequestsWriter } from '../../services/processor/requests.writer.js';
+import { toRow } from '../../services/processor/row.mapper.js';
+import { endpointTemplate } from '../../services/processor/steps/endpoint.step.js';
+import { ROOT } from './bench-stack.js';
+import { ingestRecord, rng } from './records.js';
+
+const BLOCKS = Number(process.argv[2] ?? 30);
+const ROWS = Number(process.argv[3] ?? 4000);
+const VARIANT = process.argv[4] ?? 'current';
+const dir = path.join(ROOT, '.cache', `merge-cost-${VARIANT}`);
+fs.rmSync(dir, { recursive: true, force: true });
+const chCfg = {
+  url: undefined,
+  path: dir,
+  database: 'tapline',
+  user: 'default',
+  password: '',
+  retentionDays: 30,
+};
+const ch = createClickHouse(chCfg);
+await migrateClickHouse(ch, chCfg, pino({ level: 'warn' }));
+if (VARIANT.includes('lz4'))
+  await ch.command({ query: 'ALTER TABLE requests MODIFY COLUMN record String CODEC(LZ4)' });
+if (VARIANT.includes('noidx')) {
+  await ch.command({ query: 'ALTER TABLE requests DROP INDEX idx_sid' });
+  await ch.command({ query: 'ALTER TABLE requests DROP INDEX idx_path' });
+}
+const writer = new RequestsWriter(ch);
+
+const r = rng(7);
+const receivedAt = new Date().toISOString();
+const texts: string[] = [];
+for (let i = 0; i < Math.min(ROWS, 20000); i++) {
+  const rec = ingestRecord(r, { environments: ['prod01', 'stag01', 'dev001'] });
+  Object.assign(rec, {
+    accountSid: 'acc_x',
+    bucketSid: `bkt_x${i % 4}`,
+    receivedAt,
+    contextSid: null,
+    firewall: { blocked: false },
+    endpoint: endpointTemplate(String((rec.request as Record<string, unknown>).path)),
+  });
+  texts.push(JSON.stringify(rec));
+}
+let offset = 0;
+const block = () =>
+  Array.from({ length: ROWS }, (_, i) => {
+    const rec = JSON.parse(texts[i % texts.length]!) as StoredRecord;
+    rec.sid = newSid('request');
+    return toRow(rec, 0, offset++);
+  });
+const cpu = () => {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1e6;
+};
+const one = async <T>(query: string): Promise<T> =>
+  (await (await ch.query({ query, format: 'JSONEachRow' })).json<T>())[0]!;
+const parts = () =>
+  one<{ n: number; s: string }>(
+    "SELECT count() AS n, toString(groupArray(rows)) AS s FROM system.parts WHERE active AND table = 'requests' AND database = currentDatabase()",
+  );
+
+let build = 0;
+let insert = 0;
+const c0 = cpu();
+const t0 = Date.now();
+for (let b = 0; b < BLOCKS; b++) {
+  let c = cpu();
+  const rows = block();
+  build += cpu() - c;
+  c = cpu();
+  await writer.insert(rows, `tok${b}`);
+  insert += cpu() - c;
+}
+const afterInsert = cpu();
+let last = '';
+let stable = 0;
+for (let i = 0; i < 1200 && stable < 6; i++) {
+  await new Promise((res) => setTimeout(res, 250));
+  const m = await one<{ n: number }>('SELECT count() AS n FROM system.merges');
+  const p = await parts();
+  const key = `${p.n}:${p.s}`;
+  stable = Number(m.n) === 0 && key === last ? stable + 1 : 0;
+  last = key;
+}
+
+const total = cpu() - c0;
+const n = BLOCKS * ROWS;
+const us = (s: number) => ((s * 1e6) / n).toFixed(1);
+const p = await parts();
+console.log(
+  `${VARIANT}: ${BLOCKS} blocks of ${ROWS}; µs CPU per record: build rows ${us(build)}, insert ${us(insert)}, ` +
+    `merges after ${us(total - (afterInsert - c0))} (total incl. build ${us(total)}); ` +
+    `wall ${((Date.now() - t0) / 1000).toFixed(1)} s; parts now ${p.n} [${p.s}]`,
+);
+const size = await one<{ c: string; u: string }>(
+  "SELECT formatReadableSize(sum(data_compressed_bytes)) AS c, formatReadableSize(sum(data_uncompressed_bytes)) AS u FROM system.columns WHERE table = 'requests' AND database = currentDatabase()",
+);
+console.log(`requests on disk ${size.c} (uncompressed ${size.u})`);
+await ch.close();
