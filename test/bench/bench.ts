@@ -182,11 +182,15 @@ interface PhaseResult {
   loadAverage: number[];
 }
 
-async function runPhase(
-  target: Target,
-  label: string,
-  p: { mode: 'batch' | 'single'; records: number; connections: number; rate: number },
-): Promise<PhaseResult> {
+interface LoadParams {
+  mode: 'batch' | 'single';
+  records: number;
+  connections: number;
+  rate: number;
+}
+
+/** Sends one phase's load from the generator processes and waits for every answer. */
+async function sendLoad(target: Target, label: string, p: LoadParams, onStart?: () => void) {
   const generators = Math.max(1, num('generators'));
   const per = Math.ceil(p.records / generators);
   const pool = p.mode === 'batch' ? 20_000 : 10_000;
@@ -223,15 +227,7 @@ async function runPhase(
     return { c, ready, done };
   });
   await Promise.all(kids.map((k) => k.ready));
-  // received_at of this phase's records is at or after this instant (same clock).
-  const since = new Date().toISOString();
-  const svc0 = target.pid ? serviceCpuSeconds(target.pid) : NaN;
-  // The ingest workers (INGEST_PROCESSES): every Node child of the service.
-  const ingestPids = target.pid ? descendants(target.pid, 'node') : [];
-  const ingestCpu = () => (ingestPids.length ? ingestPids.reduce((s, p) => s + cpuSeconds(p), 0) : NaN);
-  const ing0 = ingestCpu();
-  const brokerPid = target.pid ? descendants(target.pid, 'java')[0] : undefined;
-  const brk0 = brokerPid ? cpuSeconds(brokerPid) : NaN;
+  onStart?.();
   const tGo = Date.now();
   for (const k of kids) k.c.send({ type: 'go' });
   const results = await Promise.all(kids.map((k) => k.done));
@@ -244,6 +240,92 @@ async function runPhase(
   log(
     `${label}: sent in ${((lastAck - tGo) / 1000).toFixed(1)} s, acked ${acked}, statuses ${JSON.stringify(statuses)}`,
   );
+  return { results, tGo, lastAck, acked, statuses, latencies };
+}
+
+/**
+ * Limit (c): the same load generators against http-floor.ts (read + JSON.parse each body, answer
+ * 202; nothing else), one run per ingest shape. Rates are acknowledged records per second of
+ * sending; the floor process's own CPU per 100,000 records beside them.
+ */
+async function limitHttp(target: Target): Promise<Record<'batch' | 'single', HttpLimitResult>> {
+  const child = fork(path.join(import.meta.dirname, 'http-floor.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      child.once('message', (m: { port: number }) => resolve(m.port));
+      child.once('exit', (code) => reject(new Error(`http floor exited ${code}`)));
+    });
+    const cpu = () =>
+      new Promise<number>((resolve) => {
+        child.once('message', (m: { seconds: number }) => resolve(m.seconds));
+        child.send({ type: 'cpu' });
+      });
+    const floor: Target = { ...target, ingest: `http://127.0.0.1:${port}`, pid: undefined };
+    const run = async (mode: 'batch' | 'single'): Promise<HttpLimitResult> => {
+      const p: LoadParams =
+        mode === 'batch'
+          ? { mode, records: num('limit-records') * 2, connections: num('concurrency'), rate: 0 }
+          : { mode, records: num('single-records'), connections: num('single-concurrency'), rate: 0 };
+      const sent = await sendLoad(floor, `limit (c) HTTP floor, ${mode}`, p);
+      const seconds = (sent.lastAck - sent.tGo) / 1000;
+      return {
+        mode,
+        records: sent.acked,
+        rate: sent.acked / seconds,
+        ackP50Ms: quantile(sent.latencies, 0.5),
+        ackP99Ms: quantile(sent.latencies, 0.99),
+        serverCpuSeconds: 0,
+        cpuSecondsPer100k: 0,
+        generatorCpuSeconds: sent.results.reduce((a, r) => a + r.cpu, 0),
+      };
+    };
+    const out = {} as Record<'batch' | 'single', HttpLimitResult>;
+    for (const mode of ['batch', 'single'] as const) {
+      const before = await cpu();
+      const r = await run(mode);
+      r.serverCpuSeconds = (await cpu()) - before;
+      r.cpuSecondsPer100k = (r.serverCpuSeconds / r.records) * 1e5;
+      log(
+        `limit (c) HTTP floor, ${mode}: ${Math.round(r.rate)} records/s, server ${r.cpuSecondsPer100k.toFixed(2)} CPU s per 100k, generators ${r.generatorCpuSeconds.toFixed(1)} CPU s`,
+      );
+      out[mode] = r;
+    }
+    return out;
+  } finally {
+    child.kill();
+  }
+}
+
+interface HttpLimitResult {
+  mode: 'batch' | 'single';
+  records: number;
+  rate: number;
+  ackP50Ms: number;
+  ackP99Ms: number;
+  serverCpuSeconds: number;
+  cpuSecondsPer100k: number;
+  generatorCpuSeconds: number;
+}
+
+async function runPhase(target: Target, label: string, p: LoadParams): Promise<PhaseResult> {
+  // received_at of this phase's records is at or after this instant (same clock).
+  let since = '';
+  let svc0 = NaN;
+  // The ingest workers (INGEST_PROCESSES): every Node child of the service.
+  const ingestPids = target.pid ? descendants(target.pid, 'node') : [];
+  const ingestCpu = () => (ingestPids.length ? ingestPids.reduce((s, p) => s + cpuSeconds(p), 0) : NaN);
+  let ing0 = NaN;
+  const brokerPid = target.pid ? descendants(target.pid, 'java')[0] : undefined;
+  let brk0 = NaN;
+  const { results, tGo, lastAck, acked, statuses, latencies } = await sendLoad(target, label, p, () => {
+    since = new Date().toISOString();
+    svc0 = target.pid ? serviceCpuSeconds(target.pid) : NaN;
+    ing0 = ingestCpu();
+    brk0 = brokerPid ? cpuSeconds(brokerPid) : NaN;
+  });
 
   let stats: Stats[] = [];
   let lastTotal = -1;
@@ -602,11 +684,13 @@ async function main(): Promise<void> {
           log(`limit (b) with @platformatic/kafka: ${Math.round(kafkaPlatformatic.rate)} records/s`);
       }
       const lower = Math.min(ch.rate, kafka?.rate ?? Infinity);
+      const httpFloor = await limitHttp(target);
       result.limits = {
         clickhouse: ch,
         kafka: kafka ?? 'n/a (no --kafka brokers)',
         kafkaGzip,
         kafkaPlatformatic,
+        httpFloor,
       };
       Object.assign(figures, {
         limitClickHouseRecordsPerSec: round(ch.rate, 0),
@@ -619,6 +703,31 @@ async function main(): Promise<void> {
         limitKafkaPlatformaticCpuSecondsPer100k: kafkaPlatformatic
           ? round(kafkaPlatformatic.cpuSecondsPer100k, 2)
           : null,
+        limitHttpBatchRecordsPerSec: round(httpFloor.batch.rate, 0),
+        limitHttpBatchCpuSecondsPer100k: round(httpFloor.batch.cpuSecondsPer100k, 2),
+        limitHttpSingleRecordsPerSec: round(httpFloor.single.rate, 0),
+        limitHttpSingleCpuSecondsPer100k: round(httpFloor.single.cpuSecondsPer100k, 2),
+        // The highest rate the parts allow together on this machine's cores if Tapline itself cost
+        // nothing: cores ÷ (CPU per record of the HTTP floor + the Kafka limit + the ClickHouse
+        // limit). The load generators' own CPU is not counted (it makes the real ceiling lower).
+        partsCeilingBatchRecordsPerSec: kafka
+          ? round(
+              (os.cpus().length * 1e5) /
+                (httpFloor.batch.cpuSecondsPer100k + kafka.cpuSecondsPer100k + ch.cpuSecondsPer100k),
+              0,
+            )
+          : null,
+        partsCeilingSingleRecordsPerSec: kafka
+          ? round(
+              (os.cpus().length * 1e5) /
+                (httpFloor.single.cpuSecondsPer100k + kafka.cpuSecondsPer100k + ch.cpuSecondsPer100k),
+              0,
+            )
+          : null,
+        e2eSingleShareOfHttpLimit:
+          typeof figures.e2eSingleRecordsPerSec === 'number'
+            ? round(figures.e2eSingleRecordsPerSec / httpFloor.single.rate, 2)
+            : null,
         e2eBatchShareOfLowerLimit:
           typeof figures.e2eBatchRecordsPerSec === 'number'
             ? round(figures.e2eBatchRecordsPerSec / lower, 2)

@@ -7,7 +7,8 @@
  *   npx tsx test/bench/merge-cost.ts [blocks=30] [rows=4000] [variant=current]
  *
  * Variants change the `requests` table before the inserts: `lz4` (the record column in LZ4
- * instead of ZSTD(1)), `noidx` (without the two skip indexes), `lz4-noidx`.
+ * instead of ZSTD(1)), `noidx` (without the two skip indexes), `nominute` / `norollup` (without
+ * one of the two metrics views), combinations such as `lz4-noidx` or `nominute-norollup`.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -38,6 +39,8 @@ const ch = createClickHouse(chCfg);
 await migrateClickHouse(ch, chCfg, pino({ level: 'warn' }));
 if (VARIANT.includes('lz4'))
   await ch.command({ query: 'ALTER TABLE requests MODIFY COLUMN record String CODEC(LZ4)' });
+if (VARIANT.includes('nominute')) await ch.command({ query: 'DROP VIEW requests_minute_mv' });
+if (VARIANT.includes('norollup')) await ch.command({ query: 'DROP VIEW requests_rollup_mv' });
 if (VARIANT.includes('noidx')) {
   await ch.command({ query: 'ALTER TABLE requests DROP INDEX idx_sid' });
   await ch.command({ query: 'ALTER TABLE requests DROP INDEX idx_path' });
