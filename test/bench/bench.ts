@@ -75,6 +75,13 @@ if (opt.help) {
 
 const num = (k: keyof typeof opt) => Number(opt[k]);
 const only = new Set(String(opt.only).split(',') as Phase[]);
+// --profile covers one load phase: the batch runs, or the one-record-per-request phase when
+// `--only single` asks for it; the profile is written when the service stops after it.
+if (opt.profile) {
+  const phase: Phase = only.has('batch') || !only.has('single') ? 'batch' : 'single';
+  only.clear();
+  only.add(phase);
+}
 const ENVIRONMENTS = ['prod01', 'stag01', 'dev001'];
 const SEARCH_Q = 'path:/v1/orders/* duration:>500';
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
@@ -541,7 +548,7 @@ async function main(): Promise<void> {
     result.phases = phases;
     const batchConns = num('concurrency');
 
-    if (only.has('batch') || only.has('freshness') || (opt.profile && !only.has('single'))) {
+    if (only.has('batch') || only.has('freshness')) {
       phases.push(
         await runPhase(target, 'warm-up', {
           mode: 'batch',
@@ -552,7 +559,7 @@ async function main(): Promise<void> {
       );
     }
     const batchRuns: PhaseResult[] = [];
-    if (only.has('batch') || (opt.profile && !only.has('single'))) {
+    if (only.has('batch')) {
       for (let i = 1; i <= num('runs'); i++) {
         const r = await runPhase(target, `batch run ${i}`, {
           mode: 'batch',
