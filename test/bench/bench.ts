@@ -53,6 +53,7 @@ const { values: opt } = parseArgs({
     only: { type: 'string', default: PHASES.join(',') },
     json: { type: 'string' },
     profile: { type: 'boolean', default: false },
+    'service-log-level': { type: 'string', default: 'warn' },
     'service-node-options': { type: 'string' },
     'service-dist': { type: 'string' },
     'keep-data': { type: 'boolean', default: false },
@@ -495,7 +496,7 @@ async function main(): Promise<void> {
       KAFKA_CONTROLLER_PORT: String(await freePort()),
       PG_PORT: String(await freePort()),
       DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: String(opt['service-log-level']),
       // The bench polls and queries the management API far more than an hour's standard plan allows.
       RATE_LIMIT_STANDARD: '1000000000',
     };
