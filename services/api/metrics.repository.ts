@@ -7,9 +7,9 @@ import { TABLES } from '../shared/tables.js';
 /**
  * Metrics (spec 2.10, 4.8) read from aggregates only: `requests_rollup`, requests_minute rolled up
  * per dimension into 1-minute, 10-minute, hour and day blocks (002_metrics.sql). Counts and sums
- * are exact; percentiles are merged from the quantile states of the blocks in range, never
- * averaged. The SQL builders are exported so test/bench/metrics-load.ts times exactly what the
- * API runs.
+ * are exact; percentiles are picked from the duration histograms of the blocks in range, summed
+ * (never averaged; 004_duration_histograms.sql). The SQL builders are exported so
+ * test/bench/metrics-load.ts times exactly what the API runs.
  *
  * Time model: metrics have minute resolution. A range covers the minute containing its start
  * through the minute containing its end, both inclusive; intervals are aligned in UTC (weeks start
@@ -267,7 +267,7 @@ function blocksOf(s: MetricsScope, maxLevel = 1440, also: MetricsScope[] = []): 
  * Each table aggregated on its own, `UNION ALL`: a rollup SELECT over `b.rollup` and a
  * requests_minute SELECT over `b.minutes`, each `GROUP BY` its own keys; a branch without blocks is
  * left out (an empty range answers no rows). The two results are added up by the caller: in
- * JavaScript for counts (summary, throughput, errors), in an outer query for quantile states.
+ * JavaScript for counts (summary, throughput, errors), in an outer query for duration histograms.
  *
  * Measured (docs/metrics.md, "Query time"): 10-15% cheaper for the count endpoints than one
  * GROUP BY over the rows of both tables with an `ARRAY JOIN` turning every requests_minute row into
@@ -343,8 +343,8 @@ export function seriesSql(s: MetricsScope, iv: Interval): Sql {
 }
 
 /**
- * Quantile states cannot be added up outside ClickHouse: the two tables' rows of the blocks go
- * through one outer GROUP BY (`key`), which merges every state once.
+ * Duration histograms are summed in ClickHouse, not in JavaScript: the two tables' rows of the
+ * blocks go through one outer GROUP BY (`key`), which sums every histogram once.
  */
 function digestSource(
   b: Blocks,
@@ -369,7 +369,7 @@ const COUNT_COLUMNS = 'requests, errors, duration_sum, duration_count';
 /** Per interval plus the whole range (tb NULL): counts, min/max/avg and merged percentiles. */
 export function responseTimeSql(s: MetricsScope, iv: Interval): Sql {
   const b = blocksOf(s, LEVEL_OF[iv]);
-  const src = digestSource(b, 'all', `${COUNT_COLUMNS}, duration_digest, duration_min, duration_max`);
+  const src = digestSource(b, 'all', `${COUNT_COLUMNS}, duration_hist, duration_min, duration_max`);
   return {
     query: `SELECT toUInt32(${BUCKET_EXPR[iv]('t')}) AS tb, ${SUMS},
               ${MERGE.min} AS dur_min, ${MERGE.max} AS dur_max, ${MERGE.percentiles} AS pct
@@ -384,7 +384,7 @@ export function responseTimeSql(s: MetricsScope, iv: Interval): Sql {
 export function performanceSql(s: MetricsScope, groupBy: GroupBy, limit: number): Sql {
   const g = GROUPS[groupBy];
   const b = blocksOf(s);
-  const src = digestSource(b, g.dim, `${COUNT_COLUMNS}, duration_digest`, g);
+  const src = digestSource(b, g.dim, `${COUNT_COLUMNS}, duration_hist`, g);
   return {
     query: `SELECT key AS grp, ${SUMS}, ${MERGE.percentiles} AS pct
             FROM ${src}
