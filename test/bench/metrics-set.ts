@@ -8,8 +8,13 @@
  *   npx tsx test/bench/metrics-set.ts time --dir=.cache/mq-1m [--runs=50] [--only=summary,performance]
  *                                          [--ab=DIR/services/api/metrics.repository.js]
  *   npx tsx test/bench/metrics-set.ts compare --dir=.cache/mq-1m --ab=DIR/services/api/metrics.repository.js
+ *   npx tsx test/bench/metrics-set.ts dump --dir=.cache/mq-1m --now=MS [--out=FILE] [--against=FILE --rel=0.0046]
  *   npx tsx test/bench/metrics-set.ts sql --dir=.cache/mq-1m [--runs=20] < query.sql
  *   npx tsx test/bench/metrics-set.ts state --dir=.cache/mq-1m      (parts and rows of the aggregates)
+ *   npx tsx test/bench/metrics-set.ts migrate --dir=.cache/mq-1m    (apply new migrations, timed: a set
+ *                                          loaded by an older build is upgraded as an install would be)
+ *   npx tsx test/bench/metrics-set.ts optimize --dir=.cache/mq-1m   (merge each aggregate table into one
+ *                                          part per partition, as background merges eventually would)
  *
  * `--ab` names another build of the repository (e.g. the committed one, compiled with
  * `npx tsc -p tsconfig.build.json --outDir DIR`): `time` runs both call by call, interleaved;
@@ -89,6 +94,25 @@ async function load(): Promise<void> {
   await state();
 }
 
+async function migrate(): Promise<void> {
+  const t0 = performance.now();
+  const c0 = cpuMs();
+  const n = await migrateClickHouse(ch, chCfg, log);
+  console.log(
+    `${n} migration(s) applied in ${((performance.now() - t0) / 1000).toFixed(1)} s (CPU ${((cpuMs() - c0) / 1000).toFixed(1)} s)`,
+  );
+  await state();
+}
+
+async function optimize(): Promise<void> {
+  for (const table of ['requests_minute', 'requests_rollup']) {
+    const t0 = performance.now();
+    await ch.command({ query: `OPTIMIZE TABLE ${table} FINAL` });
+    console.log(`${table}: OPTIMIZE FINAL in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  await state();
+}
+
 async function state(): Promise<void> {
   console.table(
     await rows(`SELECT table, count() AS parts, sum(rows) AS rows, formatReadableSize(sum(bytes_on_disk)) AS size
@@ -157,17 +181,12 @@ async function time(): Promise<void> {
   }
 }
 
-/** Every endpoint, several ranges and scopes: this repository's answers against `--ab`'s. */
-async function compare(): Promise<void> {
-  const ab = flag('ab');
-  if (!ab) throw new Error('compare needs --ab=PATH');
-  const pool = { query: () => Promise.resolve({ rows: [] }) } as unknown as ConstructorParameters<
-    typeof MetricsRepository
-  >[1];
-  const mod = (await import(path.resolve(ab))) as { MetricsRepository: typeof MetricsRepository };
-  const a = new MetricsRepository(ch, pool, 30);
-  const b = new mod.MetricsRepository(ch, pool, 30);
-  const now = Date.now();
+const stubPool = { query: () => Promise.resolve({ rows: [] }) } as unknown as ConstructorParameters<
+  typeof MetricsRepository
+>[1];
+
+/** Every endpoint over several ranges and scopes: [label, call] pairs (compare, dump). */
+function answerCalls(now: number): [string, (m: MetricsRepository) => Promise<unknown>][] {
   const hour = Math.floor(now / 3600_000) * 3600_000;
   const iso = (ms: number) => new Date(ms).toISOString();
   const ranges = [
@@ -184,27 +203,7 @@ async function compare(): Promise<void> {
     { accountSid: ACCOUNT, bucketSid: BUCKET, environmentSid: ENVIRONMENTS[1] },
     { accountSid: ACCOUNT, environmentSid: 'nope00' },
   ];
-  let answers = 0;
-  let diffs = 0;
-  let flips = 0;
-  const same = (x: unknown, y: unknown, where: string): void => {
-    if (typeof x === 'number' && typeof y === 'number') {
-      if (x === y || Math.abs(x - y) <= 1e-9 * Math.max(Math.abs(x), Math.abs(y))) return;
-      // An average rounded to 0.001 whose exact value is a half: float sums added in another order
-      // (ClickHouse's own threads do that from call to call, with either build) round either way.
-      if (/(average|ResponseTime)$/.test(where) && Math.abs(x - y) < 0.0011) {
-        flips++;
-        return;
-      }
-    } else if (x && y && typeof x === 'object' && typeof y === 'object') {
-      const keys = new Set([...Object.keys(x), ...Object.keys(y)]);
-      for (const k of keys)
-        same((x as Record<string, unknown>)[k], (y as Record<string, unknown>)[k], `${where}.${k}`);
-      return;
-    } else if (x === y) return;
-    diffs++;
-    console.log(`differs ${where}: ${JSON.stringify(x)} vs ${JSON.stringify(y)}`);
-  };
+  const out: [string, (m: MetricsRepository) => Promise<unknown>][] = [];
   for (const r of ranges) {
     for (const sc of scopes) {
       const query = { ...sc, range: resolveRange(r, now) };
@@ -223,14 +222,97 @@ async function compare(): Promise<void> {
         ['shapeA responseTime', (m) => m.shapeAResponseTime(query, 'hour')],
       ];
       if (r !== ranges[4]) calls.push(['throughput minute', (m) => m.throughput(query, 'minute')]);
-      for (const [name, call] of calls) {
-        answers++;
-        same(await call(a), await call(b), `${name} ${JSON.stringify(r)} ${JSON.stringify(sc)}`);
-      }
+      for (const [name, call] of calls)
+        out.push([`${name} ${JSON.stringify(r)} ${JSON.stringify(sc)}`, call]);
     }
   }
-  console.log(`${answers} answers compared, ${diffs} differ (${flips} averages rounded the other way)`);
-  if (diffs > 0) process.exitCode = 1;
+  return out;
+}
+
+/**
+ * `rel`: percentiles (fields ending in `ResponseTime` other than the average, and Shape A's
+ * percentile values) may differ by this relative amount, e.g. 0.0046 between a set aggregated on
+ * the 347-step grid and the same set on the 100-step grid (0.1% + 0.35% rounding).
+ */
+function differ(rel = 0): { same: (x: unknown, y: unknown, where: string) => void; report: () => number } {
+  let diffs = 0;
+  let flips = 0;
+  let worst = 0;
+  const isPct = (where: string) =>
+    /(p50|p95|p99)ResponseTime$/.test(where) ||
+    /percentiles\.\d+\.(value|maximum|minimum|median)$/.test(where);
+  const same = (x: unknown, y: unknown, where: string): void => {
+    if (typeof x === 'number' && typeof y === 'number') {
+      if (x === y || Math.abs(x - y) <= 1e-9 * Math.max(Math.abs(x), Math.abs(y))) return;
+      if (rel > 0 && isPct(where)) {
+        // 0.0005: both sides are rounded to 0.001 ms
+        const e = (Math.abs(x - y) - 0.0005) / Math.max(Math.abs(x), Math.abs(y));
+        worst = Math.max(worst, e);
+        if (e <= rel) return;
+      }
+      // An average rounded to 0.001 whose exact value is a half: float sums added in another order
+      // (ClickHouse's own threads do that from call to call, with either build) round either way.
+      if (/(average|ResponseTime)$/.test(where) && Math.abs(x - y) < 0.0011) {
+        flips++;
+        return;
+      }
+    } else if (x && y && typeof x === 'object' && typeof y === 'object') {
+      const keys = new Set([...Object.keys(x), ...Object.keys(y)]);
+      for (const k of keys)
+        same((x as Record<string, unknown>)[k], (y as Record<string, unknown>)[k], `${where}.${k}`);
+      return;
+    } else if (x === y) return;
+    diffs++;
+    console.log(`differs ${where}: ${JSON.stringify(x)} vs ${JSON.stringify(y)}`);
+  };
+  const report = () => {
+    console.log(
+      `${diffs} differ (${flips} averages rounded the other way` +
+        (rel > 0 ? `; worst percentile difference ${(100 * worst).toFixed(3)}%)` : ')'),
+    );
+    return diffs;
+  };
+  return { same, report };
+}
+
+/** Every endpoint, several ranges and scopes: this repository's answers against `--ab`'s. */
+async function compare(): Promise<void> {
+  const ab = flag('ab');
+  if (!ab) throw new Error('compare needs --ab=PATH');
+  const mod = (await import(path.resolve(ab))) as { MetricsRepository: typeof MetricsRepository };
+  const a = new MetricsRepository(ch, stubPool, 30);
+  const b = new mod.MetricsRepository(ch, stubPool, 30);
+  const calls = answerCalls(Date.now());
+  const d = differ();
+  for (const [where, call] of calls) d.same(await call(a), await call(b), where);
+  console.log(`${calls.length} answers compared`);
+  if (d.report() > 0) process.exitCode = 1;
+}
+
+/**
+ * The same answers written to a file (`--out`), by this build or `--ab`'s, at a fixed `--now`
+ * (epoch ms): two sets in two directories (e.g. before and after a migration that rebuilds the
+ * aggregates) compared with `dump … --against=FILE [--rel=0.0046]`.
+ */
+async function dump(): Promise<void> {
+  const ab = flag('ab');
+  const mod = ab
+    ? ((await import(path.resolve(ab))) as { MetricsRepository: typeof MetricsRepository })
+    : { MetricsRepository };
+  const repo = new mod.MetricsRepository(ch, stubPool, 30);
+  const now = Number(flag('now', String(Date.now())));
+  const answers: Record<string, unknown> = {};
+  for (const [where, call] of answerCalls(now)) answers[where] = await call(repo);
+  const out = flag('out');
+  if (out) fs.writeFileSync(out, JSON.stringify(answers));
+  const against = flag('against');
+  if (against) {
+    const other = JSON.parse(fs.readFileSync(against, 'utf8')) as Record<string, unknown>;
+    const d = differ(Number(flag('rel', '0')));
+    for (const [where, x] of Object.entries(answers)) d.same(x, other[where], where);
+    console.log(`${Object.keys(answers).length} answers compared with ${against}`);
+    if (d.report() > 0) process.exitCode = 1;
+  }
 }
 
 async function sql(): Promise<void> {
@@ -278,8 +360,11 @@ try {
   if (cmd === 'load') await load();
   else if (cmd === 'time') await time();
   else if (cmd === 'compare') await compare();
+  else if (cmd === 'dump') await dump();
   else if (cmd === 'sql') await sql();
   else if (cmd === 'state') await state();
+  else if (cmd === 'migrate') await migrate();
+  else if (cmd === 'optimize') await optimize();
   else throw new Error(`unknown command ${cmd}`);
 } finally {
   await ch.close();
