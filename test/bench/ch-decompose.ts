@@ -13,61 +13,27 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { pino } from 'pino';
-import { createClickHouse, migrateClickHouse } from '../../services/shared/clickhouse.js';
-import { newSid } from '../../services/shared/ids.js';
 import type { StoredRecord } from '../../services/processor/pipeline.js';
 import { RequestsWriter, rowBinary } from '../../services/processor/requests.writer.js';
 import { toRow } from '../../services/processor/row.mapper.js';
-import { endpointTemplate } from '../../services/processor/steps/endpoint.step.js';
 import { ROOT } from './bench-stack.js';
+import { cpuMs, processorRecords, scratchClickHouse } from './ch-scratch.js';
 import { jsonEachRow } from './legacy-insert.js';
-import { ingestRecord, rng } from './records.js';
 
 const BLOCK = Number(process.argv[2] ?? 20_000);
 const BLOCKS = Number(process.argv[3] ?? 4);
-const dir = path.join(ROOT, '.cache', 'ch-decompose');
-fs.rmSync(dir, { recursive: true, force: true });
-const chCfg = {
-  url: undefined,
-  path: dir,
-  database: 'tapline',
-  user: 'default',
-  password: '',
-  retentionDays: 30,
-};
-const ch = createClickHouse(chCfg);
-await migrateClickHouse(ch, chCfg, pino({ level: 'warn' }));
+const ch = await scratchClickHouse('ch-decompose');
 const writer = new RequestsWriter(ch);
 const raw = (ch as unknown as { connection: { chdb: { rawInsert: (p: unknown) => Promise<unknown> } } })
   .connection.chdb;
 await ch.command({ query: 'CREATE TABLE req_nomv AS requests' });
 await ch.command({ query: 'CREATE TABLE req_null AS requests ENGINE = Null' });
 
-const r = rng(7);
-const receivedAt = new Date().toISOString();
-const pool: string[] = [];
-for (let i = 0; i < 20000; i++) {
-  const rec = ingestRecord(r, { environments: ['prod01', 'stag01', 'dev001'] });
-  const req = rec.request as Record<string, unknown>;
-  Object.assign(rec, {
-    sid: newSid('request'),
-    accountSid: 'acc_x',
-    bucketSid: `bkt_x${i % 4}`,
-    receivedAt,
-    contextSid: null,
-    firewall: { blocked: false },
-    endpoint: endpointTemplate(String(req.path)),
-  });
-  pool.push(JSON.stringify(rec));
-}
+const pool = processorRecords(20000).map((r) => JSON.stringify(r));
 const spool = fs.mkdtempSync(path.join(fs.existsSync('/dev/shm') ? '/dev/shm' : ROOT, 'tapline-decompose-'));
 process.once('exit', () => fs.rmSync(spool, { recursive: true, force: true }));
 
-const cpu = () => {
-  const c = process.cpuUsage();
-  return c.user + c.system;
-};
+const cpu = () => cpuMs() * 1000;
 async function idle(): Promise<void> {
   for (let i = 0; i < 300; i++) {
     const rs = await ch.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });

@@ -25,16 +25,13 @@ import type { StoredRecord } from '../../services/processor/pipeline.js';
 import { RequestsWriter } from '../../services/processor/requests.writer.js';
 import { jsonEachRow } from './legacy-insert.js';
 import { toRow } from '../../services/processor/row.mapper.js';
-import { endpointTemplate } from '../../services/processor/steps/endpoint.step.js';
 import { migrateClickHouse } from '../../services/shared/clickhouse.js';
-import { newSid } from '../../services/shared/ids.js';
 import { TABLES } from '../../services/shared/tables.js';
 import { ROOT } from './bench-stack.js';
-import { ingestRecord, rng } from './records.js';
+import { processorRecords } from './ch-scratch.js';
 
 const N = Number(process.argv[2] ?? 20_000);
 const ROUNDS = Number(process.argv[3] ?? 3);
-const ENVS = ['prod01', 'stag01', 'dev001'];
 
 function cpuUs<T>(fn: () => T): { us: number; value: T } {
   const c0 = process.cpuUsage();
@@ -72,22 +69,7 @@ async function main(): Promise<void> {
   } as Parameters<typeof createClient>[0]);
   try {
     await migrateClickHouse(ch, cfg, pino({ level: 'warn' }));
-    const r = rng(7);
-    const receivedAt = new Date().toISOString();
-    const texts: string[] = [];
-    for (let i = 0; i < N; i++) {
-      const rec = ingestRecord(r, { environments: ENVS });
-      Object.assign(rec, {
-        sid: newSid('request'),
-        accountSid: 'acc_hotpaths',
-        bucketSid: `bkt_hotpaths${i % 4}`,
-        receivedAt,
-        contextSid: null,
-        firewall: { blocked: false },
-        endpoint: endpointTemplate(String((rec.request as Record<string, unknown>).path)),
-      });
-      texts.push(JSON.stringify(rec));
-    }
+    const texts = processorRecords(N, { account: 'acc_hotpaths' }).map((r) => JSON.stringify(r));
     const writer = new RequestsWriter(ch);
     const settings = (token: string) => ({
       insert_deduplicate: 1 as const,

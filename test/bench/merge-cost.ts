@@ -10,33 +10,16 @@
  * instead of ZSTD(1)), `noidx` (without the two skip indexes), `nominute` / `norollup` (without
  * one of the two metrics views), combinations such as `lz4-noidx` or `nominute-norollup`.
  */
-import fs from 'node:fs';
-import path from 'node:path';
-import { pino } from 'pino';
-import { createClickHouse, migrateClickHouse } from '../../services/shared/clickhouse.js';
-import { newSid } from '../../services/shared/ids.js';
-import type { StoredRecord } from '../../services/processor/pipeline.js';
 import { RequestsWriter } from '../../services/processor/requests.writer.js';
 import { toRow } from '../../services/processor/row.mapper.js';
-import { endpointTemplate } from '../../services/processor/steps/endpoint.step.js';
-import { ROOT } from './bench-stack.js';
-import { ingestRecord, rng } from './records.js';
+import type { StoredRecord } from '../../services/processor/pipeline.js';
+import { newSid } from '../../services/shared/ids.js';
+import { cpuMs, processorRecords, scratchClickHouse } from './ch-scratch.js';
 
 const BLOCKS = Number(process.argv[2] ?? 30);
 const ROWS = Number(process.argv[3] ?? 4000);
 const VARIANT = process.argv[4] ?? 'current';
-const dir = path.join(ROOT, '.cache', `merge-cost-${VARIANT}`);
-fs.rmSync(dir, { recursive: true, force: true });
-const chCfg = {
-  url: undefined,
-  path: dir,
-  database: 'tapline',
-  user: 'default',
-  password: '',
-  retentionDays: 30,
-};
-const ch = createClickHouse(chCfg);
-await migrateClickHouse(ch, chCfg, pino({ level: 'warn' }));
+const ch = await scratchClickHouse(`merge-cost-${VARIANT}`);
 if (VARIANT.includes('lz4'))
   await ch.command({ query: 'ALTER TABLE requests MODIFY COLUMN record String CODEC(LZ4)' });
 if (VARIANT.includes('nominute')) await ch.command({ query: 'DROP VIEW requests_minute_mv' });
@@ -47,21 +30,8 @@ if (VARIANT.includes('noidx')) {
 }
 const writer = new RequestsWriter(ch);
 
-const r = rng(7);
-const receivedAt = new Date().toISOString();
-const texts: string[] = [];
-for (let i = 0; i < Math.min(ROWS, 20000); i++) {
-  const rec = ingestRecord(r, { environments: ['prod01', 'stag01', 'dev001'] });
-  Object.assign(rec, {
-    accountSid: 'acc_x',
-    bucketSid: `bkt_x${i % 4}`,
-    receivedAt,
-    contextSid: null,
-    firewall: { blocked: false },
-    endpoint: endpointTemplate(String((rec.request as Record<string, unknown>).path)),
-  });
-  texts.push(JSON.stringify(rec));
-}
+// Blocks are re-parsed from text, as the processor does, with new sids.
+const texts = processorRecords(Math.min(ROWS, 20000)).map((r) => JSON.stringify(r));
 let offset = 0;
 const block = () =>
   Array.from({ length: ROWS }, (_, i) => {
@@ -69,10 +39,7 @@ const block = () =>
     rec.sid = newSid('request');
     return toRow(rec, 0, offset++);
   });
-const cpu = () => {
-  const c = process.cpuUsage();
-  return (c.user + c.system) / 1e6;
-};
+const cpu = () => cpuMs() / 1000;
 const one = async <T>(query: string): Promise<T> =>
   (await (await ch.query({ query, format: 'JSONEachRow' })).json<T>())[0]!;
 const parts = () =>

@@ -1,0 +1,64 @@
+/**
+ * Shared setup of the in-process ClickHouse scripts (ch-decompose, insert-fixed-cost, merge-cost,
+ * hot-paths): a fresh chDB directory under `.cache/` with the project's migrations, and the bench's
+ * records as the processor holds them before `toRow` (sid, account, bucket, receive time, endpoint).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { pino } from 'pino';
+import type { StoredRecord } from '../../services/processor/pipeline.js';
+import { endpointTemplate } from '../../services/processor/steps/endpoint.step.js';
+import {
+  createClickHouse,
+  migrateClickHouse,
+  type ClickHouseClient,
+} from '../../services/shared/clickhouse.js';
+import { newSid } from '../../services/shared/ids.js';
+import { ROOT } from './bench-stack.js';
+import { ingestRecord, rng } from './records.js';
+
+/** A new, migrated chDB directory `.cache/<name>` (removed first if it exists). */
+export async function scratchClickHouse(name: string): Promise<ClickHouseClient> {
+  const dir = path.join(ROOT, '.cache', name);
+  fs.rmSync(dir, { recursive: true, force: true });
+  const cfg = {
+    url: undefined,
+    path: dir,
+    database: 'tapline',
+    user: 'default',
+    password: '',
+    retentionDays: 30,
+  };
+  const ch = createClickHouse(cfg);
+  await migrateClickHouse(ch, cfg, pino({ level: 'warn' }));
+  return ch;
+}
+
+/** `count` deterministic records of `buckets` buckets of one account, as the processor's steps leave them. */
+export function processorRecords(
+  count: number,
+  opts: { seed?: number; account?: string; buckets?: number } = {},
+) {
+  const r = rng(opts.seed ?? 7);
+  const receivedAt = new Date().toISOString();
+  const account = opts.account ?? 'acc_x';
+  const buckets = opts.buckets ?? 4;
+  return Array.from({ length: count }, (_, i) => {
+    const rec = ingestRecord(r, { environments: ['prod01', 'stag01', 'dev001'] });
+    return Object.assign(rec, {
+      sid: newSid('request'),
+      accountSid: account,
+      bucketSid: `bkt_x${i % buckets}`,
+      receivedAt,
+      contextSid: null,
+      firewall: { blocked: false },
+      endpoint: endpointTemplate(String((rec.request as Record<string, unknown>).path)),
+    }) as unknown as StoredRecord;
+  });
+}
+
+/** Process CPU (Node + chDB threads) in milliseconds. */
+export function cpuMs(): number {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1000;
+}
