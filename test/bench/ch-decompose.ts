@@ -17,7 +17,7 @@ import type { StoredRecord } from '../../services/processor/pipeline.js';
 import { RequestsWriter, rowBinary } from '../../services/processor/requests.writer.js';
 import { toRow } from '../../services/processor/row.mapper.js';
 import { ROOT } from './bench-stack.js';
-import { cpuMs, processorRecords, scratchClickHouse } from './ch-scratch.js';
+import { cpuMs, noMerges, processorRecords, scratchClickHouse } from './ch-scratch.js';
 import { jsonEachRow } from './legacy-insert.js';
 
 const BLOCK = Number(process.argv[2] ?? 20_000);
@@ -34,14 +34,7 @@ const spool = fs.mkdtempSync(path.join(fs.existsSync('/dev/shm') ? '/dev/shm' : 
 process.once('exit', () => fs.rmSync(spool, { recursive: true, force: true }));
 
 const cpu = () => cpuMs() * 1000;
-async function idle(): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    const rs = await ch.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
-    const [row] = await rs.json<{ n: number }>();
-    if (Number(row!.n) === 0) return;
-    await new Promise((res) => setTimeout(res, 100));
-  }
-}
+const idle = () => noMerges(ch);
 const totals = new Map<string, number[]>();
 const add = (k: string, us: number) => {
   const a = totals.get(k) ?? [];

@@ -62,3 +62,13 @@ export function cpuMs(): number {
   const c = process.cpuUsage();
   return (c.user + c.system) / 1000;
 }
+
+/** Waits (up to 30 s) until no merge runs, so a measurement does not pay for an earlier insert's. */
+export async function noMerges(ch: ClickHouseClient): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    const rs = await ch.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
+    const [row] = await rs.json<{ n: number }>();
+    if (Number(row!.n) === 0) return;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}

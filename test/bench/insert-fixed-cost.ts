@@ -15,7 +15,7 @@ import {
   STRUCTURE,
 } from '../../services/processor/requests.writer.js';
 import { toRow } from '../../services/processor/row.mapper.js';
-import { cpuMs, processorRecords, scratchClickHouse } from './ch-scratch.js';
+import { cpuMs, noMerges, processorRecords, scratchClickHouse } from './ch-scratch.js';
 
 const ROUNDS = Number(process.argv[2] ?? 20);
 const ROWS = Number(process.argv[3] ?? 10);
@@ -25,14 +25,7 @@ await ch.command({ query: 'CREATE TABLE req_nomv AS requests' });
 
 let offset = 0;
 const block = () => processorRecords(ROWS, { seed: offset + 1 }).map((r) => toRow(r, 0, offset++));
-async function idle(): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    const rs = await ch.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' });
-    const [row] = await rs.json<{ n: number }>();
-    if (Number(row!.n) === 0) return;
-    await new Promise((res) => setTimeout(res, 100));
-  }
-}
+const idle = () => noMerges(ch);
 /** A block written as the writer writes it, into `table`, with `settings` instead of the writer's. */
 async function insertVia(table: string, settings: ClickHouseSettings): Promise<void> {
   const f = path.join('/dev/shm', `ifc-${process.pid}-${offset}.rb`);
