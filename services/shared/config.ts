@@ -49,6 +49,12 @@ const schema = {
     INGEST_LINGER_MS: { type: 'integer', minimum: 0, maximum: 1000, default: 2 },
     PROCESSOR_FLUSH_MS: { type: 'integer', minimum: 1, maximum: 60000, default: 200 },
     PROCESSOR_MAX_BATCH: { type: 'integer', minimum: 1, maximum: 1000000, default: 20000 },
+    PROCESSOR_FETCH_MIN_BYTES: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 16 * 1024 * 1024,
+      default: 4 * 1024 * 1024,
+    },
     TLS_CERT: { type: 'string' },
     TLS_KEY: { type: 'string' },
     SMTP_URL: { type: 'string', pattern: '^smtps?://' },
@@ -113,7 +119,13 @@ export interface Config {
     /** ingest worker processes when separate (they share the port) */
     processes: number;
   };
-  processor: { flushMs: number; maxBatch: number; crashAfterInsert: boolean };
+  processor: {
+    flushMs: number;
+    maxBatch: number;
+    /** a fetch waits for this many bytes or flushMs, whichever comes first */
+    fetchMinBytes: number;
+    crashAfterInsert: boolean;
+  };
   tls: { cert: string; key: string } | undefined;
   smtp: { url: string | undefined; from: string };
   actions: {
@@ -209,6 +221,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     processor: {
       flushMs: num('PROCESSOR_FLUSH_MS'),
       maxBatch: num('PROCESSOR_MAX_BATCH'),
+      fetchMinBytes: num('PROCESSOR_FETCH_MIN_BYTES'),
       crashAfterInsert: bool('FAULT_CRASH_AFTER_INSERT'),
     },
     tls: cert && key ? { cert, key } : undefined,
