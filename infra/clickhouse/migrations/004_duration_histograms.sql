@@ -16,7 +16,7 @@
 --    requests_minute), not from the raw rows: ~1 row per (minute, environment, method, status,
 --    endpoint) of an insert instead of one per record and dimension. Summing small histograms this
 --    way costs about what the quantile states cost per insert (building a histogram per
---    (dimension, 10-minute block) from the raw rows was ~15-25% more expensive). A deletion reaches
+--    (dimension, 10-minute block) from the raw rows was 16-30% more expensive). A deletion reaches
 --    requests_rollup the same way (requests_deleted -> requests_deleted_minute_mv -> requests_minute
 --    -> requests_rollup_mv), so requests_deleted_rollup_mv is gone.
 --
