@@ -307,6 +307,16 @@ async function limitHttp(target: Target): Promise<Record<'batch' | 'single', Htt
   }
 }
 
+/** cores ÷ the CPU seconds per record of the HTTP floor (server + generators), Kafka and ClickHouse limits. */
+function ceiling(
+  http: HttpLimitResult,
+  kafka: { cpuSecondsPer100k: number },
+  ch: { cpuSecondsPer100k: number },
+): number {
+  const httpPer100k = http.cpuSecondsPer100k + (http.generatorCpuSeconds / http.records) * 1e5;
+  return (os.cpus().length * 1e5) / (httpPer100k + kafka.cpuSecondsPer100k + ch.cpuSecondsPer100k);
+}
+
 interface HttpLimitResult {
   mode: 'batch' | 'single';
   records: number;
@@ -715,23 +725,11 @@ async function main(): Promise<void> {
         limitHttpBatchCpuSecondsPer100k: round(httpFloor.batch.cpuSecondsPer100k, 2),
         limitHttpSingleRecordsPerSec: round(httpFloor.single.rate, 0),
         limitHttpSingleCpuSecondsPer100k: round(httpFloor.single.cpuSecondsPer100k, 2),
-        // The highest rate the parts allow together on this machine's cores if Tapline itself cost
-        // nothing: cores ÷ (CPU per record of the HTTP floor + the Kafka limit + the ClickHouse
-        // limit). The load generators' own CPU is not counted (it makes the real ceiling lower).
-        partsCeilingBatchRecordsPerSec: kafka
-          ? round(
-              (os.cpus().length * 1e5) /
-                (httpFloor.batch.cpuSecondsPer100k + kafka.cpuSecondsPer100k + ch.cpuSecondsPer100k),
-              0,
-            )
-          : null,
-        partsCeilingSingleRecordsPerSec: kafka
-          ? round(
-              (os.cpus().length * 1e5) /
-                (httpFloor.single.cpuSecondsPer100k + kafka.cpuSecondsPer100k + ch.cpuSecondsPer100k),
-              0,
-            )
-          : null,
+        // The highest rate the parts allow together on this machine's cores if Tapline's own work
+        // cost nothing: cores ÷ (CPU per record of the HTTP floor server and its load generators +
+        // the Kafka limit + the ClickHouse limit).
+        partsCeilingBatchRecordsPerSec: kafka ? round(ceiling(httpFloor.batch, kafka, ch), 0) : null,
+        partsCeilingSingleRecordsPerSec: kafka ? round(ceiling(httpFloor.single, kafka, ch), 0) : null,
         e2eSingleShareOfHttpLimit:
           typeof figures.e2eSingleRecordsPerSec === 'number'
             ? round(figures.e2eSingleRecordsPerSec / httpFloor.single.rate, 2)
