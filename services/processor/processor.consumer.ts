@@ -58,16 +58,6 @@ interface BlockOutput {
 
 const NEWLINE = 0x0a;
 
-/**
- * The broker holds a fetch until PROCESSOR_FETCH_MIN_BYTES are there or `maxWaitTimeInMs`
- * (PROCESSOR_FLUSH_MS) passed. A ClickHouse insert has a fixed cost (~22 ms of CPU with the
- * materialized views, ~3 ms more to save the offset range: test/bench/insert-fixed-cost.ts), so
- * small blocks are expensive: fetching whatever arrived since the last insert made blocks of ~200
- * records at 2,500 records/s. With 1 MiB (~400 records of 2.5 KB) the core process spent 22-24 CPU s
- * per 100,000 records at half the maximum rate; with 4 MiB 12-13, for a freshness p99 of ~550 ms
- * instead of ~300 (bench/README.md, session 3). The wait is bounded by PROCESSOR_FLUSH_MS whatever
- * the rate; under full load fetches fill at once and nothing waits.
- */
 /** pause before a new consumer replaces one that crashed for good */
 const RESTART_AFTER_CRASH_MS = 5000;
 
@@ -123,6 +113,12 @@ export class ProcessorConsumer {
       maxBytesPerPartition: 16 * 1024 * 1024,
       maxBytes: 64 * 1024 * 1024,
       maxWaitTimeInMs: Math.min(cfg.processor.flushMs, 500),
+      // The broker holds a fetch until PROCESSOR_FETCH_MIN_BYTES are there or maxWaitTimeInMs
+      // (PROCESSOR_FLUSH_MS) passed. Each insert has a fixed cost (~22 ms of chDB CPU with the
+      // views, ~3 ms more for the offset range: test/bench/insert-fixed-cost.ts), so small blocks
+      // are expensive: with 1 MiB (~400 records of 2.5 KB) the core process spent 22-24 CPU s per
+      // 100,000 records at half the maximum rate, with 4 MiB 12-13, for a freshness p99 of ~550 ms
+      // instead of ~300 (bench/README.md, session 3). Under full load fetches fill at once.
       minBytes: cfg.processor.fetchMinBytes,
       retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 5000 },
     });
