@@ -23,10 +23,6 @@ export const DIGEST_LEVELS = [0.5, 0.95, 0.99] as const;
 export const digestValue = (index: string): string =>
   `if(${index} = ${DIGEST_ZERO_INDEX}, 0., exp2(${index} / ${DIGEST_GRID}))`;
 
-/** Milliseconds -> grid index, the mapping the materialized views apply. */
-export const digestIndex = (ms: string): string =>
-  `if(${ms} > 0, toInt16(greatest(-32767, least(32767, round(log2(${ms}) * ${DIGEST_GRID})))), toInt16(${DIGEST_ZERO_INDEX}))`;
-
 const hasDurations = 'sum(duration_count) > 0';
 /** The merged histogram: its keys come back sorted (sumMap), its counts are net of deletions. */
 const HIST = 'sumMap(duration_hist)';

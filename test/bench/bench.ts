@@ -272,30 +272,25 @@ async function limitHttp(target: Target): Promise<Record<'batch' | 'single', Htt
         child.send({ type: 'cpu' });
       });
     const floor: Target = { ...target, ingest: `http://127.0.0.1:${port}`, pid: undefined };
-    const run = async (mode: 'batch' | 'single'): Promise<HttpLimitResult> => {
+    const out = {} as Record<'batch' | 'single', HttpLimitResult>;
+    for (const mode of ['batch', 'single'] as const) {
       const p: LoadParams =
         mode === 'batch'
           ? { mode, records: num('limit-records') * 2, connections: num('concurrency'), rate: 0 }
           : { mode, records: num('single-records'), connections: num('single-concurrency'), rate: 0 };
+      const cpu0 = await cpu();
       const sent = await sendLoad(floor, `limit (c) HTTP floor, ${mode}`, p);
-      const seconds = (sent.lastAck - sent.tGo) / 1000;
-      return {
+      const serverCpuSeconds = (await cpu()) - cpu0;
+      const r: HttpLimitResult = {
         mode,
         records: sent.acked,
-        rate: sent.acked / seconds,
+        rate: sent.acked / ((sent.lastAck - sent.tGo) / 1000),
         ackP50Ms: quantile(sent.latencies, 0.5),
         ackP99Ms: quantile(sent.latencies, 0.99),
-        serverCpuSeconds: 0,
-        cpuSecondsPer100k: 0,
-        generatorCpuSeconds: sent.results.reduce((a, r) => a + r.cpu, 0),
+        serverCpuSeconds,
+        cpuSecondsPer100k: (serverCpuSeconds / sent.acked) * 1e5,
+        generatorCpuSeconds: sent.results.reduce((a, x) => a + x.cpu, 0),
       };
-    };
-    const out = {} as Record<'batch' | 'single', HttpLimitResult>;
-    for (const mode of ['batch', 'single'] as const) {
-      const before = await cpu();
-      const r = await run(mode);
-      r.serverCpuSeconds = (await cpu()) - before;
-      r.cpuSecondsPer100k = (r.serverCpuSeconds / r.records) * 1e5;
       log(
         `limit (c) HTTP floor, ${mode}: ${Math.round(r.rate)} records/s, server ${r.cpuSecondsPer100k.toFixed(2)} CPU s per 100k, generators ${r.generatorCpuSeconds.toFixed(1)} CPU s`,
       );

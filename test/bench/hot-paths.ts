@@ -15,20 +15,16 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { createClient } from '@clickhouse/client';
 import { Readable } from 'node:stream';
-import { createChdbConnection } from 'chdb/connection';
-import { pino } from 'pino';
 import sjson from 'secure-json-parse';
 import { parseJsonBody } from '../../services/ingest/ingest.app.js';
 import type { StoredRecord } from '../../services/processor/pipeline.js';
 import { RequestsWriter } from '../../services/processor/requests.writer.js';
 import { jsonEachRow } from './legacy-insert.js';
 import { toRow } from '../../services/processor/row.mapper.js';
-import { migrateClickHouse } from '../../services/shared/clickhouse.js';
 import { TABLES } from '../../services/shared/tables.js';
 import { ROOT } from './bench-stack.js';
-import { processorRecords } from './ch-scratch.js';
+import { processorRecords, scratchClickHouse } from './ch-scratch.js';
 
 const N = Number(process.argv[2] ?? 20_000);
 const ROUNDS = Number(process.argv[3] ?? 3);
@@ -47,28 +43,9 @@ async function cpuUsAsync(fn: () => Promise<unknown>): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const dir = path.join(ROOT, '.cache', `bench-hot-paths-${process.pid}`);
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.mkdirSync(dir, { recursive: true });
-  const cfg = {
-    url: undefined,
-    path: dir,
-    database: 'tapline',
-    user: 'default',
-    password: '',
-    retentionDays: 30,
-  };
-  const connection = createChdbConnection({ path: dir });
-  const ch = createClient({
-    connection,
-    database: cfg.database,
-    clickhouse_settings: {
-      date_time_input_format: 'best_effort',
-      output_format_json_quote_64bit_integers: 0,
-    },
-  } as Parameters<typeof createClient>[0]);
+  const name = `bench-hot-paths-${process.pid}`;
+  const ch = await scratchClickHouse(name);
   try {
-    await migrateClickHouse(ch, cfg, pino({ level: 'warn' }));
     const texts = processorRecords(N, { account: 'acc_hotpaths' }).map((r) => JSON.stringify(r));
     const writer = new RequestsWriter(ch);
     const settings = (token: string) => ({
@@ -143,7 +120,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await ch.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(path.join(ROOT, '.cache', name), { recursive: true, force: true });
   }
 }
 
