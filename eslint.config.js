@@ -2,9 +2,10 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
+import reactHooks from 'eslint-plugin-react-hooks';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', '.cache/', 'bench/results/', 'coverage/'] },
+  { ignores: ['dist/', 'web/dist/', 'node_modules/', '.cache/', 'bench/results/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,
@@ -28,6 +29,15 @@ export default tseslint.config(
           message: 'Read configuration through services/shared/config.ts',
         },
       ],
+    },
+  },
+  {
+    // The dashboard: React hooks rules (rules-of-hooks, exhaustive-deps) on the browser code.
+    files: ['web/src/**/*.{ts,tsx}'],
+    plugins: { 'react-hooks': reactHooks },
+    rules: {
+      'react-hooks/rules-of-hooks': 'error',
+      'react-hooks/exhaustive-deps': 'error',
     },
   },
 );

@@ -1,0 +1,38 @@
+/**
+ * API types, derived from the JSON Schemas in `schemas/` (the API's own contract) with
+ * json-schema-to-ts: a schema change is a type error here, never a silent mismatch.
+ * Only types are imported, so nothing of `schemas/` reaches the bundle.
+ */
+import type { FromSchema } from 'json-schema-to-ts';
+import type { bucketSchema } from '../../../schemas/bucket.schema';
+import type { eventCreateSchema, eventSchema } from '../../../schemas/events.schema';
+import type {
+  metricsErrorsSchema,
+  metricsEventSchema,
+  metricsPerformanceSchema,
+  shapeAResponseTimeSchema,
+  shapeASummarySchema,
+  shapeAThroughputSchema,
+} from '../../../schemas/metrics.schema';
+import type { requestRecordSchema } from '../../../schemas/request-record.schema';
+import type { streamViewSchema } from '../../../schemas/stream-view.schema';
+
+type WithEvents = { references: [typeof metricsEventSchema] };
+
+export type Bucket = FromSchema<typeof bucketSchema>;
+export type EventMarker = FromSchema<typeof eventSchema>;
+export type EventCreate = FromSchema<typeof eventCreateSchema>;
+export type MetricsEvent = FromSchema<typeof metricsEventSchema>;
+export type RequestRecord = FromSchema<typeof requestRecordSchema>;
+export type StreamView = FromSchema<typeof streamViewSchema>;
+export type SummaryA = FromSchema<typeof shapeASummarySchema>;
+export type ThroughputA = FromSchema<typeof shapeAThroughputSchema, WithEvents>;
+export type ResponseTimeA = FromSchema<typeof shapeAResponseTimeSchema, WithEvents>;
+export type Performance = FromSchema<typeof metricsPerformanceSchema>;
+export type ErrorsB = FromSchema<typeof metricsErrorsSchema>;
+
+/** `{hasMore, records}` of every list endpoint (spec 4.12). */
+export interface List<T> {
+  hasMore: boolean;
+  records: T[];
+}

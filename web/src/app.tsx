@@ -1,0 +1,99 @@
+import { QueryClient, QueryClientProvider, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useCallback, useEffect, useMemo, type ReactNode } from 'react';
+import { Redirect, Route, Switch, useLocation } from 'wouter';
+import { ApiError, setUnauthorizedHandler } from './api/client';
+import { auth } from './api/resources';
+import { Layout } from './components/layout';
+import { ErrorBox, Loading } from './components/state';
+import { SessionContext, type SessionContextValue } from './lib/session';
+import { ROUTES } from './routes';
+import { InvitePage } from './pages/invite';
+import { SetupPage } from './pages/setup';
+import { SignInPage } from './pages/signin';
+
+const queryClient = new QueryClient({
+  defaultOptions: {
+    queries: {
+      // A 4xx will not get better by asking again; network errors and 5xx get one retry.
+      retry: (n, err) => n < 1 && !(err instanceof ApiError && err.status >= 400 && err.status < 500),
+      refetchOnWindowFocus: false,
+      staleTime: 5_000,
+    },
+  },
+});
+
+export function App() {
+  return (
+    <QueryClientProvider client={queryClient}>
+      <Switch>
+        <Route path="/signin" component={SignInPage} />
+        <Route path="/setup" component={SetupPage} />
+        <Route path="/invite/:token" component={InvitePage} />
+        <Route>
+          <SignedIn>
+            <Layout>
+              <Switch>
+                <Route path="/">
+                  <Redirect to="/overview" replace />
+                </Route>
+                {ROUTES.map((r) => (
+                  <Route key={r.path} path={r.path} component={r.component} />
+                ))}
+                <Route>
+                  <div className="page">
+                    <h1>Page not found</h1>
+                    <p>This address does not match a page of the dashboard.</p>
+                  </div>
+                </Route>
+              </Switch>
+            </Layout>
+          </SignedIn>
+        </Route>
+      </Switch>
+    </QueryClientProvider>
+  );
+}
+
+/** Loads the session; without one, sends the person to the first-run page or to sign-in. */
+function SignedIn({ children }: { children: ReactNode }) {
+  const [location, navigate] = useLocation();
+  const qc = useQueryClient();
+  const toSignIn = useCallback(() => {
+    qc.clear();
+    const next = location + window.location.search;
+    navigate(`/signin${next && next !== '/' ? `?next=${encodeURIComponent(next)}` : ''}`, { replace: true });
+  }, [qc, location, navigate]);
+  useEffect(() => setUnauthorizedHandler(toSignIn), [toSignIn]);
+
+  const setup = useQuery({ queryKey: ['setup'], queryFn: auth.setupStatus, staleTime: Infinity });
+  const session = useQuery({
+    queryKey: ['session'],
+    queryFn: auth.session,
+    enabled: setup.data?.needsSetup === false,
+    retry: false,
+  });
+  const me = useQuery({ queryKey: ['me'], queryFn: auth.me, enabled: session.isSuccess });
+
+  const value = useMemo<SessionContextValue | null>(() => {
+    if (!session.data) return null;
+    const scopes = new Set(session.data.scopes);
+    return {
+      session: session.data,
+      accounts: me.data?.accounts ?? [],
+      can: (scope) => scopes.has(scope),
+      refresh: async () => {
+        await qc.invalidateQueries();
+      },
+    };
+  }, [session.data, me.data, qc]);
+
+  if (setup.data?.needsSetup) return <Redirect to="/setup" replace />;
+  if (session.error instanceof ApiError && session.error.status === 401) {
+    const next = location + window.location.search;
+    return <Redirect to={`/signin${next !== '/' ? `?next=${encodeURIComponent(next)}` : ''}`} replace />;
+  }
+  if (setup.error) return <ErrorBox error={setup.error} onRetry={() => void setup.refetch()} />;
+  if (session.error) return <ErrorBox error={session.error} onRetry={() => void session.refetch()} />;
+  if (!value) return <Loading label="Opening your dashboard…" />;
+  return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
+}

@@ -1,0 +1,23 @@
+import { createContext, useContext } from 'react';
+import type { Session } from '../api/auth-types';
+
+export interface SessionContextValue {
+  session: Session;
+  accounts: { sid: string; name: string; role: string }[];
+  /** the scope check the API does, mirrored to hide what a role cannot do */
+  can: (scope: string) => boolean;
+  refresh: () => Promise<void>;
+}
+
+export const SessionContext = createContext<SessionContextValue | null>(null);
+
+export function useSession(): SessionContextValue {
+  const s = useContext(SessionContext);
+  if (!s) throw new Error('useSession outside a signed-in page');
+  return s;
+}
+
+/** The signed-in account's sid: every /v1/accounts/{a} call uses it. */
+export function useAccountSid(): string {
+  return useSession().session.accountSid;
+}

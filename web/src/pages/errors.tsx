@@ -1,0 +1,125 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { Link } from 'wouter';
+import { metrics } from '../api/resources';
+import { RangePicker } from '../components/range-picker';
+import { Empty, QueryView } from '../components/state';
+import { count, percent } from '../lib/format';
+import { useMetricsScope } from '../lib/metrics-scope';
+import { useAccountSid } from '../lib/session';
+import { useQueryState, useSharedHref } from '../lib/url-state';
+
+/** Errors by status code and by endpoint with their most common codes; each links to the stream. */
+export function ErrorsPage() {
+  const a = useAccountSid();
+  const { get } = useQueryState();
+  const href = useSharedHref();
+  const { scope, refetchInterval } = useMetricsScope();
+  const bucket = get('bucket');
+  const errors = useQuery({
+    queryKey: ['errors', a, scope],
+    queryFn: () => metrics.errors(a, scope, 200),
+    placeholderData: keepPreviousData,
+    refetchInterval,
+  });
+  const streamLink = (q: string) => (bucket ? href('/stream', { q }) : undefined);
+  return (
+    <div className="page">
+      <div className="page-head">
+        <h1>Errors</h1>
+        <RangePicker />
+      </div>
+      {!bucket ? <p className="hint">Pick a bucket to click through to the matching requests.</p> : null}
+      <QueryView
+        query={errors}
+        isEmpty={(d) => d.totalErrors === 0}
+        empty={
+          <Empty title="No errors in this range">Requests with a status of 400 or more show up here.</Empty>
+        }
+      >
+        {(d) => (
+          <>
+            <div className="tiles">
+              <div className="tile">
+                <div className="tile-label">Errors</div>
+                <div className="tile-value">{count(d.totalErrors)}</div>
+              </div>
+              <div className="tile">
+                <div className="tile-label">Error rate</div>
+                <div className="tile-value">{percent(d.errorRate)}</div>
+              </div>
+            </div>
+            <div className="grid-2">
+              <section className="panel">
+                <h2>By status</h2>
+                <table className="table">
+                  <thead>
+                    <tr>
+                      <th scope="col">Status</th>
+                      <th scope="col" className="num">
+                        Errors
+                      </th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {Object.entries(d.errorsByStatus)
+                      .sort((x, y) => (y[1] as number) - (x[1] as number))
+                      .map(([status, n]) => {
+                        const to = streamLink(`status:${status}`);
+                        return (
+                          <tr key={status}>
+                            <td>
+                              <span className={`status status-${status[0]}xx`}>{status}</span>{' '}
+                              {to ? <Link href={to}>requests →</Link> : null}
+                            </td>
+                            <td className="num">{count(n as number)}</td>
+                          </tr>
+                        );
+                      })}
+                  </tbody>
+                </table>
+              </section>
+              <section className="panel">
+                <h2>By endpoint</h2>
+                <div className="table-wrap">
+                  <table className="table">
+                    <thead>
+                      <tr>
+                        <th scope="col">Endpoint</th>
+                        <th scope="col" className="num">
+                          Errors
+                        </th>
+                        <th scope="col" className="num">
+                          Rate
+                        </th>
+                        <th scope="col">Most common</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {d.errorsByEndpoint.map((e) => {
+                        const to = streamLink(`endpoint:"${e.endpoint}" status:>=400`);
+                        return (
+                          <tr key={e.endpoint}>
+                            <td className="mono">{to ? <Link href={to}>{e.endpoint}</Link> : e.endpoint}</td>
+                            <td className="num">{count(e.errorCount)}</td>
+                            <td className="num">{percent(e.errorRate)}</td>
+                            <td>
+                              {e.mostCommonErrors.map((c) => (
+                                <span key={c} className={`status status-${String(c)[0]}xx`}>
+                                  {c}
+                                </span>
+                              ))}
+                            </td>
+                          </tr>
+                        );
+                      })}
+                    </tbody>
+                  </table>
+                </div>
+              </section>
+            </div>
+          </>
+        )}
+      </QueryView>
+    </div>
+  );
+}

@@ -1,0 +1,234 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useMemo, useState } from 'react';
+import { metrics } from '../api/resources';
+import type { MetricsEvent, SummaryA } from '../api/types';
+import { EventDialog } from '../components/event-dialog';
+import { IngestSnippet } from '../components/ingest-snippet';
+import { RangePicker } from '../components/range-picker';
+import { Empty, ErrorBox, Loading } from '../components/state';
+import { TimeChart } from '../components/time-chart';
+import { count, ms, percent } from '../lib/format';
+import { useMetricsScope } from '../lib/metrics-scope';
+import { useAccountSid, useSession } from '../lib/session';
+import { useQueryState } from '../lib/url-state';
+
+const CLASS_COLORS = { '200': '#2e9e5b', '300': '#3b82c4', '400': '#e0a030', '500': '#d64545' } as const;
+
+/** Overview of a bucket (or all buckets): summary tiles, throughput, response time, error rate. */
+export function OverviewPage() {
+  const a = useAccountSid();
+  const { can } = useSession();
+  const { get } = useQueryState();
+  const { scope, interval, refetchInterval } = useMetricsScope();
+  const [pick, setPick] = useState<Date | null>(null);
+  const common = { placeholderData: keepPreviousData, refetchInterval };
+  const summary = useQuery({
+    queryKey: ['summary', a, scope],
+    queryFn: () => metrics.summary(a, scope),
+    ...common,
+  });
+  const throughput = useQuery({
+    queryKey: ['throughput', a, scope, interval],
+    queryFn: () => metrics.throughput(a, scope, interval),
+    ...common,
+  });
+  const rt = useQuery({
+    queryKey: ['responseTime', a, scope, interval],
+    queryFn: () => metrics.responseTime(a, scope, interval),
+    ...common,
+  });
+
+  const t = useMemo(() => {
+    const periods = throughput.data?.periods ?? [];
+    const x = periods.map((p) => Date.parse(p.startTime));
+    const cls = (k: keyof typeof CLASS_COLORS) => periods.map((p) => p.httpStatus[k].count);
+    const errorRate = periods.map((p) =>
+      p.total.count ? ((p.httpStatus['400'].count + p.httpStatus['500'].count) / p.total.count) * 100 : null,
+    );
+    return { x, c2: cls('200'), c3: cls('300'), c4: cls('400'), c5: cls('500'), errorRate };
+  }, [throughput.data]);
+  const r = useMemo(() => {
+    const periods = rt.data?.periods ?? [];
+    return {
+      x: periods.map((p) => Date.parse(p.startTime)),
+      p50: periods.map((p) => p.percentiles?.['50']?.value ?? null),
+      p95: periods.map((p) => p.percentiles?.['95']?.value ?? null),
+      p99: periods.map((p) => p.percentiles?.['99']?.value ?? null),
+    };
+  }, [rt.data]);
+  const markers: MetricsEvent[] = throughput.data?.events ?? [];
+  const noTraffic = summary.data && (summary.data.requests.current.amount ?? 0) === 0;
+  const bucket = get('bucket');
+
+  return (
+    <div className="page">
+      <div className="page-head">
+        <h1>Overview</h1>
+        <RangePicker />
+      </div>
+      <Tiles summary={summary.data} error={summary.error} pending={summary.isPending} />
+      {noTraffic ? (
+        <Empty title="No traffic yet: send your first request">
+          {bucket ? (
+            <IngestSnippet bucketSid={bucket} />
+          ) : (
+            <p>Pick a bucket above to see how to send traffic to it.</p>
+          )}
+        </Empty>
+      ) : null}
+      <section className="panel">
+        <div className="panel-head">
+          <h2>Throughput</h2>
+          <span className="muted">
+            requests per {interval}
+            {can('events:write') ? ' · click the chart to add an event marker' : ''}
+          </span>
+        </div>
+        {throughput.isPending ? (
+          <Loading />
+        ) : throughput.error && !throughput.data ? (
+          <ErrorBox error={throughput.error} onRetry={() => void throughput.refetch()} />
+        ) : (
+          <TimeChart
+            title="Throughput"
+            x={t.x}
+            stacked
+            series={[
+              { label: '2xx', color: CLASS_COLORS['200'], values: t.c2 },
+              { label: '3xx', color: CLASS_COLORS['300'], values: t.c3 },
+              { label: '4xx', color: CLASS_COLORS['400'], values: t.c4 },
+              { label: '5xx', color: CLASS_COLORS['500'], values: t.c5 },
+            ]}
+            format={count}
+            markers={markers}
+            onPickTime={can('events:write') ? setPick : undefined}
+          />
+        )}
+      </section>
+      <div className="grid-2">
+        <section className="panel">
+          <div className="panel-head">
+            <h2>Response time</h2>
+            <span className="muted">percentiles</span>
+          </div>
+          {rt.isPending ? (
+            <Loading />
+          ) : rt.error && !rt.data ? (
+            <ErrorBox error={rt.error} onRetry={() => void rt.refetch()} />
+          ) : (
+            <TimeChart
+              title="Response time"
+              x={r.x}
+              series={[
+                { label: 'p50', color: '#2563eb', values: r.p50 },
+                { label: 'p95', color: '#f59e0b', values: r.p95 },
+                { label: 'p99', color: '#dc2626', values: r.p99 },
+              ]}
+              format={ms}
+              markers={markers}
+              onPickTime={can('events:write') ? setPick : undefined}
+            />
+          )}
+        </section>
+        <section className="panel">
+          <div className="panel-head">
+            <h2>Error rate</h2>
+            <span className="muted">4xx and 5xx, % of requests</span>
+          </div>
+          {throughput.isPending ? (
+            <Loading />
+          ) : throughput.error && !throughput.data ? (
+            <ErrorBox error={throughput.error} />
+          ) : (
+            <TimeChart
+              title="Error rate"
+              x={t.x}
+              series={[{ label: 'errors', color: '#d64545', values: t.errorRate }]}
+              format={percent}
+            />
+          )}
+        </section>
+      </div>
+      {pick ? <EventDialog at={pick} bucketSid={bucket} onClose={() => setPick(null)} /> : null}
+    </div>
+  );
+}
+
+function Tiles({ summary, error, pending }: { summary?: SummaryA; error: unknown; pending: boolean }) {
+  if (pending) return <Loading />;
+  if (error && !summary) return <ErrorBox error={error} />;
+  if (!summary) return null;
+  const errRate = (s: 'current' | 'previous') => {
+    const req = summary.requests[s].amount ?? 0;
+    return req ? ((summary.errors[s].amount ?? 0) / req) * 100 : null;
+  };
+  const cur = errRate('current');
+  const prev = errRate('previous');
+  return (
+    <div className="tiles">
+      <Tile
+        label="Requests"
+        value={count(summary.requests.current.amount)}
+        change={summary.requests.change}
+      />
+      <Tile
+        label="Avg response time"
+        value={ms(summary.responseTime.current.amount)}
+        change={summary.responseTime.change}
+        lowerIsBetter
+      />
+      <Tile
+        label="Error rate"
+        value={percent(cur)}
+        sub={`${count(summary.errors.current.amount)} errors`}
+        change={{ amount: cur !== null && prev !== null ? cur - prev : null, units: 'points' }}
+        lowerIsBetter
+      />
+      <Tile
+        label="Blocked"
+        value={count(summary.blocked.current.amount)}
+        change={summary.blocked.change}
+        lowerIsBetter
+      />
+    </div>
+  );
+}
+
+function Tile({
+  label,
+  value,
+  sub,
+  change,
+  lowerIsBetter,
+}: {
+  label: string;
+  value: string;
+  sub?: string;
+  change: { amount: number | null; units: string };
+  lowerIsBetter?: boolean;
+}) {
+  const a = change.amount;
+  const unit =
+    change.units === 'percent'
+      ? '%'
+      : change.units === 'milliseconds'
+        ? ' ms'
+        : change.units === 'points'
+          ? ' pts'
+          : '';
+  const good = a === null || a === 0 ? null : lowerIsBetter ? a < 0 : a > 0;
+  return (
+    <div className="tile">
+      <div className="tile-label">{label}</div>
+      <div className="tile-value" data-testid={`tile-${label}`}>
+        {value}
+      </div>
+      <div className={`tile-change ${good === null ? '' : good ? 'good' : 'bad'}`}>
+        {a === null
+          ? 'no previous data'
+          : `${a > 0 ? '▲ +' : a < 0 ? '▼ ' : ''}${Math.round(a * 10) / 10}${unit} vs previous period`}
+      </div>
+      {sub ? <div className="muted small">{sub}</div> : null}
+    </div>
+  );
+}
