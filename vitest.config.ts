@@ -30,6 +30,20 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
         },
       },
+      {
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          environment: 'node',
+          // The dashboard in real Chromium against a stack of its own with an empty database.
+          globalSetup: ['test/helpers/browser-setup.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 240_000,
+          fileParallelism: false,
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
+        },
+      },
       ...(faultsWanted
         ? [
             {
@@ -40,7 +54,7 @@ export default defineConfig({
                 // Each file starts its own Kafka + Postgres + two service processes: one file at a time.
                 fileParallelism: false,
                 maxWorkers: 1,
-                sequence: { groupOrder: 2 },
+                sequence: { groupOrder: 3 },
                 testTimeout: 600_000,
                 hookTimeout: 300_000,
               },

@@ -5,6 +5,7 @@ import type { ApiDeps } from './api.types.js';
 import authPlugin from './plugins/auth.plugin.js';
 import openapiPlugin from './plugins/openapi.plugin.js';
 import rateLimitPlugin from './plugins/rate-limit.plugin.js';
+import webPlugin from './plugins/web.plugin.js';
 import { ROUTES } from './routes/index.js';
 
 /**
@@ -31,6 +32,7 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(rateLimitPlugin);
   await app.register(openapiPlugin);
   for (const r of ROUTES) await app.register(r.plugin, r.opts ?? {});
+  await app.register(webPlugin);
   return app;
 }
 

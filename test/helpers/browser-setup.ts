@@ -1,0 +1,44 @@
+import { execFileSync } from 'node:child_process';
+import type { TestProject } from 'vitest/node';
+import { ROOT } from './service-process.js';
+import { startTestStack, type TestStack } from './test-stack.js';
+
+export interface BrowserEnv {
+  apiUrl: string;
+  ingestUrl: string;
+  databaseUrl: string;
+  dataDir: string;
+  serviceLog: string;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    browserEnv: BrowserEnv;
+  }
+}
+
+let stack: TestStack | undefined;
+
+/**
+ * The dashboard's browser tests get a stack of their own with an EMPTY database (no demo
+ * account), so the first-run page is what a new user sees; the web app is built first so the
+ * tests always see the current code.
+ */
+export async function setup(project: TestProject): Promise<void> {
+  execFileSync('npm', ['run', '--silent', 'build:web'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  stack = await startTestStack('browser', { DEMO_ACCOUNT: 'false' });
+  project.provide('browserEnv', {
+    apiUrl: stack.service.apiUrl,
+    ingestUrl: stack.service.ingestUrl,
+    databaseUrl: stack.stack.databaseUrl,
+    dataDir: stack.runDir,
+    serviceLog: stack.serviceLog,
+  });
+}
+
+export async function teardown(): Promise<void> {
+  await stack?.stop();
+}

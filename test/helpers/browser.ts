@@ -1,0 +1,65 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import sparticuz from '@sparticuz/chromium';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { ROOT } from './service-process.js';
+
+export const SCREENSHOT_DIR = path.join(ROOT, '.cache', 'screenshots');
+
+/**
+ * Real Chromium from the @sparticuz/chromium npm package (unpacked on first use), or the one at
+ * CHROMIUM_PATH (e.g. Debian's /usr/bin/chromium).
+ */
+export async function launchBrowser(): Promise<Browser> {
+  const own = process.env.CHROMIUM_PATH;
+  return chromium.launch({
+    executablePath: own ?? (await sparticuz.executablePath()),
+    args: own ? ['--no-sandbox'] : sparticuz.args,
+    headless: true,
+  });
+}
+
+export interface OpenedPage {
+  page: Page;
+  context: BrowserContext;
+  /** console errors and uncaught page errors, for a test to assert there are none */
+  errors: string[];
+}
+
+/**
+ * A page in a fresh context (its own cookies). NOTE: the locale is explicit: this Chromium
+ * otherwise reports `en-US@posix`, which Intl refuses ("Invalid language tag").
+ */
+export async function openPage(
+  browser: Browser,
+  baseURL: string,
+  opts: { width?: number; height?: number; timezoneId?: string } = {},
+): Promise<OpenedPage> {
+  const context = await browser.newContext({
+    baseURL,
+    locale: 'en-US',
+    timezoneId: opts.timezoneId ?? 'Europe/Berlin',
+    viewport: { width: opts.width ?? 1280, height: opts.height ?? 720 },
+  });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => errors.push(`page: ${e.message}`));
+  return { page, context, errors };
+}
+
+/** Saves `.cache/screenshots/<name>.png` (full page) and returns its path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const file = path.join(SCREENSHOT_DIR, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+/** The CSRF token the dashboard sends with writes (from its readable cookie). */
+export async function csrfToken(context: BrowserContext): Promise<string> {
+  const c = (await context.cookies()).find((x) => x.name === 'tapline_csrf');
+  return c ? decodeURIComponent(c.value) : '';
+}
