@@ -103,6 +103,63 @@ export class RequestsRepository {
     return { hasMore: page.hasMore, records };
   }
 
+  /**
+   * Rows stored after `after` (the live tail's cursor: stored_at, then sid for rows stored in the
+   * same millisecond), oldest first. Only rows captured within `lookbackMs` before the cursor are
+   * read, which keeps the scan to the newest partitions.
+   */
+  async listStoredAfter(
+    accountSid: string,
+    bucketSid: string,
+    after: { storedAt: string; sid: string },
+    criteria: RequestFilters['criteria'],
+    limit: number,
+    lookbackMs = 86_400_000,
+  ): Promise<{ records: ApiRecord[]; cursors: { storedAt: string; sid: string }[] }> {
+    const where = [
+      'account_sid = {a:String}',
+      'bucket_sid = {b:String}',
+      "created_at >= parseDateTime64BestEffort({after:String}, 3, 'UTC') - toIntervalMillisecond({look:UInt64})",
+      "(stored_at, sid) > (parseDateTime64BestEffort({after:String}, 3, 'UTC'), {afterSid:String})",
+    ];
+    const params: Record<string, unknown> = {
+      a: accountSid,
+      b: bucketSid,
+      after: after.storedAt,
+      afterSid: after.sid,
+      look: lookbackMs,
+      lim: limit,
+    };
+    if (criteria) {
+      where.push(`(${criteria.sql})`);
+      Object.assign(params, criteria.params);
+    }
+    const rs = await this.ch.query({
+      // NOTE: the text form gets its own alias: `AS stored_at` would shadow the column in WHERE.
+      query: `SELECT record, toString(stored_at) AS stored_text, account_sid, bucket_sid, endpoint, sid FROM ${TABLES.requests}
+              WHERE ${where.join(' AND ')}
+              ORDER BY stored_at ASC, sid ASC LIMIT {lim:UInt32}`,
+      query_params: params,
+      format: 'JSONEachRow',
+    });
+    const rows = (await rs.json<Omit<StoredRow, 'stored_at'> & { stored_text: string; sid: string }>()).map(
+      ({ stored_text, ...r }) => ({ ...r, stored_at: stored_text }),
+    );
+    const records = rows.map((r) => this.toApi(r));
+    await this.attachNotes(bucketSid, records);
+    return {
+      records,
+      cursors: rows.map((r) => ({ storedAt: r.stored_at.replace(' ', 'T') + 'Z', sid: r.sid })),
+    };
+  }
+
+  /** The ClickHouse server's clock: where a live tail that starts now begins. */
+  async storeNow(): Promise<string> {
+    const rs = await this.ch.query({ query: "SELECT toString(now64(3, 'UTC')) AS t", format: 'JSONEachRow' });
+    const [row] = await rs.json<{ t: string }>();
+    return row!.t.replace(' ', 'T') + 'Z';
+  }
+
   async get(accountSid: string, bucketSid: string, sid: string): Promise<ApiRecord> {
     const rs = await this.ch.query({
       query: `SELECT record, toString(stored_at) AS stored_at, account_sid, bucket_sid, endpoint FROM ${TABLES.requests}

@@ -1,0 +1,149 @@
+import type { FastifyInstance } from 'fastify';
+import { AppError, validation } from '../../shared/errors.js';
+import { BucketsRepository } from '../buckets.repository.js';
+import { requireScope } from '../plugins/auth.plugin.js';
+import { RequestsRepository } from '../requests.repository.js';
+import type { CriteriaResolver } from './requests.route.js';
+
+/** How often a live connection asks ClickHouse for rows stored since its cursor. */
+export const LIVE_POLL_MS = 500;
+/** A comment line this often keeps proxies and the browser from closing an idle stream. */
+export const LIVE_PING_MS = 15_000;
+/** Concurrent live connections per account (each polls ClickHouse). */
+export const LIVE_MAX_PER_ACCOUNT = 20;
+/** Most rows one poll sends; more wait for the next poll. */
+const LIVE_BATCH = 500;
+
+type P = { accountSid: string; bucketSid: string };
+type Q = { q?: string; view?: string; since?: string };
+
+/** `<storedAt ISO>|<sid>`: where a stream resumes (the SSE `id:` of each event, Last-Event-ID). */
+function parseCursor(v: string | undefined): { storedAt: string; sid: string } | undefined {
+  if (!v) return undefined;
+  const [storedAt = '', sid = ''] = v.split('|');
+  if (!Number.isFinite(Date.parse(storedAt))) return undefined;
+  return { storedAt: new Date(storedAt).toISOString(), sid };
+}
+
+/**
+ * Live tail of a bucket's stored requests as server-sent events (docs/search.md, "Live tail").
+ * It reads what the processor stored (already redacted, exclusions already applied) through the
+ * same repository as the list endpoint; it never reads the Kafka stream.
+ */
+export default async function requestsLiveRoutes(
+  app: FastifyInstance,
+  opts: { criteria?: CriteriaResolver },
+): Promise<void> {
+  const repo = new RequestsRepository(app.deps.ch, app.deps.pg);
+  const buckets = new BucketsRepository(app.deps.pg);
+  const open = new Map<string, number>();
+  const closing = new Set<() => void>();
+  app.addHook('onClose', async () => {
+    for (const stop of [...closing]) stop();
+  });
+
+  app.get<{ Params: P; Querystring: Q }>(
+    '/v1/accounts/:accountSid/buckets/:bucketSid/requests/live',
+    {
+      preHandler: requireScope('requests:read'),
+      schema: {
+        tags: ['requests'],
+        summary: 'Live tail of stored requests (server-sent events)',
+        description:
+          "text/event-stream: `event: request` with one record per `data:` line (the list endpoint's item), `id:` a resume cursor (send it back as Last-Event-ID or `since`), `: ping` every 15 s.",
+        params: {
+          type: 'object',
+          required: ['accountSid', 'bucketSid'],
+          properties: { accountSid: { type: 'string' }, bucketSid: { type: 'string' } },
+        },
+        querystring: {
+          type: 'object',
+          properties: {
+            q: { type: 'string', maxLength: 4096 },
+            view: { type: 'string', maxLength: 64 },
+            since: { type: 'string', maxLength: 128 },
+          },
+        },
+        response: {
+          200: {
+            description: 'An event stream (text/event-stream) of stored request records',
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
+        },
+      },
+    },
+    async (req, reply) => {
+      const { accountSid, bucketSid } = req.params;
+      await buckets.get(accountSid, bucketSid);
+      const criteria =
+        (req.query.q || req.query.view) && opts.criteria
+          ? await opts.criteria(accountSid, bucketSid, req.query)
+          : undefined;
+      const lastId = req.headers['last-event-id'];
+      const given = typeof lastId === 'string' && lastId ? lastId : req.query.since;
+      let cursor = parseCursor(given);
+      if (given && !cursor)
+        throw validation('since is not a cursor of this stream', { 'querystring.since': given });
+      if ((open.get(accountSid) ?? 0) >= LIVE_MAX_PER_ACCOUNT)
+        throw new AppError(
+          429,
+          'RATE_LIMIT_EXCEEDED',
+          `At most ${LIVE_MAX_PER_ACCOUNT} live streams per account`,
+        );
+      cursor ??= { storedAt: await repo.storeNow(), sid: '' };
+
+      open.set(accountSid, (open.get(accountSid) ?? 0) + 1);
+      const serialize = reply.compileSerializationSchema({ $ref: 'requestRecord#' });
+      reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        'x-accel-buffering': 'no',
+        connection: 'keep-alive',
+      });
+      res.write(`retry: 2000\n: live tail of ${bucketSid}\n\n`);
+
+      let stopped = false;
+      let timer: NodeJS.Timeout | undefined;
+      const ping = setInterval(() => res.write(': ping\n\n'), LIVE_PING_MS);
+      const stop = () => {
+        if (stopped) return;
+        stopped = true;
+        clearTimeout(timer);
+        clearInterval(ping);
+        closing.delete(stop);
+        open.set(accountSid, (open.get(accountSid) ?? 1) - 1);
+        res.end();
+      };
+      closing.add(stop);
+      req.raw.on('close', stop);
+      res.on('error', stop);
+
+      const poll = async () => {
+        if (stopped) return;
+        try {
+          const { records, cursors } = await repo.listStoredAfter(
+            accountSid,
+            bucketSid,
+            cursor!,
+            criteria,
+            LIVE_BATCH,
+          );
+          for (let i = 0; i < records.length && !stopped; i++) {
+            const c = cursors[i]!;
+            res.write(`id: ${c.storedAt}|${c.sid}\nevent: request\ndata: ${serialize(records[i]!)}\n\n`);
+            cursor = c;
+          }
+        } catch (err) {
+          req.log.warn({ err: (err as Error).message }, 'live tail poll failed');
+          res.write(
+            `event: error\ndata: ${JSON.stringify({ message: 'Reading stored requests failed; retrying' })}\n\n`,
+          );
+        }
+        if (!stopped) timer = setTimeout(() => void poll(), LIVE_POLL_MS);
+      };
+      void poll();
+    },
+  );
+}
