@@ -50,8 +50,10 @@ export function normalizeRecords(
     if (request.path == null && typeof request.url === 'string') fillFromUrl(request, request.url);
     r.sid ??= newSid('request');
     r.bucketSid = bucketSid;
-    r.receivedAt ??= receivedAt;
-    r.createdAt ??= r.receivedAt;
+    // Every instant is stored and answered as UTC `YYYY-MM-DDTHH:mm:ss.sssZ`, whatever RFC 3339
+    // form (offset, no or more fractional digits) the client sent.
+    r.receivedAt = typeof r.receivedAt === 'string' ? utcIso(r.receivedAt) : receivedAt;
+    r.createdAt = typeof r.createdAt === 'string' ? utcIso(r.createdAt) : r.receivedAt;
     r.direction ??= 'in';
     r.environmentSid ??= null;
     r.contextSid ??= null;
@@ -59,6 +61,12 @@ export function normalizeRecords(
     accepted.push(r as IngestRecord);
   });
   return { accepted, rejected };
+}
+
+/** An RFC 3339 instant (already schema-checked) in UTC with milliseconds. */
+function utcIso(v: string): string {
+  const ms = Date.parse(v);
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : v;
 }
 
 /** host, path, port and queryString from an absolute URL, for clients that only send `url`. */
