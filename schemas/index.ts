@@ -3,6 +3,7 @@
  * serialisation (Fastify), TypeScript types (json-schema-to-ts) and the OpenAPI document.
  */
 import { actionJobSchema } from './action-job.schema.js';
+import { AUTH_SCHEMAS } from './auth.schema.js';
 import { bucketCreateSchema, bucketListSchema, bucketSchema, bucketUpdateSchema } from './bucket.schema.js';
 import { deletedSchema, errorSchema } from './common.schema.js';
 import { EVENT_SCHEMAS } from './events.schema.js';
@@ -50,4 +51,5 @@ export const ALL_SCHEMAS: readonly { $id: string }[] = [
   ...RULE_SCHEMAS,
   ...WORKFLOW_SCHEMAS,
   ...METRICS_SCHEMAS,
+  ...AUTH_SCHEMAS,
 ];

@@ -6,10 +6,40 @@ import { createAccount } from './api/accounts.service.js';
 import { config } from './shared/config.js';
 import { logger } from './shared/logger.js';
 import { createPool, migratePostgres } from './shared/postgres.js';
+import { hashPassword, passwordProblem } from './shared/passwords.js';
 
-const USAGE = `usage: npm run admin -- create-account --name NAME --email EMAIL [--plan standard|pro|enterprise] [--rate-limit N] [--bucket NAME]
+/** One line from standard input; on a terminal the typed characters are not echoed. */
+async function readPassword(): Promise<string> {
+  const stdin = process.stdin;
+  if (stdin.isTTY) {
+    process.stderr.write('New password: ');
+    stdin.setRawMode(true);
+  }
+  let buf = '';
+  stdin.setEncoding('utf8');
+  for await (const chunk of stdin as AsyncIterable<string>) {
+    buf += chunk;
+    // Enter ends the line; Ctrl-C / Ctrl-D (raw mode delivers them as characters) end it too.
+    const nl = [...buf].findIndex((c) => c === '\r' || c === '\n' || c === '\u0003' || c === '\u0004');
+    if (nl >= 0) {
+      buf = buf.slice(0, nl);
+      break;
+    }
+  }
+  if (stdin.isTTY) {
+    stdin.setRawMode(false);
+    process.stderr.write('\n');
+  }
+  stdin.pause();
+  return buf;
+}
 
-Prints one JSON object {accountSid, userSid, sessionToken, apiToken[, bucketSid]}.
+const USAGE = `usage: npm run admin -- create-account --name NAME --email EMAIL [--plan standard|pro|enterprise] [--rate-limit N] [--bucket NAME] [--password P]
+       npm run admin -- set-password --email EMAIL [--password P]
+
+create-account prints one JSON object {accountSid, userSid, sessionToken, apiToken[, bucketSid]}.
+set-password sets a user's dashboard password (read from standard input without --password) and
+ends their sessions.
 Uses DATABASE_URL, or the local stack's Postgres (started for the command if it is not running).`;
 
 async function canConnect(url: string): Promise<boolean> {
@@ -32,10 +62,15 @@ async function main(): Promise<number> {
       plan: { type: 'string' },
       'rate-limit': { type: 'string' },
       bucket: { type: 'string' },
+      password: { type: 'string' },
       help: { type: 'boolean' },
     },
   });
-  if (values.help || positionals[0] !== 'create-account' || !values.name || !values.email) {
+  const command = positionals[0];
+  const valid =
+    (command === 'create-account' && values.name && values.email) ||
+    (command === 'set-password' && values.email);
+  if (values.help || !valid) {
     process.stderr.write(USAGE + '\n');
     return values.help ? 0 : 2;
   }
@@ -59,12 +94,36 @@ async function main(): Promise<number> {
   const pool = createPool(url, 2, log);
   try {
     await migratePostgres(url, log);
+    if (command === 'set-password') {
+      const password = values.password ?? (await readPassword());
+      const problem = passwordProblem(password);
+      if (problem) {
+        process.stderr.write(`admin: the password ${problem}\n`);
+        return 2;
+      }
+      const hash = await hashPassword(password);
+      const r = await pool.query<{ sid: string }>(
+        'UPDATE users SET password_hash = $2 WHERE lower(email) = lower($1) RETURNING sid',
+        [values.email, hash],
+      );
+      const user = r.rows[0];
+      if (!user) {
+        process.stderr.write(`admin: no user with the email ${values.email}\n`);
+        return 1;
+      }
+      await pool.query('UPDATE sessions SET ended_at = now() WHERE user_sid = $1 AND ended_at IS NULL', [
+        user.sid,
+      ]);
+      process.stdout.write(`Password set for ${values.email}; their existing sessions are ended.\n`);
+      return 0;
+    }
     const created = await createAccount(pool, {
-      name: values.name,
-      email: values.email,
+      name: values.name!,
+      email: values.email!,
       plan,
       rateLimit: values['rate-limit'] ? Number(values['rate-limit']) : undefined,
       bucketName: values.bucket,
+      password: values.password,
     });
     process.stdout.write(JSON.stringify(created) + '\n');
     return 0;

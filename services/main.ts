@@ -19,6 +19,7 @@ import { createClickHouse, migrateClickHouse, type ClickHouseClient } from './sh
 import { config, ConfigError, type Config } from './shared/config.js';
 import { CredentialStore } from './shared/credentials.js';
 import { createKafka, ensureTopics, Partitioners } from './shared/kafka.js';
+import { randomAlnum } from './shared/ids.js';
 import { logger, rootLogger } from './shared/logger.js';
 import { PgListener } from './shared/pg-listener.js';
 import { createPool, migratePostgres, type Pool } from './shared/postgres.js';
@@ -87,7 +88,7 @@ async function main(cfg: Config): Promise<void> {
     await producer.connect();
     closers.push({ name: 'kafka producer', close: () => producer.disconnect() });
 
-    const credentials = new CredentialStore(pool, logger('auth'));
+    const credentials = new CredentialStore(pool, logger('auth'), 30_000, cfg.sessionTtlDays * 86_400_000);
     credentials.start();
     closers.push({ name: 'credentials', close: () => credentials.stop() });
     const buckets = new BucketDirectory(pool);
@@ -209,7 +210,7 @@ async function main(cfg: Config): Promise<void> {
       closers.push({ name: 'ingest server', close: () => ingest.close() });
     }
 
-    if (cfg.demoAccount) await ensureDemoAccount(pool, cfg);
+    const demo = cfg.demoAccount ? await ensureDemoAccount(pool, cfg) : undefined;
     log.info(
       {
         ms: Date.now() - t0,
@@ -221,6 +222,7 @@ async function main(cfg: Config): Promise<void> {
       },
       'tapline ready',
     );
+    if (cfg.roles.has('api')) printDashboard(cfg, demo);
     // As the ingest child of a process running the other roles: report readiness, and stop when
     // the parent goes away (its IPC channel closes even if it was SIGKILLed).
     if (process.send) {
@@ -233,11 +235,19 @@ async function main(cfg: Config): Promise<void> {
   }
 }
 
-/** On a fresh database: one demo account, its credentials printed once (never logged). */
-async function ensureDemoAccount(pool: Pool, cfg: Config): Promise<void> {
+/**
+ * On a fresh database: one demo account, its credentials and a one-time dashboard password
+ * printed once to stdout (never logged). Returns the password when it was just made.
+ */
+async function ensureDemoAccount(
+  pool: Pool,
+  cfg: Config,
+): Promise<{ email: string; password: string } | undefined> {
   const r = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM accounts');
-  if ((r.rows[0]?.n ?? 0) > 0) return;
-  const demo = await createAccount(pool, { name: 'Demo', email: 'demo@tapline.local', bucketName: 'demo' });
+  if ((r.rows[0]?.n ?? 0) > 0) return undefined;
+  const email = 'demo@tapline.local';
+  const password = randomAlnum(16);
+  const demo = await createAccount(pool, { name: 'Demo', email, bucketName: 'demo', password });
   const apiUrl = cfg.publicUrl ?? `http://${cfg.host}:${cfg.port}`;
   process.stdout.write(
     `\nTapline demo account (shown once; store these values):\n${JSON.stringify(
@@ -246,6 +256,20 @@ async function ensureDemoAccount(pool: Pool, cfg: Config): Promise<void> {
       2,
     )}\n\n`,
   );
+  return { email, password };
+}
+
+/** The last lines of a start: where the dashboard is and, on a fresh database, how to sign in. */
+function printDashboard(cfg: Config, demo: { email: string; password: string } | undefined): void {
+  const host = cfg.host === '0.0.0.0' || cfg.host === '::' ? 'localhost' : cfg.host;
+  const url = (cfg.publicUrl ?? `http://${host}:${cfg.port}`).replace(/\/?$/, '/');
+  const lines = ['', 'Tapline is ready.', `Dashboard:  ${url}`];
+  if (demo)
+    lines.push(
+      `Sign in as  ${demo.email}  with password  ${demo.password}`,
+      `            (shown once; change it with npm run admin -- set-password --email ${demo.email})`,
+    );
+  process.stdout.write(lines.join('\n') + '\n\n');
 }
 
 let cfg: Config;

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { ALL_SCOPES, TOKEN_PREFIX, hashToken, newTokenValue } from '../shared/credentials.js';
 import { newSid } from '../shared/ids.js';
+import { hashPassword } from '../shared/passwords.js';
 
 export interface NewAccount {
   accountSid: string;
@@ -23,8 +24,11 @@ export async function createAccount(
     plan?: 'standard' | 'pro' | 'enterprise';
     rateLimit?: number;
     bucketName?: string;
+    /** the first user's password (hashed with scrypt); without it the user cannot sign in yet */
+    password?: string;
   },
 ): Promise<NewAccount> {
+  const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
@@ -35,17 +39,21 @@ export async function createAccount(
       input.plan ?? 'standard',
       input.rateLimit ?? null,
     ]);
-    const existing = await client.query<{ sid: string }>('SELECT sid FROM users WHERE email = $1', [
-      input.email,
-    ]);
+    const existing = await client.query<{ sid: string }>(
+      'SELECT sid FROM users WHERE lower(email) = lower($1)',
+      [input.email],
+    );
     let userSid = existing.rows[0]?.sid;
     if (!userSid) {
       userSid = newSid('user');
       const [first, ...rest] = input.name.split(' ');
       await client.query(
-        'INSERT INTO users (sid, email, first_name, last_name, default_account_sid) VALUES ($1, $2, $3, $4, $5)',
-        [userSid, input.email, first ?? '', rest.join(' '), accountSid],
+        `INSERT INTO users (sid, email, first_name, last_name, default_account_sid, password_hash)
+         VALUES ($1, $2, $3, $4, $5, $6)`,
+        [userSid, input.email, first ?? '', rest.join(' '), accountSid, passwordHash],
       );
+    } else if (passwordHash) {
+      await client.query('UPDATE users SET password_hash = $2 WHERE sid = $1', [userSid, passwordHash]);
     }
     await client.query('INSERT INTO memberships (account_sid, user_sid, role) VALUES ($1, $2, $3)', [
       accountSid,

@@ -70,6 +70,7 @@ const schema = {
     RATE_LIMIT_ENTERPRISE: { type: 'integer', minimum: 1, default: 100000 },
     RULES_RELOAD_MS: { type: 'integer', minimum: 1000, default: 60000 },
     DEMO_ACCOUNT: { type: 'boolean', default: true },
+    SESSION_TTL_DAYS: { type: 'integer', minimum: 1, maximum: 3650, default: 30 },
     FAULT_CRASH_AFTER_INSERT: { type: 'boolean', default: false },
   },
 } as const;
@@ -139,6 +140,8 @@ export interface Config {
   rateLimits: { standard: number; pro: number; enterprise: number };
   rulesReloadMs: number;
   demoAccount: boolean;
+  /** dashboard sessions expire after this many days without use (sliding) */
+  sessionTtlDays: number;
 }
 
 export class ConfigError extends Error {}
@@ -244,6 +247,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     },
     rulesReloadMs: num('RULES_RELOAD_MS'),
     demoAccount: bool('DEMO_ACCOUNT'),
+    sessionTtlDays: num('SESSION_TTL_DAYS'),
   };
 }
 

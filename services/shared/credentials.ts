@@ -36,6 +36,27 @@ export const ALL_SCOPES = [
 ] as const;
 export type Scope = (typeof ALL_SCOPES)[number];
 
+/** Scopes only a signed-in administrator holds: managing the account's members (docs/auth.md). */
+export const SESSION_ONLY_SCOPES = ['users:read', 'users:write', 'users:delete'] as const;
+
+export type MemberRole = 'administrator' | 'user';
+
+/**
+ * What a dashboard session may do, by the member's role in the session's account:
+ * an administrator everything; a user reads everything, sends traffic and manages event markers.
+ */
+export function roleScopes(role: string): ReadonlySet<string> {
+  if (role === 'administrator') return new Set([...ALL_SCOPES, ...SESSION_ONLY_SCOPES]);
+  if (role === 'user')
+    return new Set([
+      ...ALL_SCOPES.filter((s) => s.endsWith(':read')),
+      'requests:write',
+      'events:write',
+      'events:delete',
+    ]);
+  return new Set();
+}
+
 export type CredentialKind = 'session' | 'apiToken' | 'mcpToken';
 
 export interface Principal {
@@ -45,6 +66,9 @@ export interface Principal {
   accountSid: string;
   userSid: string | null;
   scopes: ReadonlySet<string>;
+  /** sessions only: the member's role in the account, and the SHA-256 of the session's CSRF token */
+  role?: string;
+  csrfHash?: Buffer | null;
   /** MCP tokens only */
   environmentSid?: string;
   bucketSids?: string[];
@@ -87,6 +111,8 @@ export class CredentialStore {
     private readonly pool: pg.Pool,
     private readonly log: Logger,
     private readonly ttlMs = 30_000,
+    /** lifetime of a dashboard session from its last use (sliding); 0 = sessions never slide */
+    private readonly sessionTtlMs = 0,
   ) {}
 
   start(): void {
@@ -194,27 +220,33 @@ export class CredentialStore {
       };
     }
     if (value.startsWith(TOKEN_PREFIX.session)) {
+      // The session's scopes follow the member's current role; a session whose membership is gone
+      // (removed from the account) no longer authenticates.
       const r = await this.pool.query<{
         sid: string;
         account_sid: string;
         user_sid: string;
         token_hash: Buffer;
+        csrf_hash: Buffer | null;
         expires_at: Date | null;
+        role: string;
       }>(
-        `SELECT sid, account_sid, user_sid, token_hash, expires_at FROM sessions
-         WHERE token_hash = $1 AND ended_at IS NULL`,
+        `SELECT s.sid, s.account_sid, s.user_sid, s.token_hash, s.csrf_hash, s.expires_at, m.role
+         FROM sessions s JOIN memberships m ON m.account_sid = s.account_sid AND m.user_sid = s.user_sid
+         WHERE s.token_hash = $1 AND s.ended_at IS NULL`,
         [hash],
       );
       const row = r.rows[0];
       if (!row || !timingSafeEqual(row.token_hash, hash)) return null;
-      // A signed-in user acts with every scope of their account.
       return {
         principal: {
           kind: 'session',
           credentialSid: row.sid,
           accountSid: row.account_sid,
           userSid: row.user_sid,
-          scopes: new Set(ALL_SCOPES),
+          scopes: roleScopes(row.role),
+          role: row.role,
+          csrfHash: row.csrf_hash,
         },
         expiresAt: row.expires_at?.getTime() ?? null,
       };
@@ -243,6 +275,21 @@ export class CredentialStore {
     for (const kind of Object.keys(byTable) as CredentialKind[]) {
       const { sids, ats } = byTable[kind];
       if (!sids.length) continue;
+      if (kind === 'session' && this.sessionTtlMs) {
+        // Sliding expiry: a used session lives another full lifetime from its last use. Written at
+        // most once a minute per session, with the lastUsedAt flush (not once per request).
+        // NOTE: expires_at is in the NOTIFY trigger's column list, so extending it clears caches;
+        // only sessions whose expiry moves by more than a minute are updated.
+        await this.pool
+          .query(
+            `UPDATE sessions t SET expires_at = u.at + make_interval(secs => $3::double precision / 1000)
+             FROM unnest($1::text[], $2::timestamptz[]) AS u(sid, at)
+             WHERE t.sid = u.sid AND t.expires_at IS NOT NULL AND t.ended_at IS NULL
+               AND t.expires_at < u.at + make_interval(secs => $3::double precision / 1000) - interval '1 minute'`,
+            [sids, ats, this.sessionTtlMs],
+          )
+          .catch((err: Error) => this.log.warn({ err: err.message }, 'session expiry flush failed'));
+      }
       try {
         // NOTE: the NOTIFY triggers list their columns, so this UPDATE does not clear caches.
         await this.pool.query(

@@ -4,6 +4,7 @@
  */
 export type ErrorCode =
   | 'INVALID_TOKEN'
+  | 'INVALID_CREDENTIALS'
   | 'FORBIDDEN'
   | 'RATE_LIMIT_EXCEEDED'
   | 'RESOURCE_NOT_FOUND'

@@ -18,6 +18,7 @@ export const SID_PREFIX = {
   execution: 'wfx_',
   streamView: 'sv_',
   request: 'req_',
+  invite: 'inv_',
 } as const;
 export type SidKind = keyof typeof SID_PREFIX;
 

@@ -101,10 +101,17 @@ describe('OpenAPI document', () => {
     );
     expect(doc.paths['/healthz']).toBeUndefined();
 
-    // Scopes are enforced everywhere: every /v1 route but sign-in state and this document has a
-    // route-level preHandler, which is where requireScope sits.
+    // Scopes are enforced everywhere: every /v1 route but sign-in state, the credential-free ones
+    // (first run, invitations) and this document has a route-level preHandler, where requireScope sits.
+    const credentialFree = (url: string) => url === '/v1/setup' || url.startsWith('/v1/invites/');
     const unguarded = v1
-      .filter((r) => !r.guarded && !r.url.startsWith('/v1/authentication/') && r.url !== '/v1/openapi.json')
+      .filter(
+        (r) =>
+          !r.guarded &&
+          !r.url.startsWith('/v1/authentication/') &&
+          r.url !== '/v1/openapi.json' &&
+          !credentialFree(r.url),
+      )
       .map((r) => `${r.method} ${r.url}`);
     expect(unguarded).toEqual([]);
     expect(doc.paths['/readyz']).toBeUndefined();

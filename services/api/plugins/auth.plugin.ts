@@ -1,27 +1,53 @@
+import { timingSafeEqual } from 'node:crypto';
+import fastifyCookie from '@fastify/cookie';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { bearerToken } from '../../shared/bearer.js';
-import { forbidden, invalidToken, notFound } from '../../shared/errors.js';
-import type { Principal } from '../../shared/credentials.js';
+import { hashToken, type Principal } from '../../shared/credentials.js';
+import { AppError, forbidden, invalidToken, notFound } from '../../shared/errors.js';
+import { SESSION_COOKIE } from '../sessions.service.js';
+
+/** /v1 paths that take no credential: the API description, sign-in, first run, invitations. */
+const PUBLIC = [
+  /^\/v1\/openapi\.json(\?|$)/,
+  /^\/v1\/authentication\/signin(\?|$)/,
+  /^\/v1\/setup(\?|$)/,
+  /^\/v1\/invites\//,
+];
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
- * Authentication for the whole /v1 tree in one hook (fastify/demo's autohooks). MCP tokens are
- * refused here: they only work on /mcp.
+ * Authentication for the whole /v1 tree in one hook (fastify/demo's autohooks). A Bearer token
+ * wins; without one, the dashboard's session cookie is used, and a write made with the cookie
+ * must carry the session's CSRF token in `X-CSRF-Token` (the cookie alone proves nothing about
+ * who made the page send it). MCP tokens are refused here: they only work on /mcp.
  */
 export default fp(
   async (app: FastifyInstance) => {
+    await app.register(fastifyCookie);
     app.decorateRequest('principal', null as unknown as Principal);
     app.addHook('onRequest', async (req: FastifyRequest) => {
-      if (!req.url.startsWith('/v1/') || req.url.startsWith('/v1/openapi.json')) return;
-      const token = bearerToken(req);
+      if (!req.url.startsWith('/v1/') || PUBLIC.some((p) => p.test(req.url))) return;
+      const bearer = bearerToken(req);
+      const cookie = bearer ? undefined : req.cookies[SESSION_COOKIE];
+      const token = bearer ?? cookie;
       if (!token) throw invalidToken();
       const principal = await app.deps.credentials.authenticate(token);
       if (!principal || principal.kind === 'mcpToken') throw invalidToken();
+      if (cookie && (principal.kind !== 'session' || (UNSAFE.has(req.method) && !csrfOk(req, principal))))
+        throw new AppError(403, 'FORBIDDEN', 'Missing or invalid CSRF token', { reason: 'csrf' });
       req.principal = principal;
     });
   },
   { name: 'auth' },
 );
+
+function csrfOk(req: FastifyRequest, p: Principal): boolean {
+  const given = req.headers['x-csrf-token'];
+  if (typeof given !== 'string' || !given || !p.csrfHash) return false;
+  const h = hashToken(given);
+  return h.length === p.csrfHash.length && timingSafeEqual(h, p.csrfHash);
+}
 
 /** preHandler: the caller needs `scope`; `/accounts/{accountSid}` must be the caller's own account. */
 export function requireScope(scope: string): preHandlerAsyncHookHandler {

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { notFound } from '../../shared/errors.js';
+import { AppError, notFound } from '../../shared/errors.js';
+import { clearSessionCookies } from '../sessions.service.js';
 
 const profileSchema = {
   type: 'object',
@@ -109,15 +110,105 @@ export default async function authenticationRoutes(app: FastifyInstance): Promis
         },
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const p = req.principal;
       // Only a user session can be signed out; an API token is revoked through its own endpoints.
       if (p.kind !== 'session') return { success: false };
+      clearSessionCookies(req, reply);
       await pool.query('UPDATE sessions SET ended_at = now() WHERE sid = $1 AND ended_at IS NULL', [
         p.credentialSid,
       ]);
       app.deps.credentials.invalidate();
       return { success: true };
+    },
+  );
+
+  app.get(
+    '/v1/authentication/session',
+    {
+      schema: {
+        tags: ['authentication'],
+        summary:
+          "The caller's credential: account, role, scopes, expiry and user (the dashboard's first call)",
+        response: { 200: { $ref: 'sessionInfo#' } },
+      },
+    },
+    async (req) => {
+      const p = req.principal;
+      const user = p.userSid
+        ? (
+            await pool.query<{ sid: string; email: string; first_name: string; last_name: string }>(
+              'SELECT sid, email, first_name, last_name FROM users WHERE sid = $1',
+              [p.userSid],
+            )
+          ).rows[0]
+        : undefined;
+      const expires =
+        p.kind === 'session'
+          ? ((
+              await pool.query<{ expires_at: Date | null }>(
+                'SELECT expires_at FROM sessions WHERE sid = $1',
+                [p.credentialSid],
+              )
+            ).rows[0]?.expires_at ?? null)
+          : null;
+      const scopes = [...p.scopes].sort();
+      return {
+        kind: p.kind === 'session' ? 'session' : 'apiToken',
+        accountSid: p.accountSid,
+        role:
+          p.role ??
+          (p.kind === 'apiToken' && scopes.length === 1 && scopes[0] === 'requests:write'
+            ? 'ingest'
+            : p.scopes.has('tokens:write') && p.scopes.has('buckets:delete')
+              ? 'administrator'
+              : 'user'),
+        scopes,
+        expiresAt: expires ? expires.toISOString() : null,
+        user: user
+          ? { sid: user.sid, email: user.email, firstName: user.first_name, lastName: user.last_name }
+          : null,
+      };
+    },
+  );
+
+  app.post<{ Body: { accountSid: string } }>(
+    '/v1/authentication/account',
+    {
+      schema: {
+        tags: ['authentication'],
+        summary: 'Switch the session to another account the user is a member of',
+        body: {
+          type: 'object',
+          required: ['accountSid'],
+          additionalProperties: false,
+          properties: { accountSid: { type: 'string', minLength: 1, maxLength: 64 } },
+        },
+        response: {
+          200: {
+            type: 'object',
+            required: ['accountSid', 'role'],
+            properties: { accountSid: { type: 'string' }, role: { type: 'string' } },
+          },
+        },
+      },
+    },
+    async (req) => {
+      const p = req.principal;
+      if (p.kind !== 'session' || !p.userSid)
+        throw new AppError(400, 'VALIDATION_ERROR', 'Only a dashboard session can switch accounts');
+      const m = await pool.query<{ role: string }>(
+        'SELECT role FROM memberships WHERE account_sid = $1 AND user_sid = $2',
+        [req.body.accountSid, p.userSid],
+      );
+      const role = m.rows[0]?.role;
+      if (!role) throw notFound('Account');
+      await pool.query('UPDATE sessions SET account_sid = $2 WHERE sid = $1', [
+        p.credentialSid,
+        req.body.accountSid,
+      ]);
+      app.deps.credentials.invalidate();
+      return { accountSid: req.body.accountSid, role };
     },
   );
 }

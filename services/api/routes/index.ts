@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import apiTokensRoutes from './api-tokens.route.js';
 import authenticationRoutes from './authentication.route.js';
+import signinRoutes from './signin.route.js';
+import usersRoutes from './users.route.js';
 import mcpTokensRoutes from './mcp-tokens.route.js';
 import bucketsRoutes from './buckets.route.js';
 import bucketStatsRoutes from './bucket-stats.route.js';
@@ -27,6 +29,8 @@ export const ROUTES: {
   opts?: Record<string, unknown> | ((app: FastifyInstance) => Record<string, unknown>);
 }[] = [
   { plugin: authenticationRoutes },
+  { plugin: signinRoutes },
+  { plugin: usersRoutes },
   { plugin: apiTokensRoutes },
   { plugin: mcpTokensRoutes },
   { plugin: bucketsRoutes },

@@ -1,0 +1,281 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { createAccount } from '../../services/api/accounts.service.js';
+import { api, http, newAccount, testEnv, testPool } from '../helpers/client.js';
+import { ROOT } from '../helpers/service-process.js';
+
+const run = promisify(execFile);
+
+interface SignIn {
+  sessionToken: string;
+  csrfToken: string;
+  accountSid: string;
+  role: string;
+  user: { sid: string; email: string };
+}
+
+async function accountWithPassword(password = 'correct horse battery') {
+  const tag = randomBytes(6).toString('hex');
+  const email = `signin-${tag}@example.test`;
+  const acct = await createAccount(testPool(), {
+    name: `Signin ${tag}`,
+    email,
+    bucketName: `b-${tag}`,
+    plan: 'enterprise',
+    rateLimit: 1_000_000,
+    password,
+  });
+  return { ...acct, email, password, bucketSid: acct.bucketSid! };
+}
+
+const signin = (body: unknown, headers: Record<string, string> = {}) =>
+  http<SignIn & { error: { code: string; message: string; details: Record<string, unknown> } }>(
+    'POST',
+    `${testEnv().apiUrl}/v1/authentication/signin`,
+    { body, headers },
+  );
+
+/** The two cookies of a sign-in answer, as a Cookie header, plus the CSRF token. */
+function cookiesOf(res: { headers: Headers }): { cookie: string; csrf: string; raw: string[] } {
+  const raw = res.headers.getSetCookie();
+  const pairs = raw.map((c) => c.split(';')[0]!);
+  const csrf = pairs.find((p) => p.startsWith('tapline_csrf='))!.split('=')[1]!;
+  return { cookie: pairs.join('; '), csrf: decodeURIComponent(csrf), raw };
+}
+
+describe('sign-in and dashboard sessions', () => {
+  it('signs in with the right password and sets an HttpOnly, SameSite=Strict session cookie', async () => {
+    const acct = await accountWithPassword();
+    const res = await signin({ email: acct.email.toUpperCase(), password: acct.password });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      accountSid: acct.accountSid,
+      role: 'administrator',
+      user: { email: acct.email },
+    });
+    expect(res.body.sessionToken).toMatch(/^tls_/);
+    const { raw } = cookiesOf(res);
+    const session = raw.find((c) => c.startsWith('tapline_session='))!;
+    expect(session).toMatch(/HttpOnly/i);
+    expect(session).toMatch(/SameSite=Strict/i);
+    expect(session).not.toMatch(/Secure/i);
+    const csrf = raw.find((c) => c.startsWith('tapline_csrf='))!;
+    expect(csrf).not.toMatch(/HttpOnly/i);
+    // The token in the body works as a Bearer token too (API clients).
+    const me = await api(res.body.sessionToken).get<{ accountSid: string }>('/v1/authentication/verify');
+    expect(me.body.accountSid).toBe(acct.accountSid);
+    // Behind a proxy that terminated HTTPS, the cookies are Secure.
+    const viaTls = await signin(
+      { email: acct.email, password: acct.password },
+      { 'x-forwarded-proto': 'https' },
+    );
+    expect(cookiesOf(viaTls).raw.every((c) => /;\s*Secure/i.test(c))).toBe(true);
+  });
+
+  it('answers a wrong password and an unknown email the same way, then slows repeated failures', async () => {
+    const acct = await accountWithPassword();
+    const ip = {};
+    const wrong = await signin({ email: acct.email, password: 'not the password' }, ip);
+    const unknown = await signin({ email: `nobody-${acct.email}`, password: 'not the password' }, ip);
+    expect(wrong.status).toBe(401);
+    expect(unknown.status).toBe(401);
+    expect(wrong.text).toBe(unknown.text);
+    expect(wrong.body.error).toEqual({
+      code: 'INVALID_CREDENTIALS',
+      message: 'Email or password is incorrect',
+      details: {},
+    });
+    // Both paths run one scrypt: neither answers in a fraction of the other's time.
+    const time = async (email: string) => {
+      const t = performance.now();
+      await signin({ email, password: 'still wrong' });
+      return performance.now() - t;
+    };
+    const other = await accountWithPassword();
+    const [known, missing] = [await time(other.email), await time(`nobody-${other.email}`)];
+    expect(Math.min(known, missing) / Math.max(known, missing)).toBeGreaterThan(0.3);
+    let last = wrong;
+    for (let i = 0; i < 6 && last.status !== 429; i++)
+      last = await signin({ email: acct.email, password: `wrong ${i}` }, ip);
+    expect(last.status).toBe(429);
+    expect(Number(last.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(last.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+    // Even the right password waits until the delay has passed.
+    expect((await signin({ email: acct.email, password: acct.password }, ip)).status).toBe(429);
+  });
+
+  it('accepts the cookie for reads, and for writes only with the CSRF token', async () => {
+    const acct = await accountWithPassword();
+    const { cookie, csrf } = cookiesOf(await signin({ email: acct.email, password: acct.password }));
+    const base = `${testEnv().apiUrl}/v1/accounts/${acct.accountSid}`;
+    const read = await http('GET', `${base}/buckets`, { headers: { cookie } });
+    expect(read.status).toBe(200);
+    const noCsrf = await http<{ error: { code: string; details: { reason: string } } }>(
+      'POST',
+      `${base}/buckets`,
+      {
+        headers: { cookie },
+        body: { name: 'x' },
+      },
+    );
+    expect(noCsrf.status).toBe(403);
+    expect(noCsrf.body.error.details.reason).toBe('csrf');
+    const badCsrf = await http('POST', `${base}/buckets`, {
+      headers: { cookie, 'x-csrf-token': 'nope' },
+      body: { name: 'x' },
+    });
+    expect(badCsrf.status).toBe(403);
+    const ok = await http('POST', `${base}/buckets`, {
+      headers: { cookie, 'x-csrf-token': csrf },
+      body: { name: 'x' },
+    });
+    expect(ok.status).toBe(201);
+    const session = await http<{ kind: string; role: string; scopes: string[]; user: { email: string } }>(
+      'GET',
+      `${testEnv().apiUrl}/v1/authentication/session`,
+      { headers: { cookie } },
+    );
+    expect(session.body).toMatchObject({
+      kind: 'session',
+      role: 'administrator',
+      user: { email: acct.email },
+    });
+    expect(session.body.scopes).toContain('users:write');
+  });
+
+  it('refuses a signed-out session, an expired session and another account', async () => {
+    const acct = await accountWithPassword();
+    const other = await newAccount();
+    const s = await signin({ email: acct.email, password: acct.password });
+    const { cookie } = cookiesOf(s);
+    expect((await api(s.body.sessionToken).get(`/v1/accounts/${other.accountSid}/buckets`)).status).toBe(404);
+    const out = await http<{ success: boolean }>('GET', `${testEnv().apiUrl}/v1/authentication/signout`, {
+      headers: { cookie },
+    });
+    expect(out.body.success).toBe(true);
+    expect(out.headers.getSetCookie().some((c) => /tapline_session=;/.test(c) && /Max-Age=0/i.test(c))).toBe(
+      true,
+    );
+    expect(
+      (await http('GET', `${testEnv().apiUrl}/v1/authentication/verify`, { headers: { cookie } })).status,
+    ).toBe(401);
+    const s2 = await signin({ email: acct.email, password: acct.password });
+    await testPool().query(
+      "UPDATE sessions SET expires_at = now() - interval '1 second' WHERE token_hash = sha256($1::bytea)",
+      [Buffer.from(s2.body.sessionToken)],
+    );
+    expect((await api(s2.body.sessionToken).get('/v1/authentication/verify')).status).toBe(401);
+  });
+
+  it('first run is refused once an account exists', async () => {
+    const res = await http<{ error: { code: string } }>('POST', `${testEnv().apiUrl}/v1/setup`, {
+      body: { name: 'Late Comer', email: 'late@example.test', password: 'long enough pw' },
+    });
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('CONFLICT');
+    const status = await http<{ needsSetup: boolean }>('GET', `${testEnv().apiUrl}/v1/setup`);
+    expect(status.body.needsSetup).toBe(false);
+  });
+
+  it('invites a member who signs in with the user role, limited to it', async () => {
+    const acct = await accountWithPassword();
+    const admin = await signin({ email: acct.email, password: acct.password });
+    const a = api(admin.body.sessionToken);
+    const users = `/v1/accounts/${acct.accountSid}/users`;
+    const email = `member-${randomBytes(4).toString('hex')}@example.test`;
+    const inv = await a.post<{
+      inviteUrl: string;
+      inviteToken: string;
+      user: { sid: string; status: string };
+    }>(users, {
+      email,
+      role: 'user',
+    });
+    expect(inv.status).toBe(201);
+    expect(inv.body.user.status).toBe('invited');
+    expect(inv.body.inviteUrl).toContain(`/invite/${inv.body.inviteToken}`);
+    expect((await a.post(users, { email: acct.email, role: 'user' })).status).toBe(409);
+    // An API token cannot manage members (the users scopes belong to administrators' sessions).
+    expect((await api(acct.apiToken).get(users)).status).toBe(403);
+    const info = await http<{ email: string; role: string }>(
+      'GET',
+      `${testEnv().apiUrl}/v1/invites/${inv.body.inviteToken}`,
+    );
+    expect(info.body).toMatchObject({ email, role: 'user' });
+    const short = await http<{ error: { code: string } }>(
+      'POST',
+      `${testEnv().apiUrl}/v1/invites/${inv.body.inviteToken}/accept`,
+      {
+        body: { password: 'short' },
+      },
+    );
+    expect(short.status).toBe(400);
+    const accepted = await http<SignIn>(
+      'POST',
+      `${testEnv().apiUrl}/v1/invites/${inv.body.inviteToken}/accept`,
+      {
+        body: { password: 'member password 1', firstName: 'Mia' },
+      },
+    );
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.role).toBe('user');
+    expect(
+      (
+        await http('POST', `${testEnv().apiUrl}/v1/invites/${inv.body.inviteToken}/accept`, {
+          body: { password: 'member password 2' },
+        })
+      ).status,
+    ).toBe(404);
+    const member = await signin({ email, password: 'member password 1' });
+    expect(member.status).toBe(200);
+    const m = api(member.body.sessionToken);
+    const del = await m.delete<{ error: { code: string } }>(
+      `/v1/accounts/${acct.accountSid}/buckets/${acct.bucketSid}`,
+    );
+    expect(del.status).toBe(403);
+    const ev = await m.post(`/v1/accounts/${acct.accountSid}/events`, { type: 'deployment', name: 'v1' });
+    expect(ev.status).toBe(201);
+    expect((await m.get(users)).status).toBe(403);
+    // Promote, demote, remove; the last administrator stays.
+    const list = await a.get<{ users: { sid: string; email: string; role: string; status: string }[] }>(
+      users,
+    );
+    const memberSid = list.body.users.find((u) => u.email === email)!.sid;
+    expect((await a.put(`${users}/${memberSid}`, { role: 'administrator' })).status).toBe(200);
+    expect((await m.get(users)).status).toBe(200);
+    expect((await a.put(`${users}/${acct.userSid}`, { role: 'user' })).status).toBe(200);
+    const self = await m.delete<{ error: { code: string } }>(`${users}/${memberSid}`);
+    expect(self.status).toBe(409);
+    expect((await m.put(`${users}/${acct.userSid}`, { role: 'administrator' })).status).toBe(200);
+    expect((await a.delete(`${users}/${memberSid}`)).status).toBe(200);
+    expect((await m.get('/v1/authentication/verify')).status).toBe(401);
+  });
+
+  it('admin set-password sets a new password from an argument or standard input', async () => {
+    const acct = await accountWithPassword();
+    const env = { ...process.env, DATABASE_URL: testEnv().databaseUrl, LOG_LEVEL: 'warn' };
+    const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+    const arg = await run(
+      tsx,
+      ['services/admin.ts', 'set-password', '--email', acct.email, '--password', 'from argument 1'],
+      {
+        cwd: ROOT,
+        env,
+      },
+    );
+    expect(arg.stdout).not.toContain('from argument 1');
+    expect((await signin({ email: acct.email, password: 'from argument 1' })).status).toBe(200);
+    const child = execFile(tsx, ['services/admin.ts', 'set-password', '--email', acct.email], {
+      cwd: ROOT,
+      env,
+    });
+    child.stdin!.end('from standard input\n');
+    const code = await new Promise((r) => child.on('exit', r));
+    expect(code).toBe(0);
+    expect((await signin({ email: acct.email, password: 'from standard input' })).status).toBe(200);
+    expect((await signin({ email: acct.email, password: 'from argument 1' })).status).toBe(401);
+  });
+});
