@@ -58,8 +58,13 @@ export const sessionInfoSchema = {
 export const setupStatusSchema = {
   $id: 'setupStatus',
   type: 'object',
-  required: ['needsSetup', 'ingestUrl'],
-  properties: { needsSetup: { type: 'boolean' }, ingestUrl: { type: ['string', 'null'] } },
+  required: ['needsSetup', 'signedIn', 'ingestUrl'],
+  properties: {
+    needsSetup: { type: 'boolean' },
+    /** the request carries a valid dashboard session cookie */
+    signedIn: { type: 'boolean' },
+    ingestUrl: { type: ['string', 'null'] },
+  },
 } as const;
 
 export const setupBodySchema = {

@@ -40,6 +40,13 @@ export function rawRequest(
         timeout: timeoutMs,
       },
       (res) => {
+        // An event stream (the live tail) never ends by itself: its status and headers are the
+        // answer, and the connection is closed at once.
+        if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: '' });
+          r.destroy();
+          return;
+        }
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () =>

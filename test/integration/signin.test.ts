@@ -222,6 +222,12 @@ describe('sign-in and dashboard sessions', () => {
     );
     expect(accepted.status).toBe(200);
     expect(accepted.body.role).toBe('user');
+    // The invitation's answer signs the person in: its session works at once, as cookie and token.
+    expect((await api(accepted.body.sessionToken).get('/v1/authentication/session')).status).toBe(200);
+    const { cookie } = cookiesOf(accepted);
+    expect(
+      (await http('GET', `${testEnv().apiUrl}/v1/authentication/session`, { headers: { cookie } })).status,
+    ).toBe(200);
     expect(
       (
         await http('POST', `${testEnv().apiUrl}/v1/invites/${inv.body.inviteToken}/accept`, {

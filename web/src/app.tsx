@@ -69,7 +69,7 @@ function SignedIn({ children }: { children: ReactNode }) {
   const session = useQuery({
     queryKey: ['session'],
     queryFn: auth.session,
-    enabled: setup.data?.needsSetup === false,
+    enabled: setup.data?.needsSetup === false && setup.data.signedIn,
     retry: false,
   });
   const me = useQuery({ queryKey: ['me'], queryFn: auth.me, enabled: session.isSuccess });
@@ -88,7 +88,10 @@ function SignedIn({ children }: { children: ReactNode }) {
   }, [session.data, me.data, qc]);
 
   if (setup.data?.needsSetup) return <Redirect to="/setup" replace />;
-  if (session.error instanceof ApiError && session.error.status === 401) {
+  if (
+    (setup.data && !setup.data.signedIn) ||
+    (session.error instanceof ApiError && session.error.status === 401)
+  ) {
     const next = location + window.location.search;
     return <Redirect to={`/signin${next !== '/' ? `?next=${encodeURIComponent(next)}` : ''}`} replace />;
   }

@@ -4,7 +4,7 @@ import { hashToken } from '../../shared/credentials.js';
 import { AppError, notFound } from '../../shared/errors.js';
 import { hashPassword, verifyPassword } from '../../shared/passwords.js';
 import { SigninThrottle } from '../signin-throttle.js';
-import { setSessionCookies, startSession, type StartedSession } from '../sessions.service.js';
+import { SESSION_COOKIE, setSessionCookies, startSession, type StartedSession } from '../sessions.service.js';
 import { newSid } from '../../shared/ids.js';
 
 interface UserRow {
@@ -103,12 +103,16 @@ export default async function signinRoutes(app: FastifyInstance): Promise<void> 
         response: { 200: { $ref: 'setupStatus#' } },
       },
     },
-    async () => {
+    async (req) => {
       const r = await pool.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM accounts) AS any');
+      // Lets the dashboard tell "not signed in" without provoking a 401 on its first call.
+      const cookie = req.cookies[SESSION_COOKIE];
+      const principal = cookie ? await app.deps.credentials.authenticate(cookie) : null;
       const scheme = cfg.tls ? 'https' : 'http';
       const host = cfg.publicUrl ? new URL(cfg.publicUrl).hostname : cfg.host;
       return {
         needsSetup: !r.rows[0]?.any,
+        signedIn: principal?.kind === 'session',
         ingestUrl: cfg.roles.has('ingest') || cfg.publicUrl ? `${scheme}://${host}:${cfg.ingestPort}` : null,
       };
     },

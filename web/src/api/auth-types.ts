@@ -1,50 +1,25 @@
-/** Sign-in, session and member shapes of the authentication endpoints (docs/auth.md). */
-export interface SessionUser {
-  sid: string;
-  email: string;
-  firstName: string;
-  lastName: string;
-}
+/**
+ * Sign-in, session and member shapes of the authentication endpoints (docs/auth.md), derived from
+ * the API's schemas in `schemas/auth.schema.ts` with json-schema-to-ts (types only: nothing of
+ * `schemas/` reaches the bundle).
+ */
+import type { FromSchema } from 'json-schema-to-ts';
+import type {
+  inviteInfoSchema,
+  inviteResultSchema,
+  memberSchema,
+  setupStatusSchema,
+  sessionInfoSchema,
+  sessionUserSchema,
+  signinResultSchema,
+} from '../../../schemas/auth.schema';
 
-export interface SignInResult {
-  sessionToken: string;
-  csrfToken: string;
-  expiresAt: string | null;
-  accountSid: string;
-  role: string;
-  user: SessionUser;
-}
+type WithUser = { references: [typeof sessionUserSchema] };
 
-export interface Session {
-  kind: 'session' | 'apiToken';
-  accountSid: string;
-  role: string;
-  scopes: string[];
-  expiresAt: string | null;
-  user: SessionUser | null;
-}
-
-export interface Member {
-  sid: string;
-  email: string;
-  firstName: string;
-  lastName: string;
-  role: string;
-  status: 'active' | 'invited';
-  createdAt: string;
-  lastSignInAt: string | null;
-}
-
-export interface InviteResult {
-  user: Member;
-  inviteUrl: string;
-  inviteToken: string;
-  expiresAt: string;
-}
-
-export interface InviteInfo {
-  email: string;
-  accountName: string;
-  role: string;
-  expiresAt: string;
-}
+export type SessionUser = FromSchema<typeof sessionUserSchema>;
+export type SignInResult = FromSchema<typeof signinResultSchema, WithUser>;
+export type Session = FromSchema<typeof sessionInfoSchema, WithUser>;
+export type Member = FromSchema<typeof memberSchema>;
+export type InviteResult = FromSchema<typeof inviteResultSchema, { references: [typeof memberSchema] }>;
+export type InviteInfo = FromSchema<typeof inviteInfoSchema>;
+export type SetupStatus = FromSchema<typeof setupStatusSchema>;

@@ -16,13 +16,13 @@ import type {
   SummaryA,
   ThroughputA,
 } from './types';
-import type { Session, SignInResult, Member, InviteResult, InviteInfo } from './auth-types';
+import type { Session, SignInResult, Member, InviteResult, InviteInfo, SetupStatus } from './auth-types';
 
 const acct = (a: string) => `/v1/accounts/${encodeURIComponent(a)}`;
 const bucketPath = (a: string, b: string) => `${acct(a)}/buckets/${encodeURIComponent(b)}`;
 
 export const auth = {
-  setupStatus: () => api.get<{ needsSetup: boolean }>('/v1/setup'),
+  setupStatus: () => api.get<SetupStatus>('/v1/setup'),
   setup: (body: { name: string; email: string; password: string; accountName?: string }) =>
     api.post<SignInResult>('/v1/setup', body),
   signIn: (body: { email: string; password: string }) =>
@@ -67,9 +67,6 @@ export interface MetricsScope {
   environmentSid?: string;
   startDate: string;
   endDate: string;
-  /** one endpoint template and/or method (docs/metrics.md) */
-  endpoint?: string;
-  method?: string;
 }
 
 export const metrics = {
@@ -105,8 +102,12 @@ export const requests = {
     api.put<RequestRecord>(`${bucketPath(a, b)}/requests/${sid}`, { note }),
   remove: (a: string, b: string, sid: string) =>
     api.del<{ sid: string; deleted: boolean }>(`${bucketPath(a, b)}/requests/${sid}`),
-  /** URL of the live tail (server-sent events), opened with EventSource. */
-  liveUrl: (a: string, b: string, q?: string) => withQuery(`${bucketPath(a, b)}/requests/live`, { q }),
+  /**
+   * URL of the live tail (server-sent events), opened with EventSource; `since` is a cursor
+   * (`storedAt|sid`) to start after instead of "now".
+   */
+  liveUrl: (a: string, b: string, q?: string, since?: string) =>
+    withQuery(`${bucketPath(a, b)}/requests/live`, { q, since }),
 };
 
 export const streamViews = {

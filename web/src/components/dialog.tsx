@@ -1,6 +1,10 @@
 import { useEffect, useRef, type ReactNode } from 'react';
 
-/** A modal dialog on the native <dialog> element: focus trap, Escape and backdrop come with it. */
+/**
+ * A modal dialog: an open <dialog> over a backdrop, focus moved into it, Escape and the backdrop
+ * close it. (Rendered open rather than through showModal(), whose close-on-unmount raced React's
+ * state in tests.)
+ */
 export function Dialog({
   title,
   onClose,
@@ -11,21 +15,35 @@ export function Dialog({
   children: ReactNode;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
+  const close = useRef(onClose);
+  close.current = onClose;
   useEffect(() => {
-    const d = ref.current;
-    if (d && !d.open) d.showModal();
-    return () => d?.close();
+    const before = document.activeElement as HTMLElement | null;
+    const first = ref.current?.querySelector<HTMLElement>(
+      'input, select, textarea, button:not(.dialog-close)',
+    );
+    first?.focus();
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') close.current();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => {
+      document.removeEventListener('keydown', onKey);
+      before?.focus?.();
+    };
   }, []);
   return (
-    <dialog ref={ref} className="dialog" aria-labelledby="dialog-title" onClose={onClose} onCancel={onClose}>
-      <div className="dialog-head">
-        <h2 id="dialog-title">{title}</h2>
-        <button type="button" className="btn btn-ghost" aria-label="Close" onClick={onClose}>
-          ✕
-        </button>
-      </div>
-      {children}
-    </dialog>
+    <div className="dialog-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
+      <dialog ref={ref} open className="dialog" aria-modal="true" aria-labelledby="dialog-title">
+        <div className="dialog-head">
+          <h2 id="dialog-title">{title}</h2>
+          <button type="button" className="btn btn-ghost dialog-close" aria-label="Close" onClick={onClose}>
+            ✕
+          </button>
+        </div>
+        {children}
+      </dialog>
+    </div>
   );
 }
 

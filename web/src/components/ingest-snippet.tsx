@@ -5,7 +5,7 @@ import { CopyButton } from './copy-button';
 /** The ingest URL: announced by the API (`GET /v1/setup`), else the same host on port 8081. */
 export function useIngestUrl(): string {
   const setup = useQuery({ queryKey: ['setup'], queryFn: auth.setupStatus, staleTime: Infinity });
-  const announced = (setup.data as { ingestUrl?: string } | undefined)?.ingestUrl;
+  const announced = setup.data?.ingestUrl;
   return announced ?? `${window.location.protocol}//${window.location.hostname}:8081`;
 }
 

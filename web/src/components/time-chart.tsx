@@ -33,6 +33,9 @@ const MARKER_COLORS: Record<string, string> = {
   custom: '#6b7280',
 };
 
+/** One shared empty list: a new `[]` per render would re-run the marker effect on every render. */
+const NO_MARKERS: MetricsEvent[] = [];
+
 export function markerColor(type: string): string {
   return MARKER_COLORS[type] ?? MARKER_COLORS.custom!;
 }
@@ -47,7 +50,7 @@ export function TimeChart({
   series,
   stacked,
   format,
-  markers = [],
+  markers = NO_MARKERS,
   onPickTime,
   height = 220,
 }: TimeChartProps) {
@@ -89,7 +92,9 @@ export function TimeChart({
       width: Math.max(el.clientWidth, 200),
       height,
       legend: { show: true, live: true },
-      cursor: { drag: { x: false, y: false }, points: { size: 6 } },
+      // No drag-zoom; a click (even with the mouse moving) picks a time instead of being
+      // swallowed as the end of a drag.
+      cursor: { drag: { x: false, y: false, click: () => undefined }, points: { size: 6 } },
       scales: {
         x: { time: true },
         y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] },
@@ -111,7 +116,8 @@ export function TimeChart({
           stroke: s.color,
           width: 1.5,
           fill: stacked ? s.color + 'cc' : undefined,
-          points: { show: false },
+          // Points only where the line is sparse (an isolated minute is otherwise invisible).
+          points: { show: !stacked && s.values.filter((v) => v !== null).length < 30, size: 5 },
           spanGaps: false,
           // The legend shows the series' own value, not the stacked total.
           value: (_u: uPlot, v: number | null, _si: number, idx: number | null) =>
@@ -146,10 +152,11 @@ export function TimeChart({
         ready: [
           (u) => {
             place(u);
-            u.over.addEventListener('click', () => {
-              const left = u.cursor.left;
-              if (pickRef.current && left !== undefined && left >= 0)
-                pickRef.current(new Date(u.posToVal(left, 'x') * 1000));
+            // The click's own position: uPlot moves its cursor on the next frame, so
+            // `u.cursor.left` can still hold the previous position when a click arrives.
+            u.over.addEventListener('click', (e) => {
+              if (pickRef.current && e.offsetX >= 0)
+                pickRef.current(new Date(u.posToVal(e.offsetX, 'x') * 1000));
             });
           },
         ],
@@ -174,16 +181,19 @@ export function TimeChart({
     plot.current?.setData(data);
   }, [data]);
 
+  // Keyed by the markers' content, not the array's identity: a caller's fresh `[]` per render
+  // must not redraw (and set state) on every render.
+  const markerKey = markers.map((m) => `${m.sid}@${m.startedAt}-${m.endedAt ?? ''}`).join('|');
   useEffect(() => {
     const u = plot.current;
-    if (u) u.redraw(false);
-    if (u)
-      setPositions(
-        markers
-          .map((m) => ({ m, left: u.valToPos(Date.parse(m.startedAt) / 1000, 'x') }))
-          .filter((p) => Number.isFinite(p.left) && p.left >= 0 && p.left <= u.over.clientWidth),
-      );
-  }, [markers]);
+    if (!u) return;
+    u.redraw(false);
+    setPositions(
+      markersRef.current
+        .map((m) => ({ m, left: u.valToPos(Date.parse(m.startedAt) / 1000, 'x') }))
+        .filter((p) => Number.isFinite(p.left) && p.left >= 0 && p.left <= u.over.clientWidth),
+    );
+  }, [markerKey]);
 
   return (
     <figure className="chart" aria-label={title}>

@@ -18,9 +18,8 @@ const COLUMNS = [
   { key: 'p99ResponseTime', label: 'p99', fmt: ms },
 ] as const;
 type SortKey = (typeof COLUMNS)[number]['key'] | 'group';
-const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 
-/** Endpoint templates with count, error rate and percentiles; sortable, filterable by method. */
+/** Endpoint templates with count, error rate and percentiles; sortable, filterable by text. */
 export function EndpointsPage() {
   const a = useAccountSid();
   const { get, set } = useQueryState();
@@ -28,11 +27,10 @@ export function EndpointsPage() {
   const { scope, refetchInterval } = useMetricsScope();
   const sort = (get('sort') ?? 'requestCount') as SortKey;
   const order = get('order') === 'asc' ? 'asc' : 'desc';
-  const method = get('method') ?? '';
   const filter = get('filter') ?? '';
   const perf = useQuery({
-    queryKey: ['performance', a, scope, method],
-    queryFn: () => metrics.performance(a, { ...scope, method: method || undefined }, 'endpoint', 1000),
+    queryKey: ['performance', a, scope],
+    queryFn: () => metrics.performance(a, scope, 'endpoint', 1000),
     placeholderData: keepPreviousData,
     refetchInterval,
   });
@@ -66,15 +64,6 @@ export function EndpointsPage() {
         <RangePicker />
       </div>
       <div className="toolbar">
-        <label>
-          Method{' '}
-          <select value={method} onChange={(e) => set({ method: e.target.value || null }, { replace: true })}>
-            <option value="">All</option>
-            {METHODS.map((m) => (
-              <option key={m}>{m}</option>
-            ))}
-          </select>
-        </label>
         <label>
           Filter{' '}
           <input
@@ -112,7 +101,6 @@ export function EndpointsPage() {
                           <Link
                             href={href('/endpoints/detail', {
                               endpoint: m.group,
-                              method: method || undefined,
                             })}
                             className="mono"
                           >

@@ -14,6 +14,9 @@ import { useQueryState } from '../lib/url-state';
 
 const CLASS_COLORS = { '200': '#2e9e5b', '300': '#3b82c4', '400': '#e0a030', '500': '#d64545' } as const;
 
+/** One empty list for every render: a new [] each time would re-run the charts' marker effect. */
+const NO_MARKERS: MetricsEvent[] = [];
+
 /** Overview of a bucket (or all buckets): summary tiles, throughput, response time, error rate. */
 export function OverviewPage() {
   const a = useAccountSid();
@@ -42,8 +45,9 @@ export function OverviewPage() {
     const periods = throughput.data?.periods ?? [];
     const x = periods.map((p) => Date.parse(p.startTime));
     const cls = (k: keyof typeof CLASS_COLORS) => periods.map((p) => p.httpStatus[k].count);
+    // A minute without requests has no error rate; it is drawn as 0 so the line stays readable.
     const errorRate = periods.map((p) =>
-      p.total.count ? ((p.httpStatus['400'].count + p.httpStatus['500'].count) / p.total.count) * 100 : null,
+      p.total.count ? ((p.httpStatus['400'].count + p.httpStatus['500'].count) / p.total.count) * 100 : 0,
     );
     return { x, c2: cls('200'), c3: cls('300'), c4: cls('400'), c5: cls('500'), errorRate };
   }, [throughput.data]);
@@ -51,12 +55,13 @@ export function OverviewPage() {
     const periods = rt.data?.periods ?? [];
     return {
       x: periods.map((p) => Date.parse(p.startTime)),
-      p50: periods.map((p) => p.percentiles?.['50']?.value ?? null),
-      p95: periods.map((p) => p.percentiles?.['95']?.value ?? null),
-      p99: periods.map((p) => p.percentiles?.['99']?.value ?? null),
+      // No requests, no response time: a gap in the line, not a 0 ms dip.
+      p50: periods.map((p) => (p.requests ? (p.percentiles?.['50']?.value ?? null) : null)),
+      p95: periods.map((p) => (p.requests ? (p.percentiles?.['95']?.value ?? null) : null)),
+      p99: periods.map((p) => (p.requests ? (p.percentiles?.['99']?.value ?? null) : null)),
     };
   }, [rt.data]);
-  const markers: MetricsEvent[] = throughput.data?.events ?? [];
+  const markers = throughput.data?.events ?? NO_MARKERS;
   const noTraffic = summary.data && (summary.data.requests.current.amount ?? 0) === 0;
   const bucket = get('bucket');
 
