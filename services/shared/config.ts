@@ -26,7 +26,7 @@ const schema = {
       enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
       default: 'info',
     },
-    LOG_PRETTY: { type: 'boolean', default: false },
+    LOG_PRETTY: { type: 'boolean' },
     KAFKA_BROKERS: { type: 'string', pattern: '^[^,\\s]+(,[^,\\s]+)*$' },
     KAFKA_PORT: { type: 'integer', minimum: 1, maximum: 65535, default: 9092 },
     KAFKA_CONTROLLER_PORT: { type: 'integer', minimum: 1, maximum: 65535, default: 9093 },
@@ -195,7 +195,8 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     cacheDir,
     dataDir,
     logLevel: str('LOG_LEVEL'),
-    logPretty: bool('LOG_PRETTY'),
+    // Human-readable lines for a person at a terminal, JSON lines for everything else.
+    logPretty: v.LOG_PRETTY === undefined ? Boolean(process.stdout.isTTY) : bool('LOG_PRETTY'),
     kafka: {
       brokers: brokers ? brokers.split(',') : undefined,
       port: num('KAFKA_PORT'),

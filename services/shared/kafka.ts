@@ -22,12 +22,20 @@ export function createKafka(brokers: string[], clientId: string, log: Logger): K
       ({ level, log: entry }: LogEntry) => {
         const { message, ...rest } = entry;
         const data = { ...rest, timestamp: undefined, logger: undefined };
-        if (level <= logLevel.ERROR) kafkaLog.error(data, message);
+        // Errors kafkajs retries by itself while a fresh consumer group forms (every clean start
+        // of a single-node broker) are not failures: they go to debug. A retry that gives up
+        // surfaces as a crash or a rejected call, which is logged at ERROR where it happens.
+        if (level <= logLevel.ERROR && TRANSIENT.test(String(message))) kafkaLog.debug(data, message);
+        else if (level <= logLevel.ERROR) kafkaLog.error(data, message);
         else if (level === logLevel.WARN) kafkaLog.warn(data, message);
         else kafkaLog.debug(data, message);
       },
   });
 }
+
+/** kafkajs messages of conditions it retries itself (coordinator not yet elected or moved). */
+const TRANSIENT =
+  /group coordinator is not available|not coordinator for group|coordinator load in progress|leadership election|There is no leader for this topic-partition/i;
 
 export { Partitioners };
 

@@ -104,6 +104,8 @@ async function expectSeedIntact(acct: SeededAccount, doc: OpenApiDoc): Promise<v
     const names = [...ep.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
     if (!names.every((n) => acct.params[n] !== undefined)) continue;
     if (ep.path.endsWith('/executions') || ep.path.endsWith('/stats')) continue;
+    // Members are read by administrators' sessions only (users:read is not an API-token scope).
+    if (ep.path.endsWith('/users')) continue;
     const r = await rawRequest(testEnv().apiUrl, {
       method: 'GET',
       url: fillPath(ep.path, acct.params),

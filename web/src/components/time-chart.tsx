@@ -20,6 +20,8 @@ export interface TimeChartProps {
   stacked?: boolean;
   format: (v: number | null) => string;
   markers?: MetricsEvent[];
+  /** the values are counts: axis ticks on whole numbers */
+  integer?: boolean;
   /** click on the plot: the time under the cursor (to create an event marker there) */
   onPickTime?: (t: Date) => void;
   height?: number;
@@ -36,6 +38,16 @@ const MARKER_COLORS: Record<string, string> = {
 /** One shared empty list: a new `[]` per render would re-run the marker effect on every render. */
 const NO_MARKERS: MetricsEvent[] = [];
 
+const INTEGER_STEPS = [
+  1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 1e7, 1e8,
+];
+
+function hasIsolated(values: (number | null)[]): boolean {
+  return values.some(
+    (v, i) => v !== null && (values[i - 1] ?? null) === null && (values[i + 1] ?? null) === null,
+  );
+}
+
 export function markerColor(type: string): string {
   return MARKER_COLORS[type] ?? MARKER_COLORS.custom!;
 }
@@ -51,6 +63,7 @@ export function TimeChart({
   stacked,
   format,
   markers = NO_MARKERS,
+  integer,
   onPickTime,
   height = 220,
 }: TimeChartProps) {
@@ -106,6 +119,8 @@ export function TimeChart({
           grid: { stroke: '#eef0f4' },
           ticks: { stroke: '#dfe3ea' },
           size: 64,
+          // Counts tick on whole numbers only (no "0, 0, 1, 1" on an idle range).
+          ...(integer ? { incrs: INTEGER_STEPS } : {}),
           values: (_u, vals) => vals.map((v) => format(v)),
         },
       ],
@@ -116,8 +131,8 @@ export function TimeChart({
           stroke: s.color,
           width: 1.5,
           fill: stacked ? s.color + 'cc' : undefined,
-          // Points only where the line is sparse (an isolated minute is otherwise invisible).
-          points: { show: !stacked && s.values.filter((v) => v !== null).length < 30, size: 5 },
+          // Points only when a value stands alone between gaps: no line would show it.
+          points: { show: !stacked && hasIsolated(s.values), size: 5 },
           spanGaps: false,
           // The legend shows the series' own value, not the stacked total.
           value: (_u: uPlot, v: number | null, _si: number, idx: number | null) =>

@@ -98,6 +98,7 @@ export function OverviewPage() {
             title="Throughput"
             x={t.x}
             stacked
+            integer
             series={[
               { label: '2xx', color: CLASS_COLORS['200'], values: t.c2 },
               { label: '3xx', color: CLASS_COLORS['300'], values: t.c3 },
