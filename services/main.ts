@@ -222,7 +222,9 @@ async function main(cfg: Config): Promise<void> {
       },
       'tapline ready',
     );
-    if (cfg.roles.has('api')) printDashboard(cfg, demo);
+    // The dashboard's lines come last: after the log stream (a worker thread when pretty) has
+    // written what came before them.
+    if (cfg.roles.has('api')) rootLogger().flush(() => setTimeout(() => printDashboard(cfg, demo), 200));
     // As the ingest child of a process running the other roles: report readiness, and stop when
     // the parent goes away (its IPC channel closes even if it was SIGKILLed).
     if (process.send) {

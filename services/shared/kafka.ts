@@ -25,7 +25,8 @@ export function createKafka(brokers: string[], clientId: string, log: Logger): K
         // Errors kafkajs retries by itself while a fresh consumer group forms (every clean start
         // of a single-node broker) are not failures: they go to debug. A retry that gives up
         // surfaces as a crash or a rejected call, which is logged at ERROR where it happens.
-        if (level <= logLevel.ERROR && TRANSIENT.test(String(message))) kafkaLog.debug(data, message);
+        if (level <= logLevel.ERROR && TRANSIENT.test(`${String(message)} ${String(rest.error ?? '')}`))
+          kafkaLog.debug(data, message);
         else if (level <= logLevel.ERROR) kafkaLog.error(data, message);
         else if (level === logLevel.WARN) kafkaLog.warn(data, message);
         else kafkaLog.debug(data, message);

@@ -44,7 +44,20 @@ export function rootLogger(): Logger {
       base: { service: 'tapline' },
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
-      ...(cfg.logPretty ? { transport: { target: 'pino-pretty' } } : {}),
+      // One line per entry for a person at a terminal: time, level, module, message, fields.
+      ...(cfg.logPretty
+        ? {
+            transport: {
+              target: 'pino-pretty',
+              options: {
+                singleLine: true,
+                ignore: 'pid,hostname,service,module',
+                translateTime: 'HH:MM:ss.l',
+                messageFormat: '{if module}{module}: {end}{msg}',
+              },
+            },
+          }
+        : {}),
     });
   }
   return root;
