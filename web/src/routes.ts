@@ -1,4 +1,5 @@
 import type { ComponentType } from 'react';
+import { BucketSetupPage, BucketsPage } from './pages/buckets';
 import { EndpointsPage } from './pages/endpoints';
 import { ErrorsPage } from './pages/errors';
 import { EndpointDetailPage } from './pages/endpoint-detail';
@@ -24,5 +25,7 @@ export const ROUTES: PageRoute[] = [
   { path: '/stream', component: StreamPage, nav: { label: 'Stream', group: 'traffic' } },
   { path: '/requests/:bucketSid/:requestSid', component: RequestPage },
   { path: '/events', component: EventsPage, nav: { label: 'Events', group: 'traffic' } },
+  { path: '/settings/buckets', component: BucketsPage, nav: { label: 'Buckets', group: 'settings' } },
+  { path: '/settings/buckets/:bucketSid', component: BucketSetupPage },
   { path: '/settings/members', component: MembersPage, nav: { label: 'Members', group: 'settings' } },
 ];

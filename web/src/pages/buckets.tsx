@@ -1,0 +1,303 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { Link } from 'wouter';
+import { fieldErrors } from '../api/client';
+import { buckets } from '../api/resources';
+import type { Bucket } from '../api/types';
+import { CopyButton } from '../components/copy-button';
+import { ConfirmDialog, Dialog } from '../components/dialog';
+import { Field, FormError } from '../components/form';
+import { IngestSnippet, useIngestUrl } from '../components/ingest-snippet';
+import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
+import { useAccountSid, useSession } from '../lib/session';
+import { formatDateTime } from '../lib/time';
+import { useSharedHref } from '../lib/url-state';
+
+/** The account's buckets: create, rename, delete (typing the name), each with its setup page. */
+export function BucketsPage() {
+  const a = useAccountSid();
+  const { can } = useSession();
+  const href = useSharedHref();
+  const qc = useQueryClient();
+  const list = useQuery({ queryKey: ['buckets', a], queryFn: () => buckets.list(a) });
+  const [name, setName] = useState('');
+  const [renaming, setRenaming] = useState<Bucket | null>(null);
+  const [deleting, setDeleting] = useState<Bucket | null>(null);
+  const refresh = () => qc.invalidateQueries({ queryKey: ['buckets', a] });
+  const create = useMutation({
+    mutationFn: () => buckets.create(a, { name }),
+    onSuccess: async () => {
+      setName('');
+      await refresh();
+    },
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    create.mutate();
+  };
+  return (
+    <div className="page">
+      <h1>Buckets</h1>
+      {can('buckets:write') ? (
+        <section className="panel">
+          <h2>New bucket</h2>
+          <form className="inline-form" onSubmit={submit}>
+            <Field
+              id="bucket-name"
+              label="Name"
+              required
+              maxLength={200}
+              placeholder="e.g. Checkout API"
+              value={name}
+              error={fieldErrors(create.error).name}
+              onChange={(e) => setName(e.target.value)}
+            />
+            <button type="submit" className="btn btn-primary" disabled={create.isPending || !name.trim()}>
+              Create bucket
+            </button>
+          </form>
+          <FormError error={create.error} />
+          {create.data ? (
+            <p className="hint" role="status">
+              Created “{create.data.name}”.{' '}
+              <Link href={href(`/settings/buckets/${create.data.sid}`)}>Set it up →</Link>
+            </p>
+          ) : null}
+        </section>
+      ) : null}
+      <section className="panel">
+        <QueryView
+          query={list}
+          isEmpty={(d) => d.records.length === 0}
+          empty={
+            <Empty title="No bucket yet">
+              A bucket holds the traffic of one API or service: create one above.
+            </Empty>
+          }
+        >
+          {(d) => (
+            <div className="table-wrap">
+              <table className="table">
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Sid</th>
+                    <th scope="col">Traffic</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">
+                      <span className="sr-only">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {d.records.map((b) => (
+                    <tr key={b.sid}>
+                      <td>
+                        <Link href={href(`/settings/buckets/${b.sid}`)}>{b.name}</Link>
+                      </td>
+                      <td className="mono small">{b.sid}</td>
+                      <td>
+                        <span className={`badge ${b.appIsConnected ? 'badge-ok' : 'badge-pending'}`}>
+                          {b.appIsConnected ? 'connected' : 'waiting'}
+                        </span>
+                      </td>
+                      <td className="small">{formatDateTime(b.createdAt)}</td>
+                      <td>
+                        <div className="row-actions">
+                          {can('buckets:write') ? (
+                            <button type="button" className="btn btn-small" onClick={() => setRenaming(b)}>
+                              Rename
+                            </button>
+                          ) : null}
+                          {can('buckets:delete') ? (
+                            <button
+                              type="button"
+                              className="btn btn-small btn-danger-ghost"
+                              onClick={() => setDeleting(b)}
+                            >
+                              Delete
+                            </button>
+                          ) : null}
+                        </div>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </QueryView>
+      </section>
+      {renaming ? (
+        <RenameBucket bucket={renaming} onClose={() => setRenaming(null)} onDone={refresh} />
+      ) : null}
+      {deleting ? (
+        <DeleteBucket bucket={deleting} onClose={() => setDeleting(null)} onDone={refresh} />
+      ) : null}
+    </div>
+  );
+}
+
+function RenameBucket({
+  bucket,
+  onClose,
+  onDone,
+}: {
+  bucket: Bucket;
+  onClose: () => void;
+  onDone: () => Promise<unknown>;
+}) {
+  const a = useAccountSid();
+  const [name, setName] = useState(bucket.name);
+  const save = useMutation({
+    mutationFn: () => buckets.update(a, bucket.sid, { name, verifySslCerts: bucket.verifySslCerts }),
+    onSuccess: async () => {
+      await onDone();
+      onClose();
+    },
+  });
+  return (
+    <Dialog title="Rename bucket" onClose={onClose}>
+      <form
+        className="stack"
+        onSubmit={(e) => {
+          e.preventDefault();
+          save.mutate();
+        }}
+      >
+        <Field
+          id="rename-bucket"
+          label="Name"
+          required
+          maxLength={200}
+          value={name}
+          error={fieldErrors(save.error).name}
+          onChange={(e) => setName(e.target.value)}
+        />
+        <FormError error={save.error} />
+        <div className="actions">
+          <button type="button" className="btn" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="btn btn-primary" disabled={save.isPending || !name.trim()}>
+            Save
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function DeleteBucket({
+  bucket,
+  onClose,
+  onDone,
+}: {
+  bucket: Bucket;
+  onClose: () => void;
+  onDone: () => Promise<unknown>;
+}) {
+  const a = useAccountSid();
+  const [typed, setTyped] = useState('');
+  const del = useMutation({
+    mutationFn: () => buckets.remove(a, bucket.sid),
+    onSuccess: async () => {
+      await onDone();
+      onClose();
+    },
+  });
+  return (
+    <ConfirmDialog
+      title={`Delete “${bucket.name}”?`}
+      confirmLabel="Delete bucket"
+      busy={del.isPending || typed !== bucket.name}
+      error={del.error}
+      onConfirm={() => del.mutate()}
+      onClose={onClose}
+    >
+      <p>
+        Its workflows, saved stream views and request notes are deleted with it, and its stored requests can
+        no longer be read (they leave storage with the retention period). Ingest with its sid is refused from
+        now on. This cannot be undone.
+      </p>
+      <Field
+        id="confirm-bucket-name"
+        label={`Type the bucket's name (${bucket.name}) to confirm`}
+        autoComplete="off"
+        value={typed}
+        onChange={(e) => setTyped(e.target.value)}
+      />
+    </ConfirmDialog>
+  );
+}
+
+/** One bucket's setup: sid, ingest URL, copy-ready snippets, and whether traffic has arrived. */
+export function BucketSetupPage({ params }: { params: { bucketSid: string } }) {
+  const a = useAccountSid();
+  const href = useSharedHref();
+  const ingest = useIngestUrl();
+  // Polls until the first request arrives, so "waiting" turns into "connected" without a reload.
+  const q = useQuery({
+    queryKey: ['bucket', a, params.bucketSid],
+    queryFn: () => buckets.get(a, params.bucketSid),
+    refetchInterval: (query) => (query.state.data?.appIsConnected ? false : 2_000),
+  });
+  if (q.isPending) return <Loading />;
+  if (q.error) return <ErrorBox error={q.error} />;
+  const b = q.data;
+  const sdk = `curl -X POST ${ingest}/ \\
+  -H "Authorization: Bearer $TAPLINE_TOKEN" -H 'Api-Traffic-Bucket-Sid: ${b.sid}' \\
+  -H 'Api-Traffic-Sdk: curl' -H 'content-type: application/json' \\
+  -d '{"request":{"url":"https://api.example.com/hello","method":"GET"},"response":{"status":200,"responseTime":12}}'`;
+  return (
+    <div className="page">
+      <div>
+        <Link href={href('/settings/buckets')} className="muted small">
+          ← Buckets
+        </Link>
+        <h1>{b.name}</h1>
+      </div>
+      <section className="panel">
+        <div
+          className={`connection ${b.appIsConnected ? 'connected' : 'waiting'}`}
+          role="status"
+          aria-live="polite"
+          data-testid="bucket-connection"
+        >
+          {b.appIsConnected ? '● Connected: traffic is arriving.' : '○ Waiting for the first request…'}
+        </div>
+        <dl className="facts">
+          <dt>Bucket sid</dt>
+          <dd>
+            <code>{b.sid}</code> <CopyButton text={b.sid} label="Copy sid" />
+          </dd>
+          <dt>Ingest URL</dt>
+          <dd>
+            <code>{`${ingest}/v1/buckets/${b.sid}/ingest`}</code>
+          </dd>
+        </dl>
+        {b.appIsConnected ? (
+          <p>
+            <Link href={href('/stream', { bucket: b.sid })}>See its requests in the stream →</Link>
+          </p>
+        ) : null}
+      </section>
+      <section className="panel">
+        <h2>Batch ingest API</h2>
+        <IngestSnippet bucketSid={b.sid} />
+      </section>
+      <section className="panel">
+        <h2>Existing SDKs' wire format</h2>
+        <p className="hint">
+          One captured call per request to the ingest listener's root path, as the existing SDKs send it.
+        </p>
+        <div className="snippet">
+          <pre>
+            <code>{sdk}</code>
+          </pre>
+          <CopyButton text={sdk} label="Copy SDK-format curl" />
+        </div>
+      </section>
+    </div>
+  );
+}
