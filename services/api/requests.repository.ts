@@ -10,7 +10,7 @@ export interface RequestFilters {
   method?: string;
   statusCode?: number;
   path?: string;
-  /** compiled stream-view criteria or `q=` (issue 3): extra SQL with its own named parameters */
+  /** compiled stream-view criteria or `q=`: extra SQL with its own named parameters */
   criteria?: { sql: string; params: Record<string, unknown> };
 }
 

@@ -16,7 +16,7 @@ export interface IngestProcess {
  * this process accepts connections and hands them round-robin to the workers; a keep-alive
  * connection stays with its worker). A single Node process tops out at one core of HTTP + JSON +
  * Kafka produce work. NOTE: on the 2-core machine 2 workers measured worse than 1 (they take the
- * processor's CPU; bench/README.md, session 2), so the default is 1; more suit more cores.
+ * processor's CPU; bench/README.md), so the default is 1; more suit more cores.
  * Each worker is the same entry point with `ROLES=ingest`, pointed at the stack this process
  * started; a worker that dies is restarted, and workers stop by themselves if this process goes
  * away (IPC disconnect).

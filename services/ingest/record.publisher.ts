@@ -29,7 +29,7 @@ const NEWLINE = 0x0a;
  * NOTE: a Buffer, each line UTF-8-encoded once straight into it: kafkajs measures a string value
  * with Buffer.byteLength twice before writing it, and one string of all the lines would be
  * flattened (copied) before encoding; 11.3 -> 9.8 µs per record for serialise + encode
- * (bench/README.md, session 3).
+ * (bench/README.md).
  */
 function messageValue(p: Pending): Buffer {
   const head = JSON.stringify({ v: 2, accountSid: p.accountSid, bucketSid: p.bucketSid });

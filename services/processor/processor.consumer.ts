@@ -38,7 +38,7 @@ export interface ProcessorDeps {
   writer: RequestsWriter;
   cfg: Config;
   log: Logger;
-  /** Steps for one record's account/bucket: the rule snapshot decides (issue 4). */
+  /** Steps for one record's account/bucket: the rule snapshot decides. */
   steps: (ctx: StepContext) => readonly Step[];
   /** Per-message context: the account's compiled rules for the bucket (rule snapshot lookup). */
   context?: (accountSid: string, bucketSid: string) => StepContext;
@@ -118,7 +118,7 @@ export class ProcessorConsumer {
       // views, ~3 ms more for the offset range: test/bench/insert-fixed-cost.ts), so small blocks
       // are expensive: with 1 MiB (~400 records of 2.5 KB) the core process spent 22-24 CPU s per
       // 100,000 records at half the maximum rate, with 4 MiB 12-13, for a freshness p99 of ~550 ms
-      // instead of ~300 (bench/README.md, session 3). Under full load fetches fill at once.
+      // instead of ~300 (bench/README.md). Under full load fetches fill at once.
       minBytes: cfg.processor.fetchMinBytes,
       retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 5000 },
     });

@@ -54,7 +54,7 @@ export type RequestListQuery = ListQuery & {
 type P = { accountSid: string; bucketSid: string };
 type P1 = P & { requestSid: string };
 
-/** Hook for `q=` and `view=` (stream-view criteria, issue 3): returns compiled SQL or throws 400. */
+/** Hook for `q=` and `view=` (stream-view criteria): returns compiled SQL or throws 400. */
 export type CriteriaResolver = (
   accountSid: string,
   bucketSid: string,

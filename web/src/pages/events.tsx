@@ -126,21 +126,23 @@ export function EventsPage() {
                         {e.environmentSids.includes('*') ? '' : ` · ${e.environmentSids.join(', ')}`}
                       </td>
                       <td className="small">{e.source ?? '–'}</td>
-                      <td className="row-actions">
-                        {can('events:write') ? (
-                          <button type="button" className="btn btn-small" onClick={() => setEditing(e)}>
-                            Edit
-                          </button>
-                        ) : null}
-                        {can('events:delete') ? (
-                          <button
-                            type="button"
-                            className="btn btn-small btn-danger-ghost"
-                            onClick={() => setDeleting(e)}
-                          >
-                            Delete
-                          </button>
-                        ) : null}
+                      <td>
+                        <div className="row-actions">
+                          {can('events:write') ? (
+                            <button type="button" className="btn btn-small" onClick={() => setEditing(e)}>
+                              Edit
+                            </button>
+                          ) : null}
+                          {can('events:delete') ? (
+                            <button
+                              type="button"
+                              className="btn btn-small btn-danger-ghost"
+                              onClick={() => setDeleting(e)}
+                            >
+                              Delete
+                            </button>
+                          ) : null}
+                        </div>
                       </td>
                     </tr>
                   ))}
