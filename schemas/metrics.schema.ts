@@ -17,6 +17,9 @@ const isoDate = {
 const scopeProperties = {
   bucketSid: { type: 'string', minLength: 1, maxLength: 64 },
   environmentSid: { type: 'string', pattern: '^[A-Za-z0-9]{6}$' },
+  /** one endpoint template as stored (e.g. `/users/{id}`) and/or one HTTP method */
+  endpoint: { type: 'string', minLength: 1, maxLength: 2048 },
+  method: { type: 'string', pattern: '^[A-Za-z-]{1,32}$' },
   startDate: isoDate,
   endDate: isoDate,
   // Aliases of the list endpoints' spelling (spec 4.12).
@@ -67,6 +70,8 @@ export const shapeAResponseTimeQuery = throughputQuery;
 export interface MetricsScopeQuery {
   bucketSid?: string;
   environmentSid?: string;
+  endpoint?: string;
+  method?: string;
   startDate?: string;
   endDate?: string;
   start_date?: string;

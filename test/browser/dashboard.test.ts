@@ -208,6 +208,21 @@ describe('dashboard journey (part 1)', () => {
     await screenshot(page, '10-overview');
   });
 
+  it("filters endpoints by method and opens one endpoint's own charts", async () => {
+    await page.goto(`/endpoints?bucket=${bucketSid}&range=1h`);
+    const rows = page.locator('table tbody tr');
+    await expect.poll(() => rows.count(), { timeout: 20_000 }).toBeGreaterThan(1);
+    const all = await rows.count();
+    await page.getByLabel('Method').selectOption('POST');
+    await expect.poll(() => rows.count(), { timeout: 10_000 }).toBeLessThan(all);
+    await page.locator('table tbody tr a').first().click();
+    await page.getByRole('heading', { level: 1 }).filter({ hasText: 'POST' }).waitFor();
+    await expect.poll(() => page.locator('.uplot canvas').count(), { timeout: 20_000 }).toBe(2);
+    await screenshot(page, '14-endpoint');
+    await page.goto(`/overview?bucket=${bucketSid}&range=1h`);
+    await page.getByTestId('chart-Throughput').locator('.u-over').waitFor();
+  });
+
   it('adds an event marker by clicking the throughput chart', async () => {
     const plot = page.getByTestId('chart-Throughput').locator('.u-over');
     const box = (await plot.boundingBox())!;

@@ -25,9 +25,12 @@ let stack: TestStack | undefined;
  * tests always see the current code.
  */
 export async function setup(project: TestProject): Promise<void> {
+  // NOTE: NODE_ENV=production as for `npm start`: under vitest it is `test`, which makes Vite bundle
+  // React's development build (StrictMode double effects, dev-only warnings) instead of the real one.
   execFileSync('npm', ['run', '--silent', 'build:web'], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, NODE_ENV: 'production' },
   });
   stack = await startTestStack('browser', { DEMO_ACCOUNT: 'false' });
   project.provide('browserEnv', {

@@ -35,7 +35,14 @@ export default async function metricsRoutes(app: FastifyInstance): Promise<void>
   async function scope(accountSid: string, q: MetricsScopeQuery): Promise<Query> {
     const range = resolveRange(q, Date.now());
     if (q.bucketSid !== undefined) await buckets.get(accountSid, q.bucketSid);
-    return { accountSid, bucketSid: q.bucketSid, environmentSid: q.environmentSid, range };
+    return {
+      accountSid,
+      bucketSid: q.bucketSid,
+      environmentSid: q.environmentSid,
+      endpoint: q.endpoint,
+      method: q.method,
+      range,
+    };
   }
 
   const schema = (querystring: object, ref: string, summary: string) => ({

@@ -67,6 +67,9 @@ export interface MetricsScope {
   environmentSid?: string;
   startDate: string;
   endDate: string;
+  /** one endpoint template and/or HTTP method (docs/metrics.md) */
+  endpoint?: string;
+  method?: string;
 }
 
 export const metrics = {

@@ -18,8 +18,9 @@ const COLUMNS = [
   { key: 'p99ResponseTime', label: 'p99', fmt: ms },
 ] as const;
 type SortKey = (typeof COLUMNS)[number]['key'] | 'group';
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 
-/** Endpoint templates with count, error rate and percentiles; sortable, filterable by text. */
+/** Endpoint templates with count, error rate and percentiles; sortable, filterable by method. */
 export function EndpointsPage() {
   const a = useAccountSid();
   const { get, set } = useQueryState();
@@ -27,10 +28,11 @@ export function EndpointsPage() {
   const { scope, refetchInterval } = useMetricsScope();
   const sort = (get('sort') ?? 'requestCount') as SortKey;
   const order = get('order') === 'asc' ? 'asc' : 'desc';
+  const method = get('method') ?? '';
   const filter = get('filter') ?? '';
   const perf = useQuery({
-    queryKey: ['performance', a, scope],
-    queryFn: () => metrics.performance(a, scope, 'endpoint', 1000),
+    queryKey: ['performance', a, scope, method],
+    queryFn: () => metrics.performance(a, { ...scope, method: method || undefined }, 'endpoint', 1000),
     placeholderData: keepPreviousData,
     refetchInterval,
   });
@@ -44,7 +46,11 @@ export function EndpointsPage() {
     );
   }, [perf.data, filter, sort, order]);
   const header = (key: SortKey, label: string) => (
-    <th scope="col" aria-sort={sort === key ? (order === 'asc' ? 'ascending' : 'descending') : 'none'}>
+    <th
+      key={key}
+      scope="col"
+      aria-sort={sort === key ? (order === 'asc' ? 'ascending' : 'descending') : 'none'}
+    >
       <button
         type="button"
         className="th-sort"
@@ -64,6 +70,15 @@ export function EndpointsPage() {
         <RangePicker />
       </div>
       <div className="toolbar">
+        <label>
+          Method{' '}
+          <select value={method} onChange={(e) => set({ method: e.target.value || null }, { replace: true })}>
+            <option value="">All</option>
+            {METHODS.map((m) => (
+              <option key={m}>{m}</option>
+            ))}
+          </select>
+        </label>
         <label>
           Filter{' '}
           <input
@@ -101,6 +116,7 @@ export function EndpointsPage() {
                           <Link
                             href={href('/endpoints/detail', {
                               endpoint: m.group,
+                              method: method || undefined,
                             })}
                             className="mono"
                           >
