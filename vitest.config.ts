@@ -44,6 +44,20 @@ export default defineConfig({
           sequence: { groupOrder: 2 },
         },
       },
+      {
+        test: {
+          name: 'scale',
+          include: ['test/scale/**/*.test.ts'],
+          environment: 'node',
+          // The scaled deployment (docs/scaling.md): its own Kafka, Postgres, ClickHouse server and
+          // nine role processes, so one file at a time, after the other projects.
+          fileParallelism: false,
+          maxWorkers: 1,
+          sequence: { groupOrder: 3 },
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
+        },
+      },
       ...(faultsWanted
         ? [
             {
@@ -54,7 +68,7 @@ export default defineConfig({
                 // Each file starts its own Kafka + Postgres + two service processes: one file at a time.
                 fileParallelism: false,
                 maxWorkers: 1,
-                sequence: { groupOrder: 3 },
+                sequence: { groupOrder: 4 },
                 testTimeout: 600_000,
                 hookTimeout: 300_000,
               },

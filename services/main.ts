@@ -16,6 +16,7 @@ import { PROCESSOR_STEPS } from './processor/steps/index.js';
 import { Scheduler } from './scheduler/scheduler.service.js';
 import { BucketDirectory } from './shared/bucket-directory.js';
 import { createClickHouse, migrateClickHouse, type ClickHouseClient } from './shared/clickhouse.js';
+import { ensureClickHouseDatabase } from './shared/clickhouse-database.js';
 import { config, ConfigError, type Config } from './shared/config.js';
 import { CredentialStore } from './shared/credentials.js';
 import { createKafka, ensureTopics, Partitioners } from './shared/kafka.js';
@@ -63,9 +64,11 @@ async function main(cfg: Config): Promise<void> {
     const needsClickHouse = ['processor', 'api', 'scheduler'].some((r) => cfg.roles.has(r as never));
     let ch: ClickHouseClient | undefined;
     if (needsClickHouse) {
-      ch = createClickHouse(cfg.clickhouse);
+      const chCfg = { ...cfg.clickhouse, url: stack.clickhouseUrl };
+      await ensureClickHouseDatabase(chCfg);
+      ch = createClickHouse(chCfg);
       closers.push({ name: 'clickhouse', close: () => ch!.close() });
-      await migrateClickHouse(ch, cfg.clickhouse, logger('migrations'));
+      await migrateClickHouse(ch, chCfg, logger('migrations'));
     }
 
     const kafka = createKafka(stack.kafkaBrokers, 'tapline', rootLogger());

@@ -37,6 +37,9 @@ const schema = {
     PG_PORT: { type: 'integer', minimum: 1, maximum: 65535, default: 5433 },
     PG_POOL_SIZE: { type: 'integer', minimum: 1, maximum: 200, default: 10 },
     CLICKHOUSE_URL: { type: 'string', pattern: '^https?://' },
+    CLICKHOUSE_MODE: { type: 'string', enum: ['embedded', 'server'], default: 'embedded' },
+    CLICKHOUSE_HTTP_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 0 },
+    CLICKHOUSE_TCP_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 0 },
     CLICKHOUSE_DATABASE: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', default: 'tapline' },
     CLICKHOUSE_USER: { type: 'string', default: 'default' },
     CLICKHOUSE_PASSWORD: { type: 'string', default: '' },
@@ -104,6 +107,13 @@ export interface Config {
   postgres: { url: string | undefined; port: number; poolSize: number };
   clickhouse: {
     url: string | undefined;
+    /**
+     * `embedded`: chDB inside the process (the default of `npm start`); `server`: a ClickHouse
+     * server, CLICKHOUSE_URL or, without it, one the local stack starts (ports 0 = free ones).
+     */
+    mode: 'embedded' | 'server';
+    httpPort: number;
+    tcpPort: number;
     path: string;
     database: string;
     user: string;
@@ -208,6 +218,9 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     postgres: { url: opt('DATABASE_URL'), port: num('PG_PORT'), poolSize: num('PG_POOL_SIZE') },
     clickhouse: {
       url: opt('CLICKHOUSE_URL'),
+      mode: opt('CLICKHOUSE_URL') ? 'server' : (str('CLICKHOUSE_MODE') as 'embedded' | 'server'),
+      httpPort: num('CLICKHOUSE_HTTP_PORT'),
+      tcpPort: num('CLICKHOUSE_TCP_PORT'),
       path: path.join(dataDir, 'chdb'),
       database: str('CLICKHOUSE_DATABASE'),
       user: str('CLICKHOUSE_USER'),

@@ -47,6 +47,9 @@ async function run(cfg: ChLimitConfig): Promise<ChLimitResult> {
     user: 'default',
     password: '',
     retentionDays: 30,
+    mode: 'embedded' as const,
+    httpPort: 0,
+    tcpPort: 0,
   };
   const ch = createClickHouse(chCfg);
   try {

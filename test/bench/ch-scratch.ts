@@ -28,6 +28,9 @@ export async function scratchClickHouse(name: string): Promise<ClickHouseClient>
     user: 'default',
     password: '',
     retentionDays: 30,
+    mode: 'embedded' as const,
+    httpPort: 0,
+    tcpPort: 0,
   };
   const ch = createClickHouse(cfg);
   await migrateClickHouse(ch, cfg, pino({ level: 'warn' }));

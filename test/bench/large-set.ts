@@ -115,6 +115,9 @@ async function run(cfg: LargeSetConfig): Promise<LargeSetResult> {
     user: 'default',
     password: '',
     retentionDays: 30,
+    mode: 'embedded' as const,
+    httpPort: 0,
+    tcpPort: 0,
   };
   const ch = createClickHouse(chCfg);
   try {

@@ -54,6 +54,9 @@ const chCfg = {
   user: 'default',
   password: '',
   retentionDays: 30,
+  mode: 'embedded' as const,
+  httpPort: 0,
+  tcpPort: 0,
 };
 const ch = createClickHouse(chCfg);
 const log = pino({ level: 'warn' });

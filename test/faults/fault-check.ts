@@ -4,7 +4,7 @@ import { expect } from 'vitest';
 import { CONSUMER_GROUPS, TOPICS } from '../../services/shared/topics.js';
 import { waitFor } from '../helpers/service-process.js';
 import { groupLag, lagAdmin, type GroupLag } from './consumer-lag.js';
-import { FAULT_RUNS_DIR, type FaultAccount, type FaultStack } from './fault-stack.js';
+import { FAULT_RUNS_DIR, type FaultAccount } from './fault-stack.js';
 import type { IngestLoad } from './ingest-load.js';
 
 export interface FaultFigures {
@@ -39,8 +39,14 @@ export interface FaultFigures {
 
 type Json = Record<string, unknown>;
 
+/** What the checks need of a stack: one API listener and the brokers (FaultStack, ScaledStack). */
+export interface StackLike {
+  readonly apiUrl: string;
+  readonly brokers: string[];
+}
+
 export async function apiGet<T = Json>(
-  stack: FaultStack,
+  stack: StackLike,
   acct: FaultAccount,
   p: string,
   timeoutMs = 10_000,
@@ -58,7 +64,7 @@ export async function apiGet<T = Json>(
  * stopped growing for 2 s (a produce that gave up on its HTTP answer may still land late).
  * Offsets are committed only after the ClickHouse insert, so afterwards every record is stored.
  */
-export async function waitDrained(stack: FaultStack, timeoutMs = 180_000): Promise<number> {
+export async function waitDrained(stack: StackLike, timeoutMs = 180_000): Promise<number> {
   const admin = lagAdmin(stack.brokers);
   await admin.connect();
   const t0 = Date.now();
@@ -84,7 +90,7 @@ export async function waitDrained(stack: FaultStack, timeoutMs = 180_000): Promi
 
 /** A lag probe bound to the stack's current broker address (the port survives restarts). */
 export async function withLag<T>(
-  stack: FaultStack,
+  stack: StackLike,
   fn: (probe: () => Promise<GroupLag>) => Promise<T>,
 ): Promise<T> {
   const admin = lagAdmin(stack.brokers);
@@ -97,7 +103,7 @@ export async function withLag<T>(
 }
 
 /** The group's lag right now; retried while the broker is still electing leaders after a restart. */
-export async function lagNow(stack: FaultStack): Promise<GroupLag> {
+export async function lagNow(stack: StackLike): Promise<GroupLag> {
   return withLag(stack, (probe) =>
     waitFor(() => probe(), { timeoutMs: 60_000, intervalMs: 250, what: 'lag probe' }),
   );
@@ -105,7 +111,7 @@ export async function lagNow(stack: FaultStack): Promise<GroupLag> {
 
 /** Waits until the processor group commits past `committed` (its first commit after a restart). */
 export async function waitCommitPast(
-  stack: FaultStack,
+  stack: StackLike,
   committed: number,
   timeoutMs = 180_000,
 ): Promise<void> {
@@ -125,7 +131,7 @@ export interface Collected {
 }
 
 /** Reads what the API shows for the bucket: exact count, every row (paged), the aggregate total. */
-export async function collect(stack: FaultStack, acct: FaultAccount, since: Date): Promise<Collected> {
+export async function collect(stack: StackLike, acct: FaultAccount, since: Date): Promise<Collected> {
   const base = `/v1/accounts/${acct.accountSid}`;
   const stats = await waitFor(
     async () => {

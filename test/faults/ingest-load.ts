@@ -2,7 +2,8 @@ import { performance } from 'node:perf_hooks';
 import { randomAlnum } from '../../services/shared/ids.js';
 
 export interface LoadOptions {
-  ingestUrl: string;
+  /** one ingest listener, or several that the calls take in turn (a scaled deployment) */
+  ingestUrl: string | string[];
   bucketSid: string;
   token: string;
   /** concurrent senders, each with one call in flight */
@@ -87,6 +88,7 @@ export class IngestLoad {
   private running = false;
   private loops: Promise<void>[] = [];
   private sent = 0;
+  private calls = 0;
   private t0 = 0;
   /** records acknowledged, counted also when sids are not kept */
   ackedCount = 0;
@@ -148,11 +150,13 @@ export class IngestLoad {
       sids.push(sid);
       records.push(this.opts.record(sid, this.answers.length * this.opts.batch + i));
     }
+    const urls = ([] as string[]).concat(this.opts.ingestUrl);
+    const ingestUrl = urls[this.calls++ % urls.length]!;
     const start = performance.now();
     let status: number | string;
     let body: unknown;
     try {
-      const res = await fetch(`${this.opts.ingestUrl}/v1/buckets/${this.opts.bucketSid}/ingest`, {
+      const res = await fetch(`${ingestUrl}/v1/buckets/${this.opts.bucketSid}/ingest`, {
         method: 'POST',
         headers: { authorization: `Bearer ${this.opts.token}`, 'content-type': 'application/json' },
         body: JSON.stringify({ records }),

@@ -23,6 +23,9 @@ const chCfg = {
   user: 'default',
   password: '',
   retentionDays: 30,
+  mode: 'embedded' as const,
+  httpPort: 0,
+  tcpPort: 0,
 };
 let ch: ClickHouseClient;
 let writer: RequestsWriter;
