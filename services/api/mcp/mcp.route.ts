@@ -3,8 +3,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bearerToken } from '../../shared/bearer.js';
 import { invalidToken } from '../../shared/errors.js';
 import { logger } from '../../shared/logger.js';
+import { BucketsRepository } from '../buckets.repository.js';
 import { EventsRepository } from '../events.repository.js';
-import { buildMcpServer, type McpScope } from './mcp.tools.js';
+import { MetricsRepository } from '../metrics.repository.js';
+import { RequestsRepository } from '../requests.repository.js';
+import { WorkflowsRepository } from '../workflows.repository.js';
+import { buildMcpServer, type McpDeps, type McpScope } from './mcp.tools.js';
 
 const log = logger('mcp');
 
@@ -14,7 +18,15 @@ const log = logger('mcp');
  */
 export default async function mcpRoutes(app: FastifyInstance): Promise<void> {
   const pool = app.deps.pg;
-  const events = new EventsRepository(pool);
+  // The repositories of the /v1 routes: the tools have no query of their own.
+  const deps: McpDeps = {
+    events: new EventsRepository(pool),
+    buckets: new BucketsRepository(pool),
+    metrics: new MetricsRepository(app.deps.ch, pool, app.deps.cfg.clickhouse.retentionDays),
+    requests: new RequestsRepository(app.deps.ch, pool),
+    workflows: new WorkflowsRepository(pool),
+    log,
+  };
 
   async function authenticate(req: FastifyRequest): Promise<McpScope> {
     const token = bearerToken(req);
@@ -40,7 +52,9 @@ export default async function mcpRoutes(app: FastifyInstance): Promise<void> {
 
   const schema = {
     tags: ['mcp'],
-    summary: 'MCP endpoint (Streamable HTTP, JSON-RPC); tools list_events and create_event',
+    summary:
+      'MCP endpoint (Streamable HTTP, JSON-RPC): list_events, create_event and read-only tools over ' +
+      "the token's traffic, requests and workflows (docs/events-mcp.md)",
     description:
       'Authenticate with `Authorization: Bearer mcp_…`. Stateless: every POST carries one JSON-RPC ' +
       'message or batch; GET and DELETE answer 405 (no server-initiated stream, no session).',
@@ -48,7 +62,7 @@ export default async function mcpRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/mcp', { schema }, async (req: FastifyRequest, reply: FastifyReply) => {
     const scope = await authenticate(req);
-    const server = buildMcpServer({ events, log }, scope);
+    const server = buildMcpServer(deps, scope);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

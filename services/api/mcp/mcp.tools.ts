@@ -8,17 +8,21 @@ import {
 import type { ValidateFunction } from 'ajv';
 import { mcpCreateEventInput, mcpListEventsInput } from '../../../schemas/events.schema.js';
 import { AppError } from '../../shared/errors.js';
-import type { Logger } from '../../shared/logger.js';
 import { ajv, errorDetails } from '../../shared/schemas.js';
 import type { EventsRepository } from '../events.repository.js';
+import { checkBucketsInScope, ToolError, type McpDeps, type McpScope } from './mcp.context.js';
+import { failure, fitList, json } from './mcp.output.js';
+import { METRICS_TOOLS } from './tools/metrics.tools.js';
+import { REQUEST_TOOLS } from './tools/requests.tools.js';
+import type { ToolSpec } from './tools/tool.js';
+import { WORKFLOW_TOOLS } from './tools/workflows.tools.js';
 
-/** What an MCP token may see: one environment and its listed buckets (empty = every bucket). */
-export interface McpScope {
-  accountSid: string;
-  tokenSid: string;
-  environmentSid: string;
-  bucketSids: string[];
-}
+export type { McpDeps, McpScope } from './mcp.context.js';
+
+/** The read-only tools over traffic, requests and workflows, by name. */
+const READ_TOOLS = new Map<string, ToolSpec<never>>(
+  [...METRICS_TOOLS, ...REQUEST_TOOLS, ...WORKFLOW_TOOLS].map((t) => [t.tool.name, t as ToolSpec<never>]),
+);
 
 interface ListArgs {
   type?: string;
@@ -38,7 +42,7 @@ interface CreateArgs {
   endedAt?: string | null;
 }
 
-export const MCP_TOOLS: Tool[] = [
+const EVENT_TOOLS: Tool[] = [
   {
     name: 'list_events',
     title: 'List event markers',
@@ -60,6 +64,8 @@ export const MCP_TOOLS: Tool[] = [
   },
 ];
 
+export const MCP_TOOLS: Tool[] = [...EVENT_TOOLS, ...[...READ_TOOLS.values()].map((t) => t.tool)];
+
 let validators: { list: ValidateFunction<ListArgs>; create: ValidateFunction<CreateArgs> } | undefined;
 function validate(): NonNullable<typeof validators> {
   validators ??= {
@@ -69,30 +75,11 @@ function validate(): NonNullable<typeof validators> {
   return validators;
 }
 
-class ToolError extends Error {
-  constructor(
-    message: string,
-    readonly details: Record<string, unknown> = {},
-  ) {
-    super(message);
-  }
-}
-
-const json = (value: unknown): CallToolResult => ({
-  content: [{ type: 'text', text: JSON.stringify(value) }],
-});
-const failure = (message: string, details: Record<string, unknown> = {}): CallToolResult => ({
-  isError: true,
-  content: [{ type: 'text', text: JSON.stringify({ error: message, details }) }],
-});
-
-function checkBucketsInScope(scope: McpScope, sids: string[]): void {
-  if (!scope.bucketSids.length) return;
-  const outside = sids.filter((s) => !scope.bucketSids.includes(s));
-  if (outside.length)
-    throw new ToolError(`Bucket(s) outside this token's buckets: ${outside.join(', ')}`, {
-      bucketSids: scope.bucketSids,
-    });
+/** Invalid arguments, each failing field named in the message and in `details`. */
+function invalid(errors: Parameters<typeof errorDetails>[0]): CallToolResult {
+  const details = errorDetails(errors);
+  const list = Object.entries(details).map(([field, why]) => `${field} ${String(why)}`);
+  return failure(`Invalid arguments: ${list.join('; ')}`, details);
 }
 
 async function listEvents(
@@ -115,7 +102,10 @@ async function listEvents(
     },
     { page: 1, limit: args.limit, sort: 'startedAt', order: 'desc' },
   );
-  return json(page);
+  // Unchanged unless 100 long events pass the output cap: then the oldest are cut, saying so.
+  return json(
+    fitList({ ...page }, 'records', 'Lower limit, or narrow with type, bucketSid or startTime/endTime.'),
+  );
 }
 
 async function createEvent(
@@ -141,11 +131,12 @@ async function createEvent(
 }
 
 /**
- * A low-level MCP `Server` with the two tools. NOTE: the SDK's high-level `McpServer` wants zod
- * schemas; ours are JSON Schemas in schemas/ (one contract), validated with the shared ajv.
- * One server per HTTP request (stateless transport), bound to the caller's scope.
+ * A low-level MCP `Server` with the event tools and the read-only tools. NOTE: the SDK's
+ * high-level `McpServer` wants zod schemas; ours are JSON Schemas built from schemas/ (one
+ * contract), validated with the shared ajv. One server per HTTP request (stateless transport),
+ * bound to the caller's scope.
  */
-export function buildMcpServer(deps: { events: EventsRepository; log: Logger }, scope: McpScope): Server {
+export function buildMcpServer(deps: McpDeps, scope: McpScope): Server {
   const server = new Server({ name: 'tapline', version: '2.0.1' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: MCP_TOOLS }));
   server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
@@ -155,15 +146,21 @@ export function buildMcpServer(deps: { events: EventsRepository; log: Logger }, 
     try {
       if (name === 'list_events') {
         const v = validate().list;
-        if (!v(args)) return failure('Invalid arguments', errorDetails(v.errors));
+        if (!v(args)) return invalid(v.errors);
         return await listEvents(deps.events, scope, args);
       }
       if (name === 'create_event') {
         const v = validate().create;
-        if (!v(args)) return failure('Invalid arguments', errorDetails(v.errors));
+        if (!v(args)) return invalid(v.errors);
         const res = await createEvent(deps.events, scope, args);
         log.info('event created through MCP');
         return res;
+      }
+      const spec = READ_TOOLS.get(name);
+      if (spec) {
+        const v = spec.validate();
+        if (!v(args)) return invalid(v.errors);
+        return json(await spec.run({ deps, scope }, args));
       }
       return failure(`Unknown tool ${JSON.stringify(name.slice(0, 64))}`);
     } catch (err) {
