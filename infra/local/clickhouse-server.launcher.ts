@@ -67,7 +67,7 @@ export function ensureLauncher(cacheDir: string): { bin: string; libDir: string 
   const libDir = libchdbDir();
   const lib = path.join(libDir, 'libchdb.so');
   const st = fs.statSync(lib);
-  const dir = path.join(cacheDir, 'clickhouse-server');
+  const dir = path.resolve(cacheDir, 'clickhouse-server');
   const bin = path.join(dir, `chlocal-${st.size}-${Math.floor(st.mtimeMs)}`);
   if (fs.existsSync(bin)) return { bin, libDir };
   fs.mkdirSync(dir, { recursive: true });
@@ -127,7 +127,13 @@ export async function startClickHouseServer(opts: ClickHouseServerOptions): Prom
     { cwd: opts.dataDir, stdio: ['ignore', out, out], detached: false },
   );
   fs.closeSync(out);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (c) => resolve(c));
+    child.once('error', (err) => {
+      fs.appendFileSync(logFile, `${err.message}\n`);
+      resolve(null);
+    });
+  });
   let running = true;
   void exited.then(() => (running = false));
   const deadline = Date.now() + 60_000;

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import type { ClickHouseClient } from '../shared/clickhouse.js';
 import { TABLES } from '../shared/tables.js';
 import { RowBinary } from './row-binary.js';
@@ -121,7 +123,6 @@ export class RequestsWriter {
    * (test/bench/ch-decompose.ts, bench/README.md): chDB's raw insert of JSONEachRow text handed over
    * as a Buffer cost ~70-85 CPU µs in chDB plus ~12 µs to build the lines; the same lines read by
    * `file()` ~45 µs; RowBinary through `file()` less again (no parsing of the `record` text).
-   * On a ClickHouse server the client's JSONEachRow insert is used (not measured here).
    */
   async insert(rows: RequestRow[], token: string): Promise<void> {
     if (rows.length === 0) return;
@@ -149,21 +150,16 @@ export class RequestsWriter {
       }
       return;
     }
-    await this.ch.insert({
-      table: TABLES.requests,
-      values: rows.map(({ created_at_ms: _c, received_at_ms: _r, record, ...row }) => ({
-        ...row,
-        record: typeof record === 'string' ? record : record.toString('utf8'),
-      })),
-      format: 'JSONEachRow',
-      clickhouse_settings: {
-        ...settings,
-        date_time_input_format: 'best_effort',
-        // NOTE: a lone UTF-16 surrogate in any string (`"\ud800"`, valid JSON, accepted by ingest)
-        // otherwise fails the whole insert on every retry and blocks the partition; kept as text.
-        input_format_json_throw_on_bad_escape_sequence: 0,
-      },
+    // On a server the same RowBinary bytes go in the HTTP body (the client has no RowBinary
+    // insert, so through `exec` with the body as a stream): about half the CPU of both processes
+    // of the client's JSONEachRow insert (test/bench/ch-server-insert.ts, bench/README.md).
+    const res = await this.ch.exec({
+      query: `INSERT INTO ${TABLES.requests} (${COLUMN_LIST}) FORMAT RowBinary`,
+      values: Readable.from([rowBinary(rows)]),
+      clickhouse_settings: settings,
     });
+    res.stream.resume();
+    await finished(res.stream);
   }
 
   /**
