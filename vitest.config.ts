@@ -1,10 +1,20 @@
 import { defineConfig } from 'vitest/config';
+import { testStackMode } from './test/helpers/stack-mode.js';
 
 // The fault suite (test/faults, docs/reliability.md) kills and restarts real brokers for several
 // minutes, so it is not part of the default run: it exists only when asked for by name
 // (`npm run test:faults` = `vitest run --project faults`) or with TAPLINE_FAULTS=1.
 const argv = process.argv.join(' ');
 const faultsWanted = /--project[= ]\S*faults/.test(argv) || process.env.TAPLINE_FAULTS === '1';
+
+// The first line of a run says where Kafka, Postgres and ClickHouse come from (TEST_STACK overrides).
+const stackMode = testStackMode();
+if (!process.env.VITEST_WORKER_ID) {
+  console.log(
+    `Test stack: ${stackMode.mode} (${stackMode.why}; TEST_STACK=containers|local chooses)` +
+      (stackMode.mode === 'local' ? ': Kafka and Postgres from infra/local, ClickHouse chDB or server' : ''),
+  );
+}
 
 export default defineConfig({
   test: {

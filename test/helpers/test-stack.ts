@@ -4,6 +4,8 @@ import { pino } from 'pino';
 import { startLocalStack, type LocalStack } from '../../infra/local/stack.js';
 import { parseConfig } from '../../services/shared/config.js';
 import { freePort, ROOT, startService, type ServiceProcess } from './service-process.js';
+import { startContainerStack } from './container-stack.js';
+import { testStackMode } from './stack-mode.js';
 import { startSmtpSink } from './smtp-sink.js';
 
 export interface TestStack {
@@ -43,7 +45,8 @@ export async function startTestStack(
     CACHE_DIR: path.join(ROOT, '.cache'),
   });
   const log = pino({ level: process.env.TEST_STACK_LOG ?? 'warn' });
-  const stack = await startLocalStack(cfg, log);
+  const stack =
+    testStackMode().mode === 'containers' ? await startContainerStack() : await startLocalStack(cfg, log);
   const mailDir = path.join(runDir, 'mail');
   const smtp = await startSmtpSink(mailDir);
   const serviceEnv: Record<string, string> = {
@@ -52,6 +55,7 @@ export async function startTestStack(
     DATA_DIR: runDir,
     KAFKA_BROKERS: stack.kafkaBrokers.join(','),
     DATABASE_URL: stack.databaseUrl,
+    ...(stack.clickhouseUrl ? { CLICKHOUSE_URL: stack.clickhouseUrl } : {}),
     OUTBOUND_ALLOW: '127.0.0.1,localhost,::1',
     PROCESSOR_FLUSH_MS: '100',
     // Workflow tests: a real SMTP server, quick backoff/timeouts, threshold evaluation every 2 s.
