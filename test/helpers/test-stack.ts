@@ -4,7 +4,6 @@ import { pino } from 'pino';
 import { startLocalStack, type LocalStack } from '../../infra/local/stack.js';
 import { parseConfig } from '../../services/shared/config.js';
 import { freePort, ROOT, startService, type ServiceProcess } from './service-process.js';
-import { startContainerStack } from './container-stack.js';
 import { testStackMode } from './stack-mode.js';
 import { startSmtpSink } from './smtp-sink.js';
 
@@ -46,7 +45,9 @@ export async function startTestStack(
   });
   const log = pino({ level: process.env.TEST_STACK_LOG ?? 'warn' });
   const stack =
-    testStackMode().mode === 'containers' ? await startContainerStack() : await startLocalStack(cfg, log);
+    testStackMode().mode === 'containers'
+      ? await startContainers()
+      : await startLocalStack(cfg, log);
   const mailDir = path.join(runDir, 'mail');
   const smtp = await startSmtpSink(mailDir);
   const serviceEnv: Record<string, string> = {
@@ -83,4 +84,10 @@ export async function startTestStack(
       if (!keep) fs.rmSync(runDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Loads testcontainers only when a Docker engine is in use: the local path never needs it. */
+async function startContainers(): ReturnType<typeof import('./container-stack.js').startContainerStack> {
+  const { startContainerStack } = await import('./container-stack.js');
+  return startContainerStack();
 }
