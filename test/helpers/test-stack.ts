@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { startLocalStack, type LocalStack } from '../../infra/local/stack.js';
 import { parseConfig } from '../../services/shared/config.js';
 import { freePort, ROOT, startService, type ServiceProcess } from './service-process.js';
+import type { startContainerStack } from './container-stack.js';
 import { testStackMode } from './stack-mode.js';
 import { startSmtpSink } from './smtp-sink.js';
 
@@ -45,9 +46,7 @@ export async function startTestStack(
   });
   const log = pino({ level: process.env.TEST_STACK_LOG ?? 'warn' });
   const stack =
-    testStackMode().mode === 'containers'
-      ? await startContainers()
-      : await startLocalStack(cfg, log);
+    testStackMode().mode === 'containers' ? await startContainers() : await startLocalStack(cfg, log);
   const mailDir = path.join(runDir, 'mail');
   const smtp = await startSmtpSink(mailDir);
   const serviceEnv: Record<string, string> = {
@@ -87,7 +86,7 @@ export async function startTestStack(
 }
 
 /** Loads testcontainers only when a Docker engine is in use: the local path never needs it. */
-async function startContainers(): ReturnType<typeof import('./container-stack.js').startContainerStack> {
+async function startContainers(): ReturnType<typeof startContainerStack> {
   const { startContainerStack } = await import('./container-stack.js');
   return startContainerStack();
 }
