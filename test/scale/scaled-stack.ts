@@ -117,14 +117,14 @@ export class ScaledStack {
     return this.stack.kafkaBrokers;
   }
 
-  async createAccount(): Promise<FaultAccount> {
+  async createAccount(opts: { rateLimit?: number } = {}): Promise<FaultAccount> {
     const tag = randomBytes(6).toString('hex');
     const acct = await createAccount(this.pool, {
       name: `Scale ${tag}`,
       email: `scale-${tag}@example.test`,
       bucketName: `scale-${tag}`,
       plan: 'enterprise',
-      rateLimit: 1_000_000,
+      rateLimit: opts.rateLimit ?? 1_000_000,
     });
     return { accountSid: acct.accountSid, apiToken: acct.apiToken, bucketSid: acct.bucketSid! };
   }

@@ -244,4 +244,62 @@ describe('scaled topology: separate role processes against a ClickHouse server',
       await rx.close();
     }
   });
+
+  it('a token deleted through one API replica is refused at once by the other and by both ingest processes', async () => {
+    const call = (base: string, p: string, token: string, init: RequestInit = {}) =>
+      fetch(base + p, {
+        ...init,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(init.body ? { 'content-type': 'application/json' } : {}),
+        },
+      });
+    const [api1, api2] = [stack.byName('api-1').service.apiUrl, stack.byName('api-2').service.apiUrl];
+    const ingests = [stack.byName('ingest-1').service.ingestUrl, stack.byName('ingest-2').service.ingestUrl];
+    const created = await call(api1, `/v1/accounts/${acct.accountSid}/apiTokens`, acct.apiToken, {
+      method: 'POST',
+      body: JSON.stringify({ name: 'replicas', scopes: ['buckets:read', 'requests:write'] }),
+    });
+    expect(created.status).toBe(201);
+    const token = (await created.json()) as { sid: string; token: string };
+    const read = (base: string) => call(base, `/v1/accounts/${acct.accountSid}/buckets`, token.token);
+    const send = (base: string) =>
+      call(base, `/v1/buckets/${acct.bucketSid}/ingest`, token.token, {
+        method: 'POST',
+        body: JSON.stringify({
+          records: [faultRecord(`req_${randomBytes(16).toString('hex').slice(0, 27)}`, 3)],
+        }),
+      });
+    // Every process has seen (and cached) the token before it is deleted.
+    expect((await read(api1)).status).toBe(200);
+    expect((await read(api2)).status).toBe(200);
+    for (const i of ingests) expect((await send(i)).status).toBe(202);
+
+    const del = await call(api1, `/v1/accounts/${acct.accountSid}/apiTokens/${token.sid}`, acct.apiToken, {
+      method: 'DELETE',
+    });
+    expect(del.status).toBeLessThan(300);
+    // Credential caches are dropped on every replica through Postgres NOTIFY: no stale grant.
+    await waitFor(async () => (await read(api2)).status === 401, { timeoutMs: 5_000, what: 'api-2 refuses' });
+    for (const i of ingests) {
+      await waitFor(async () => (await send(i)).status === 401, { timeoutMs: 5_000, what: `${i} refuses` });
+    }
+  });
+
+  it('counts one rate limit for an account across both API replicas', async () => {
+    const limited = await stack.createAccount({ rateLimit: 10 });
+    const bases = [stack.byName('api-1').service.apiUrl, stack.byName('api-2').service.apiUrl];
+    const statuses: number[] = [];
+    const remaining: (string | null)[] = [];
+    for (let i = 0; i < 12; i++) {
+      const res = await fetch(`${bases[i % 2]}/v1/accounts/${limited.accountSid}/buckets`, {
+        headers: { authorization: `Bearer ${limited.apiToken}` },
+      });
+      statuses.push(res.status);
+      remaining.push(res.headers.get('x-ratelimit-remaining'));
+    }
+    // Ten requests in all, alternating replicas, are allowed; the eleventh is refused wherever it lands.
+    expect(statuses).toEqual([...Array<number>(10).fill(200), 429, 429]);
+    expect(remaining.slice(0, 10)).toEqual(['9', '8', '7', '6', '5', '4', '3', '2', '1', '0']);
+  });
 });

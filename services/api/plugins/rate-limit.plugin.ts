@@ -5,6 +5,7 @@ import type pg from 'pg';
 import type { Config } from '../../shared/config.js';
 import type { Principal } from '../../shared/credentials.js';
 import { AppError } from '../../shared/errors.js';
+import { postgresRateStore } from './postgres-rate-store.js';
 
 /** Spec 8 counts requests per hour. */
 export const RATE_WINDOW_MS = 3_600_000;
@@ -45,8 +46,9 @@ class PlanLimits {
 }
 
 /**
- * Per-account request rate of the management API (spec 8), counted by @fastify/rate-limit's
- * store in fixed one-hour windows that start at an account's first request.
+ * Per-account request rate of the management API (spec 8), counted by @fastify/rate-limit in
+ * fixed one-hour windows that start at an account's first request. The counters live in Postgres
+ * (postgres-rate-store.ts) so that every API replica counts against the same limit.
  *
  * NOTE: the plugin's own headers cannot be used: its `X-RateLimit-Reset` is seconds *until*
  * the reset, the spec wants the reset time as a Unix timestamp. So the plugin only counts
@@ -55,14 +57,12 @@ class PlanLimits {
  */
 export default fp(
   async (app: FastifyInstance) => {
-    await app.register(rateLimit, { global: false });
+    await app.register(rateLimit, { global: false, store: postgresRateStore(app.deps.pg) });
     const plans = new PlanLimits(app.deps.pg, app.deps.cfg.rateLimits);
     const check = app.createRateLimit({
       timeWindow: RATE_WINDOW_MS,
       keyGenerator: (req) => (req.principal as Principal | null)?.accountSid ?? '',
       max: (_req, accountSid) => plans.limitOf(accountSid),
-      // One counter per active account: room for many more than the default 5,000.
-      cache: 100_000,
     } as CreateRateLimitOptions);
 
     app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
