@@ -1,7 +1,8 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import { createChdbConnection } from 'chdb/connection';
+import type { createChdbConnection as CreateChdbConnection } from 'chdb/connection';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import { projectRoot } from './postgres.js';
@@ -30,6 +31,11 @@ export function createClickHouse(cfg: Config['clickhouse']): ClickHouseClient {
     });
   }
   fs.mkdirSync(cfg.path, { recursive: true });
+  // chDB (~540 MB of native engine) is loaded only in embedded mode: the container image for
+  // deployments with a ClickHouse server leaves it out.
+  const { createChdbConnection } = createRequire(import.meta.url)('chdb/connection') as {
+    createChdbConnection: typeof CreateChdbConnection;
+  };
   return createClient({
     connection: createChdbConnection({ path: cfg.path }),
     database: cfg.database,
