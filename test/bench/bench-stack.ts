@@ -186,7 +186,7 @@ export function memory(pid: number): { peakRss: number; rss: number } {
 }
 
 /** Descendant processes of `root` whose command name is `comm` (the broker JVM runs under a watchdog sh). */
-export function descendants(root: number, comm: string): number[] {
+export function descendants(root: number, comm: string | RegExp): number[] {
   const parent = new Map<number, number>();
   const names = new Map<number, string>();
   for (const d of fs.readdirSync('/proc')) {
@@ -202,7 +202,7 @@ export function descendants(root: number, comm: string): number[] {
   }
   const out: number[] = [];
   for (const [pid, name] of names) {
-    if (name !== comm) continue;
+    if (typeof comm === 'string' ? name !== comm : !comm.test(name)) continue;
     for (let p = parent.get(pid); p !== undefined && p > 1; p = parent.get(p)) {
       if (p === root) {
         out.push(pid);

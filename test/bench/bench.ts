@@ -66,6 +66,9 @@ const { values: opt } = parseArgs({
     bucket: { type: 'string', multiple: true },
     kafka: { type: 'string' },
     pid: { type: 'string' },
+    // `server`: the service's ClickHouse is a server process (CLICKHOUSE_MODE=server, its CPU counted
+    // with the service's) and limit (a) inserts over HTTP into a server of its own.
+    clickhouse: { type: 'string', default: 'embedded' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -76,6 +79,12 @@ if (opt.help) {
 }
 
 const num = (k: keyof typeof opt) => Number(opt[k]);
+if (opt.clickhouse !== 'embedded' && opt.clickhouse !== 'server') {
+  throw new Error(`--clickhouse is embedded or server, not ${opt.clickhouse}`);
+}
+const chServer = opt.clickhouse === 'server';
+/** The ClickHouse server the local stack starts in server mode (infra/local/clickhouse-server.launcher.ts). */
+const CH_SERVER_COMM = /^chlocal-/;
 const only = new Set(String(opt.only).split(',') as Phase[]);
 // --profile covers one load phase: the batch runs, or the one-record-per-request phase when
 // `--only single` asks for it; the profile is written when the service stops after it.
@@ -550,6 +559,7 @@ async function main(): Promise<void> {
       LOG_LEVEL: String(opt['service-log-level']),
       // The bench polls and queries the management API far more than an hour's standard plan allows.
       RATE_LIMIT_STANDARD: '1000000000',
+      ...(chServer ? { CLICKHOUSE_MODE: 'server' } : {}),
     };
     // Runtime flags for the service only (e.g. --max-semi-space-size=64), not for the generators.
     if (opt['service-node-options']) env.NODE_OPTIONS = opt['service-node-options'];
@@ -693,7 +703,9 @@ async function main(): Promise<void> {
       });
     }
     if (only.has('limits')) {
-      log('limit (a): raw ClickHouse insert (toRow + RequestsWriter.insert, own chDB directory)');
+      log(
+        `limit (a): raw ClickHouse insert (toRow + RequestsWriter.insert, ${chServer ? 'own ClickHouse server, CPU of both processes' : 'own chDB directory'})`,
+      );
       const chDir = path.join(dataDir, 'ch-limit');
       const ch = await child<ChLimitConfig, ChLimitResult>('ch-limit.ts', {
         dir: chDir,
@@ -702,6 +714,7 @@ async function main(): Promise<void> {
         poolRecords: 20_000,
         environments: ENVIRONMENTS,
         seed: 42,
+        server: chServer,
       });
       fs.rmSync(chDir, { recursive: true, force: true });
       log(
@@ -796,7 +809,11 @@ async function main(): Promise<void> {
         brokerPeakRssBytes: brokerPid ? memory(brokerPid).peakRss : null,
       });
     }
-    if (only.has('query') && service) {
+    if (only.has('query') && chServer) {
+      // The 1M/10M sets are loaded straight into the chDB directory while the service is stopped.
+      log('--clickhouse server: the query phase loads into chDB and is not run in server mode');
+    }
+    if (only.has('query') && service && !chServer) {
       const r = await call<{ sid: string }>(target, 'POST', `/v1/accounts/${target.account}/buckets`, {
         name: `bench-large-${stamp}`,
       });
@@ -948,6 +965,8 @@ main().catch((err: Error) => {
 });
 
 /** CPU of the service: the main process plus its ingest child process (both Node), not the broker. */
+/** The service's CPU: its process, its Node children (ingest) and, in server mode, the ClickHouse server. */
 function serviceCpuSeconds(pid: number): number {
-  return cpuSeconds(pid) + descendants(pid, 'node').reduce((sum, p) => sum + cpuSeconds(p), 0);
+  const pids = [pid, ...descendants(pid, 'node'), ...descendants(pid, CH_SERVER_COMM)];
+  return pids.reduce((sum, p) => sum + cpuSeconds(p), 0);
 }

@@ -1,6 +1,8 @@
 /**
  * Limit (a): raw ClickHouse insert rate of the benchmark's records from Node, no HTTP and no Kafka.
- * Forked by bench.ts: its own chDB data directory (one process per chDB directory), the project's
+ * Forked by bench.ts: its own chDB data directory (one process per chDB directory), or with
+ * `server` its own ClickHouse server process (`--clickhouse server`; the server's CPU counted with
+ * this process's, merges during the run included), the project's
  * migrations (so the materialized views cost what they cost in the service), and the processor's
  * own path per block: `toRow` of every record, then `RequestsWriter.insert` with a dedup token.
  *
@@ -8,14 +10,18 @@
  * objects from JSON.parse of the Kafka message.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
+import { startClickHouseServer } from '../../infra/local/clickhouse-server.launcher.js';
 import { createClickHouse, migrateClickHouse } from '../../services/shared/clickhouse.js';
+import { ensureClickHouseDatabase } from '../../services/shared/clickhouse-database.js';
 import { newSid } from '../../services/shared/ids.js';
 import type { StoredRecord } from '../../services/processor/pipeline.js';
 import { RequestsWriter } from '../../services/processor/requests.writer.js';
 import { toRow } from '../../services/processor/row.mapper.js';
 import { endpointTemplate } from '../../services/processor/steps/endpoint.step.js';
+import { cpuSeconds, freePort, ROOT } from './bench-stack.js';
 import { ingestRecord, rng } from './records.js';
 
 export interface ChLimitConfig {
@@ -25,6 +31,8 @@ export interface ChLimitConfig {
   poolRecords: number;
   environments: string[];
   seed: number;
+  /** insert over HTTP into a ClickHouse server of its own (its CPU counted) instead of chDB */
+  server?: boolean;
 }
 
 export interface ChLimitResult {
@@ -34,26 +42,39 @@ export interface ChLimitResult {
   rate: number;
   mapSeconds: number;
   insertSeconds: number;
-  /** CPU seconds of this process (Node + chDB threads) per 100,000 records, for toRow + insert */
+  /** CPU seconds of this process (Node + chDB threads) and of the server if any, per 100,000 records */
   cpuSecondsPer100k: number;
 }
 
 async function run(cfg: ChLimitConfig): Promise<ChLimitResult> {
   fs.rmSync(cfg.dir, { recursive: true, force: true });
+  const log = pino({ level: 'warn' });
+  const server = cfg.server
+    ? await startClickHouseServer({
+        cacheDir: path.join(ROOT, '.cache'),
+        dataDir: path.join(cfg.dir, 'server'),
+        httpPort: await freePort(),
+        tcpPort: await freePort(),
+        log,
+      })
+    : undefined;
   const chCfg = {
-    url: undefined,
+    url: server?.url,
     path: cfg.dir,
     database: 'tapline',
     user: 'default',
     password: '',
     retentionDays: 30,
-    mode: 'embedded' as const,
+    mode: server ? ('server' as const) : ('embedded' as const),
     httpPort: 0,
     tcpPort: 0,
   };
+  if (server) await ensureClickHouseDatabase(chCfg);
   const ch = createClickHouse(chCfg);
+  // The server's CPU (inserts, views, merges) counts with this process's: the write path costs both.
+  const serverCpu = () => (server ? cpuSeconds(server.pid) : 0);
   try {
-    await migrateClickHouse(ch, chCfg, pino({ level: 'warn' }));
+    await migrateClickHouse(ch, chCfg, log);
     const writer = new RequestsWriter(ch);
     const r = rng(cfg.seed);
     const receivedAt = new Date().toISOString();
@@ -82,13 +103,14 @@ async function run(cfg: ChLimitConfig): Promise<ChLimitResult> {
       const records: StoredRecord[] = [];
       for (let i = 0; i < n; i++) records.push(JSON.parse(pool[(done + i) % pool.length]!) as StoredRecord);
       const c0 = process.cpuUsage();
+      const s0 = serverCpu();
       const t0 = performance.now();
       const rows = records.map((rec, i) => toRow(rec, 0, done + i));
       const t1 = performance.now();
       await writer.insert(rows, RequestsWriter.token('bench.limit', 0, { min: done, max: done + n - 1 }));
       const t2 = performance.now();
       const c = process.cpuUsage(c0);
-      cpuUs += c.user + c.system;
+      cpuUs += c.user + c.system + (serverCpu() - s0) * 1e6;
       mapMs += t1 - t0;
       insertMs += t2 - t1;
       done += n;
@@ -105,6 +127,7 @@ async function run(cfg: ChLimitConfig): Promise<ChLimitResult> {
   } finally {
     // The parent removes the directory after this process exited (chDB lets go of it at exit).
     await ch.close();
+    await server?.stop();
   }
 }
 

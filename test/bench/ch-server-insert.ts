@@ -8,8 +8,13 @@
  * it) and of the server (the insert and the views), and of the server again after its background
  * merges of those parts settle (merges included), all on this machine in one run.
  *
+ * Last, the disk a stored record takes: `--disk-records` distinct records (none repeated, unlike
+ * the timing runs) inserted in 20,000-record blocks, merged to one part, measured from system.parts
+ * (compressed on disk and uncompressed, per record, `requests` and its aggregates).
+ *
  *   npx tsx test/bench/ch-server-insert.ts [--records 100000] [--blocks 2000,5000,20000,50000]
  *        [--formats RowBinary,JSONEachRow] [--compress none,gzip] [--views with,without]
+ *        [--disk-records 200000]
  */
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -41,6 +46,7 @@ const BLOCKS = arg('blocks', '2000,5000,20000,50000').split(',').map(Number);
 const FORMATS = arg('formats', 'RowBinary,JSONEachRow').split(',');
 const COMPRESS = arg('compress', 'none,gzip').split(',');
 const VIEWS = arg('views', 'with,without').split(',');
+const DISK_RECORDS = Number(arg('disk-records', '200000'));
 
 interface Result {
   format: string;
@@ -102,8 +108,7 @@ async function main(): Promise<void> {
     // A pool of records as the processor has them just before toRow.
     const r = rng(7);
     const receivedAt = new Date().toISOString();
-    const pool: StoredRecord[] = [];
-    for (let i = 0; i < 5000; i++) {
+    const stored = (i: number): StoredRecord => {
       const rec = ingestRecord(r, { environments: ['prod01', 'stage01'] });
       const req = rec.request as Record<string, unknown>;
       Object.assign(rec, {
@@ -115,8 +120,10 @@ async function main(): Promise<void> {
         firewall: { blocked: false },
         endpoint: endpointTemplate(String(req.path)),
       });
-      pool.push(rec as unknown as StoredRecord);
-    }
+      return rec as unknown as StoredRecord;
+    };
+    const pool: StoredRecord[] = [];
+    for (let i = 0; i < 5000; i++) pool.push(stored(i));
     const rows: RequestRow[] = [];
     for (let i = 0; i < Math.max(...BLOCKS); i++) rows.push(toRow(pool[i % pool.length]!, 0, i));
 
@@ -202,6 +209,45 @@ async function main(): Promise<void> {
         }
       }
     }
+    if (DISK_RECORDS > 0) {
+      // Disk per stored record: distinct records, RowBinary, merged to one part per table.
+      for (const t of targets) await ch.command({ query: `TRUNCATE TABLE ${t}` });
+      for (let done = 0; done < DISK_RECORDS; done += 20_000) {
+        const block: RequestRow[] = [];
+        for (let i = 0; i < Math.min(20_000, DISK_RECORDS - done); i++)
+          block.push(toRow(stored(done + i), 0, i));
+        const params = new URLSearchParams({
+          database: cfg.clickhouse.database,
+          query: `INSERT INTO ${TABLES.requests} (${COLUMN_LIST}) FORMAT RowBinary`,
+          max_partitions_per_insert_block: '0',
+        });
+        const res = await fetch(`${server.url}/?${params}`, { method: 'POST', body: rowBinary(block) });
+        if (!res.ok) throw new Error(`insert: ${res.status} ${(await res.text()).slice(0, 400)}`);
+        await res.arrayBuffer();
+      }
+      for (const t of targets) await ch.command({ query: `OPTIMIZE TABLE ${t} FINAL` });
+      const parts = await (
+        await ch.query({
+          query: `SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS disk, sum(data_uncompressed_bytes) AS raw
+                  FROM system.parts WHERE active AND database = currentDatabase() GROUP BY table ORDER BY disk DESC`,
+          format: 'JSONEachRow',
+        })
+      ).json<{ table: string; rows: string; disk: string; raw: string }>();
+      console.log(
+        `\ndisk per stored record (${DISK_RECORDS} distinct records, one part per table after OPTIMIZE FINAL):`,
+      );
+      let total = 0;
+      for (const p of parts) {
+        total += Number(p.disk);
+        console.log(
+          `  ${p.table.padEnd(24)} rows ${String(p.rows).padStart(9)}  on disk ${(Number(p.disk) / DISK_RECORDS).toFixed(1).padStart(8)} B/record  uncompressed ${(Number(p.raw) / DISK_RECORDS).toFixed(1).padStart(8)} B/record  ratio ${(Number(p.raw) / Math.max(1, Number(p.disk))).toFixed(1)}`,
+        );
+      }
+      console.log(
+        `  all tables: ${(total / DISK_RECORDS).toFixed(1)} B/record → ${(((total / DISK_RECORDS) * 1e9) / 1024 ** 4).toFixed(2)} TiB per billion records`,
+      );
+    }
+
     console.log(
       '\nformat      gzip  views    block   rec/s  client µs  server µs  +merges µs  total µs  bytes/rec',
     );
