@@ -5,7 +5,7 @@ import prettier from 'eslint-config-prettier';
 import reactHooks from 'eslint-plugin-react-hooks';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'web/dist/', 'node_modules/', '.cache/', 'bench/results/', 'coverage/'] },
+  { ignores: ['**/dist/', 'web/dist/', 'node_modules/', '.cache/', 'bench/results/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,

@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { FirstRunFirstSequencer } from './test/helpers/sequencer.js';
 import { testStackMode } from './test/helpers/stack-mode.js';
 
 // The fault suite (test/faults, docs/reliability.md) kills and restarts real brokers for several
@@ -18,6 +19,7 @@ if (!process.env.VITEST_WORKER_ID) {
 
 export default defineConfig({
   test: {
+    sequence: { sequencer: FirstRunFirstSequencer },
     projects: [
       {
         test: {

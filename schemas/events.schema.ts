@@ -96,6 +96,12 @@ export const eventListQuery = {
     endTime: timestamp,
     bucketSid: { type: 'string', minLength: 1, maxLength: 64 },
     environmentSid: { type: 'string', minLength: 1, maxLength: 64 },
+    source: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      description: 'Only events of this source (exact)',
+    },
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
     page: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 },
     sort: { type: 'string', enum: ['startedAt', 'createdAt'], default: 'startedAt' },

@@ -3,6 +3,7 @@
  * serialisation (Fastify), TypeScript types (json-schema-to-ts) and the OpenAPI document.
  */
 import { actionJobSchema } from './action-job.schema.js';
+import { ACCOUNT_SCHEMAS } from './account.schema.js';
 import { AUTH_SCHEMAS } from './auth.schema.js';
 import { bucketCreateSchema, bucketListSchema, bucketSchema, bucketUpdateSchema } from './bucket.schema.js';
 import { deletedSchema, errorSchema } from './common.schema.js';
@@ -52,4 +53,5 @@ export const ALL_SCHEMAS: readonly { $id: string }[] = [
   ...WORKFLOW_SCHEMAS,
   ...METRICS_SCHEMAS,
   ...AUTH_SCHEMAS,
+  ...ACCOUNT_SCHEMAS,
 ];

@@ -104,6 +104,9 @@ export const ingestRecordSchema = {
     environmentSid: { anyOf: [environmentSid, { type: 'null' }] },
     contextSid: nullableString(256),
     direction: { type: 'string', enum: ['in', 'out'] },
+    // The route template when the client knows it (an SDK's framework route, `/users/:id`); the
+    // processor derives one from the path when it is absent.
+    endpoint: nullableString(2048),
     note: nullableString(10000),
     createdAt: timestamp,
     receivedAt: timestamp,

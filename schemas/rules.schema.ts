@@ -206,6 +206,70 @@ export const redactionUpdateSchema = {
 
 // ---------------------------------------------------------------- SDK settings
 
+/**
+ * The configurable SDK settings of a bucket (docs/rules.md, "SDK settings"). Each one is applied by
+ * the SDK (sdk/node reads them at start and on refresh); none is enforced by the server.
+ */
+export const SDK_SETTING_PROPERTIES = {
+  enabled: { type: 'boolean', description: 'false: the SDK captures and sends nothing' },
+  captureRequestBody: { type: 'boolean', description: 'false: request bodies are not captured' },
+  captureResponseBody: { type: 'boolean', description: 'false: response bodies are not captured' },
+  maxBodyBytes: {
+    type: 'integer',
+    minimum: 0,
+    maximum: 1_048_576,
+    description: 'Bodies longer than this many bytes are cut to it (0 = no body at all)',
+  },
+  sampleRate: {
+    type: 'number',
+    minimum: 0,
+    maximum: 1,
+    description: 'Share of calls captured, 0 to 1 (1 = every call)',
+  },
+  interceptOutbound: { type: 'boolean', description: 'Also capture outbound calls the app makes' },
+  debug: { type: 'boolean', description: "The SDK logs what it does to the app's console" },
+} as const;
+
+export type SdkSettingValues = {
+  enabled: boolean;
+  captureRequestBody: boolean;
+  captureResponseBody: boolean;
+  maxBodyBytes: number;
+  sampleRate: number;
+  interceptOutbound: boolean;
+  debug: boolean;
+};
+
+/** What a bucket whose settings were never changed serves. */
+export const SDK_SETTING_DEFAULTS: SdkSettingValues = {
+  enabled: true,
+  captureRequestBody: true,
+  captureResponseBody: true,
+  maxBodyBytes: 65_536,
+  sampleRate: 1,
+  interceptOutbound: true,
+  debug: false,
+};
+
+const SDK_SETTING_KEYS = [
+  'enabled',
+  'captureRequestBody',
+  'captureResponseBody',
+  'maxBodyBytes',
+  'sampleRate',
+  'interceptOutbound',
+  'debug',
+] as const;
+
+/** Every setting with its value: served by `/sdk` and by `GET …/sdkSettings`. */
+const sdkSettingValues = {
+  type: 'object',
+  required: SDK_SETTING_KEYS,
+  additionalProperties: false,
+  properties: SDK_SETTING_PROPERTIES,
+} as const;
+export const sdkSettingValuesSchema = { $id: 'sdkSettingValues', ...sdkSettingValues } as const;
+
 /** Inline (no `$id`): query strings are described in place, like listQuery(). */
 export const sdkQuery = {
   type: 'object',
@@ -253,14 +317,145 @@ export const sdkSettingsSchema = {
         },
       },
     },
-    settings: {
+    settings: sdkSettingValues,
+  },
+} as const;
+
+/** `PUT …/sdkSettings`: the settings to change; an omitted one keeps its value. */
+export const sdkSettingsUpdateSchema = {
+  $id: 'sdkSettingsUpdate',
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: SDK_SETTING_PROPERTIES,
+} as const;
+
+/** `GET/PUT /v1/accounts/{a}/buckets/{b}/sdkSettings`. */
+export const bucketSdkSettingsSchema = {
+  $id: 'bucketSdkSettings',
+  type: 'object',
+  required: ['bucketSid', 'settings', 'defaults', 'updatedAt'],
+  properties: {
+    bucketSid: { type: 'string' },
+    settings: { $ref: 'sdkSettingValues#' },
+    defaults: { $ref: 'sdkSettingValues#' },
+    updatedAt: { type: ['string', 'null'], format: 'date-time' },
+  },
+} as const;
+
+// ---------------------------------------------------------------- previews
+
+const previewSource = {
+  record: {
+    type: 'object',
+    description:
+      'A sample record in the batch ingest format (`request`, `response`, `environmentSid`, …); ' +
+      'checked as ingest checks it. Either this or `bucketSid` + `requestSid`.',
+  },
+  bucketSid: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 64,
+    description:
+      'The bucket the record is previewed in: decides whether a rule limited to buckets applies ' +
+      '(without it, the bucket scope is not checked). With `requestSid`: the stored request’s bucket.',
+  },
+  requestSid: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 64,
+    description: 'A stored request of `bucketSid` as the sample (needs requests:read)',
+  },
+} as const;
+
+const anyRecord = { type: 'object', additionalProperties: true } as const;
+
+export const redactionPreviewBodySchema = {
+  $id: 'redactionPreviewBody',
+  type: 'object',
+  required: ['rule'],
+  additionalProperties: false,
+  properties: {
+    rule: {
       type: 'object',
-      required: ['interceptOutbound', 'debug'],
-      properties: {
-        interceptOutbound: { type: 'boolean' },
-        debug: { type: 'boolean' },
+      required: ['fieldPath', 'redactionType'],
+      additionalProperties: false,
+      properties: redactionFields,
+      description: 'The draft rule: the fields of a redaction rule (only these two are required)',
+    },
+    ...previewSource,
+  },
+} as const;
+
+export const redactionPreviewSchema = {
+  $id: 'redactionPreview',
+  type: 'object',
+  required: ['applies', 'changed', 'before', 'after', 'changes'],
+  properties: {
+    applies: {
+      type: 'boolean',
+      description: 'false when the rule is limited to other buckets or environments than the record’s',
+    },
+    changed: { type: 'boolean', description: 'whether applying the rule changed anything' },
+    before: { ...anyRecord, description: 'the record as the processor receives it' },
+    after: { ...anyRecord, description: 'the record as the rule leaves it' },
+    changes: {
+      type: 'array',
+      description:
+        'Every changed value: `path` in dotted form; a JSON body held as a string is compared inside',
+      items: {
+        type: 'object',
+        required: ['path', 'kind'],
+        properties: {
+          path: { type: 'string' },
+          kind: { type: 'string', enum: ['changed', 'removed'] },
+          before: {},
+          after: {},
+        },
       },
     },
+  },
+} as const;
+
+export const exclusionPreviewBodySchema = {
+  $id: 'exclusionPreviewBody',
+  type: 'object',
+  required: ['rule'],
+  additionalProperties: false,
+  properties: {
+    rule: {
+      type: 'object',
+      required: ['pathPattern', 'method'],
+      additionalProperties: false,
+      properties: exclusionFields,
+      description: 'The draft rule: the fields of an exclusion rule (only these two are required)',
+    },
+    ...previewSource,
+  },
+} as const;
+
+export const exclusionPreviewSchema = {
+  $id: 'exclusionPreview',
+  type: 'object',
+  required: ['excluded', 'applies', 'compared', 'record'],
+  properties: {
+    excluded: { type: 'boolean', description: 'true: the processor would drop the record' },
+    applies: {
+      type: 'boolean',
+      description: 'false when the rule is limited to other buckets or environments than the record’s',
+    },
+    compared: {
+      type: 'object',
+      description: 'The record’s values the rule is matched against (path without its query string)',
+      required: ['method', 'path', 'statusCode', 'environmentSid'],
+      properties: {
+        method: { type: 'string' },
+        path: { type: 'string' },
+        statusCode: { type: ['integer', 'null'] },
+        environmentSid: { type: ['string', 'null'] },
+      },
+    },
+    record: { ...anyRecord, description: 'the record as the processor receives it' },
   },
 } as const;
 
@@ -274,4 +469,11 @@ export const RULE_SCHEMAS = [
   redactionCreateSchema,
   redactionUpdateSchema,
   sdkSettingsSchema,
+  sdkSettingValuesSchema,
+  sdkSettingsUpdateSchema,
+  bucketSdkSettingsSchema,
+  redactionPreviewBodySchema,
+  redactionPreviewSchema,
+  exclusionPreviewBodySchema,
+  exclusionPreviewSchema,
 ] as const;

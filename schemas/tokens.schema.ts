@@ -1,4 +1,4 @@
-import { ALL_SCOPES } from '../services/shared/credentials.js';
+import { ALL_SCOPES } from './scopes.js';
 import { environmentSid, listOf, nullableTimestamp, timestamp } from './common.schema.js';
 
 /** API tokens (spec 2.3, Shape B plus Shape A's role, environmentSid, updatedAt) and MCP tokens (2.4). */
@@ -110,6 +110,7 @@ export const mcpTokenSchema = {
     'createdAt',
     'updatedAt',
     'revokedAt',
+    'expiresAt',
   ],
   properties: {
     sid: { type: 'string', description: '`mcp_` + 27 alphanumerics' },
@@ -131,6 +132,10 @@ export const mcpTokenSchema = {
     createdAt: timestamp,
     updatedAt: timestamp,
     revokedAt: nullableTimestamp,
+    expiresAt: {
+      ...nullableTimestamp,
+      description: 'When the token stops working (refused like a revoked one); null = never',
+    },
   },
 } as const;
 
@@ -143,12 +148,18 @@ const bucketSids = {
   description: 'Buckets of this account; empty or omitted = every bucket of the environment',
 } as const;
 
+const mcpExpiresAt = {
+  type: ['string', 'null'],
+  format: 'date-time',
+  description: 'When the token stops working, in the future; null or omitted = never',
+} as const;
+
 export const mcpTokenCreateSchema = {
   $id: 'mcpTokenCreate',
   type: 'object',
   required: ['name', 'environmentSid'],
   additionalProperties: false,
-  properties: { name, environmentSid, bucketSids },
+  properties: { name, environmentSid, bucketSids, expiresAt: mcpExpiresAt },
 } as const;
 
 export const mcpTokenUpdateSchema = {
@@ -156,7 +167,14 @@ export const mcpTokenUpdateSchema = {
   type: 'object',
   additionalProperties: false,
   minProperties: 1,
-  properties: { name, bucketSids },
+  properties: {
+    name,
+    bucketSids,
+    expiresAt: {
+      ...mcpExpiresAt,
+      description: 'A new expiry in the future; null = never; omitted = unchanged',
+    },
+  },
 } as const;
 
 /** Registered once by schemas/index.ts. */

@@ -17,7 +17,7 @@ export const THRESHOLD_OPERATORS = [
   'less_than_or_equal',
   'equals',
 ] as const;
-export const EXECUTION_STATUSES = ['pending', 'running', 'succeeded', 'failed'] as const;
+export const EXECUTION_STATUSES = ['pending', 'running', 'succeeded', 'failed', 'skipped'] as const;
 
 const MAX_CONDITIONS = 20;
 export const MAX_ACTIONS = 20;
@@ -346,6 +346,144 @@ export const workflowExecutionSchema = {
     createdAt: timestamp,
     startedAt: { type: ['string', 'null'], format: 'date-time' },
     finishedAt: { type: ['string', 'null'], format: 'date-time' },
+    trigger: {
+      type: ['object', 'null'],
+      required: ['type', 'message'],
+      properties: { type: { type: 'string' }, message: { type: 'string' } },
+      description: 'what fired it, as the runner recorded it; null before the runner took it',
+    },
+    deadLettered: {
+      type: 'boolean',
+      description: 'failed after its last attempt and was produced to workflow.actions.dlq',
+    },
+    actions: {
+      type: 'array',
+      description: 'per-action result of the latest run (position in the stored actions = index)',
+      items: {
+        type: 'object',
+        required: ['index', 'type', 'status', 'attempts', 'statusCode', 'error'],
+        properties: {
+          index: { type: 'integer' },
+          type: { type: 'string' },
+          status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
+          attempts: { type: 'integer' },
+          statusCode: { type: ['integer', 'null'], description: "the receiver's HTTP status, if any" },
+          error: { type: ['string', 'null'] },
+        },
+      },
+    },
+  },
+} as const;
+
+// ---------------------------------------------------------------- dashboard tools
+
+const sampleRequestSid = {
+  type: ['string', 'null'],
+  minLength: 1,
+  maxLength: 64,
+  description:
+    'a stored request of the bucket to use as the sample; omitted or null = the newest stored request ' +
+    "of the workflow's environment (an error first for error triggers), or a synthetic one",
+} as const;
+
+const sampleInfo = {
+  type: 'object',
+  required: ['kind', 'requestSid', 'description'],
+  properties: {
+    kind: { type: 'string', enum: ['stored', 'synthetic'] },
+    requestSid: { type: ['string', 'null'] },
+    description: { type: 'string' },
+  },
+} as const;
+
+export const workflowTestBodySchema = {
+  $id: 'workflowTestBody',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    requestSid: sampleRequestSid,
+    actions: {
+      ...actions,
+      description: 'actions to test instead of the stored ones (e.g. an unsaved edit); omitted = stored',
+    },
+  },
+} as const;
+
+export const workflowTestResultSchema = {
+  $id: 'workflowTestResult',
+  type: 'object',
+  required: ['executionSid', 'sample', 'results'],
+  properties: {
+    executionSid: {
+      type: 'string',
+      description: 'the X-Tapline-Execution header the receivers got; not in the execution log',
+    },
+    sample: sampleInfo,
+    results: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: [
+          'index',
+          'type',
+          'order',
+          'status',
+          'statusCode',
+          'messageId',
+          'error',
+          'retryable',
+          'durationMs',
+        ],
+        properties: {
+          index: { type: 'integer' },
+          type: { type: 'string' },
+          order: { type: 'number' },
+          status: { type: 'string', enum: ['succeeded', 'failed'] },
+          statusCode: { type: ['integer', 'null'] },
+          messageId: { type: ['string', 'null'] },
+          error: { type: ['string', 'null'] },
+          retryable: {
+            type: ['boolean', 'null'],
+            description: 'for a failure: whether the runner would have tried again',
+          },
+          durationMs: { type: 'integer' },
+        },
+      },
+    },
+  },
+} as const;
+
+export const workflowPreviewBodySchema = {
+  $id: 'workflowPreviewBody',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    triggerType: { type: 'string', enum: TRIGGER_TYPES, default: 'request' },
+    requestSid: sampleRequestSid,
+    configs: {
+      type: 'array',
+      maxItems: MAX_ACTIONS,
+      items: { type: 'object' },
+      description: 'action configs to render on the sample (templates in any string)',
+    },
+  },
+} as const;
+
+export const workflowPreviewSchema = {
+  $id: 'workflowPreview',
+  type: 'object',
+  required: ['sample', 'variables', 'rendered'],
+  properties: {
+    sample: sampleInfo,
+    variables: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['name', 'value'],
+        properties: { name: { type: 'string' }, value: { type: 'string' } },
+      },
+    },
+    rendered: { type: 'array', items: { type: 'object', additionalProperties: true } },
   },
 } as const;
 
@@ -363,4 +501,8 @@ export const WORKFLOW_SCHEMAS = [
   workflowListSchema,
   workflowExecutionSchema,
   workflowExecutionListSchema,
+  workflowTestBodySchema,
+  workflowTestResultSchema,
+  workflowPreviewBodySchema,
+  workflowPreviewSchema,
 ] as const;

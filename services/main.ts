@@ -15,7 +15,13 @@ import { RuleSnapshot } from './processor/rule-snapshot.js';
 import { PROCESSOR_STEPS } from './processor/steps/index.js';
 import { Scheduler } from './scheduler/scheduler.service.js';
 import { BucketDirectory } from './shared/bucket-directory.js';
-import { createClickHouse, migrateClickHouse, type ClickHouseClient } from './shared/clickhouse.js';
+import {
+  createClickHouse,
+  migrateClickHouse,
+  QUERY_LIMITS,
+  withQuerySettings,
+  type ClickHouseClient,
+} from './shared/clickhouse.js';
 import { ensureClickHouseDatabase } from './shared/clickhouse-database.js';
 import { config, ConfigError, type Config } from './shared/config.js';
 import { CredentialStore } from './shared/credentials.js';
@@ -68,7 +74,8 @@ async function main(cfg: Config): Promise<void> {
       await ensureClickHouseDatabase(chCfg);
       ch = createClickHouse(chCfg);
       closers.push({ name: 'clickhouse', close: () => ch!.close() });
-      await migrateClickHouse(ch, chCfg, logger('migrations'));
+      // Serialised across processes by a Postgres advisory lock (several roles may start at once).
+      await migrateClickHouse(ch, chCfg, logger('migrations'), pool);
     }
 
     const kafka = createKafka(stack.kafkaBrokers, 'tapline', rootLogger());
@@ -91,7 +98,13 @@ async function main(cfg: Config): Promise<void> {
     await producer.connect();
     closers.push({ name: 'kafka producer', close: () => producer.disconnect() });
 
-    const credentials = new CredentialStore(pool, logger('auth'), 30_000, cfg.sessionTtlDays * 86_400_000);
+    const credentials = new CredentialStore(
+      pool,
+      logger('auth'),
+      30_000,
+      cfg.sessionTtlDays * 86_400_000,
+      cfg.limits.authLookupsPerSecond,
+    );
     credentials.start();
     closers.push({ name: 'credentials', close: () => credentials.stop() });
     const buckets = new BucketDirectory(pool);
@@ -116,8 +129,9 @@ async function main(cfg: Config): Promise<void> {
         cfg,
         log: logger('api'),
         pg: pool,
-        ch: ch!,
+        ch: withQuerySettings(ch!, QUERY_LIMITS.api),
         credentials,
+        producer,
         ready: async () => ({
           postgres: await pool.query('SELECT 1').then(
             () => true,
@@ -149,8 +163,8 @@ async function main(cfg: Config): Promise<void> {
       const processor = new ProcessorConsumer({
         kafka,
         producer,
-        writer: new RequestsWriter(ch!),
-        excludedWriter: new ExcludedWriter(ch!),
+        writer: new RequestsWriter(withQuerySettings(ch!, QUERY_LIMITS.processor)),
+        excludedWriter: new ExcludedWriter(withQuerySettings(ch!, QUERY_LIMITS.processor)),
         cfg,
         log: logger('processor'),
         context: (accountSid, bucketSid) => ({
@@ -173,7 +187,7 @@ async function main(cfg: Config): Promise<void> {
     if (cfg.roles.has('scheduler')) {
       const scheduler = new Scheduler({
         pg: pool,
-        ch: ch!,
+        ch: withQuerySettings(ch!, QUERY_LIMITS.scheduler),
         producer,
         listener,
         cfg,
@@ -206,7 +220,14 @@ async function main(cfg: Config): Promise<void> {
         { lingerMs: cfg.ingest.lingerMs, timeoutMs: cfg.ingest.produceTimeoutMs },
         logger('publisher'),
       );
-      const ingest = buildIngestApp({ cfg, log: logger('ingest'), credentials, buckets, publisher });
+      const ingest = buildIngestApp({
+        cfg,
+        log: logger('ingest'),
+        credentials,
+        buckets,
+        publisher,
+        pg: pool,
+      });
       await ingest.listen({ port: cfg.ingestPort, host: cfg.host });
       // Closing the listener first stops intake; draining sends what was accepted.
       closers.push({ name: 'ingest publisher', close: () => publisher.drain() });

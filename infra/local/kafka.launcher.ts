@@ -7,7 +7,6 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { Kafka, logLevel } from 'kafkajs';
 import type { Logger } from 'pino';
 
 export interface KafkaHandle {
@@ -706,40 +705,5 @@ export async function startKafka(opts: KafkaLaunchOptions): Promise<KafkaHandle>
     );
     if (cds.use) await rm(cds.use, { force: true });
     return launchBroker(opts, jvmArgs, { final: cds.final }, propsFile);
-  }
-}
-
-/** Creates the topics that do not exist yet and waits until each partition has a leader. Idempotent. */
-export async function createTopics(
-  brokers: string[],
-  topics: { topic: string; numPartitions: number }[],
-): Promise<void> {
-  const wanted = [...new Map(topics.map((t) => [t.topic, t])).values()];
-  if (wanted.length === 0) return;
-  const admin = new Kafka({ clientId: 'tapline-admin', brokers, logLevel: logLevel.NOTHING }).admin();
-  await admin.connect();
-  try {
-    const existing = new Set(await admin.listTopics());
-    const missing = wanted.filter((t) => !existing.has(t.topic));
-    if (missing.length > 0) {
-      // Replication factor left to the cluster's default.replication.factor: 1 locally, more when scaled.
-      await admin.createTopics({ topics: missing, waitForLeaders: true });
-    }
-    // createTopics returns early when another process created some of them concurrently: check ourselves.
-    const names = wanted.map((t) => t.topic);
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const ready = await admin.fetchTopicMetadata({ topics: names }).then(
-        ({ topics: meta }) =>
-          meta.length === names.length &&
-          meta.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)),
-        () => false,
-      );
-      if (ready) return;
-      if (Date.now() > deadline) throw new Error(`kafka: topics not ready after 30 s: ${names.join(', ')}`);
-      await sleep(100);
-    }
-  } finally {
-    await admin.disconnect();
   }
 }

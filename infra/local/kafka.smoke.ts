@@ -7,10 +7,17 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { pino } from 'pino';
-import { createTopics, ensureKafkaLibs, startKafka, type KafkaHandle } from './kafka.launcher.js';
+import { ensureTopics } from '../../services/shared/kafka.js';
+import { ensureKafkaLibs, startKafka, type KafkaHandle } from './kafka.launcher.js';
 
 const MESSAGES = 1000;
 const TOPIC = 'smoke.events';
+
+/** The smoke topic, through the same topic creator as the service's roles. */
+const createTopic = (brokers: string[]) =>
+  ensureTopics(new Kafka({ clientId: 'tapline-admin', brokers, logLevel: logLevel.NOTHING }), [
+    { topic: TOPIC, numPartitions: 4 },
+  ]);
 
 // Launcher timings arrive as log fields; keep them, print warnings, drop the broker's debug chatter.
 const logged: { msg?: string; ms?: number; level: number }[] = [];
@@ -114,9 +121,7 @@ async function main(): Promise<void> {
     results.formatMs = loggedMs('Kafka storage formatted') ?? 'n/a';
     results.coldBrokerReadyMs = loggedMs('Kafka broker ready') ?? 'n/a';
 
-    [, results.createTopicMs] = await timed(() =>
-      createTopics(handle!.brokers, [{ topic: TOPIC, numPartitions: 4 }]),
-    );
+    [, results.createTopicMs] = await timed(() => createTopic(handle!.brokers));
     Object.assign(results, await produceAndConsume(handle.brokers, 'smoke-1', true));
     [, results.stopMs] = await timed(() => handle!.stop());
     results.exitCode = String(await handle.exited);
@@ -125,7 +130,7 @@ async function main(): Promise<void> {
       startKafka({ cacheDir, dataDir, port, controllerPort, log }),
     );
     results.warmBrokerReadyMs = loggedMs('Kafka broker ready') ?? 'n/a';
-    await createTopics(handle.brokers, [{ topic: TOPIC, numPartitions: 4 }]);
+    await createTopic(handle.brokers);
     const again = await produceAndConsume(handle.brokers, 'smoke-2', false);
     results.consumeAfterRestartMs = again.consumeMs ?? 'n/a';
     [, results.warmStopMs] = await timed(() => handle!.stop());

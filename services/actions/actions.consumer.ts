@@ -4,6 +4,7 @@ import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import type { Pool } from '../shared/postgres.js';
 import { validator } from '../shared/schemas.js';
+import { secretBox } from '../shared/secret-box.js';
 import { CONSUMER_GROUPS, TOPICS } from '../shared/topics.js';
 import { RunnerStoppingError } from './action.errors.js';
 import type { ExecutionDetail } from './executions.repository.js';
@@ -19,6 +20,12 @@ export interface ActionsConsumerDeps {
   pg: Pool;
   cfg: Config;
   log: Logger;
+  /** topic and consumer group; the defaults are the deployment's, tests run a runner on their own */
+  topic?: string;
+  groupId?: string;
+  dlqTopic?: string;
+  /** pause before a new consumer replaces one that crashed for good (default 5 s) */
+  restartAfterMs?: number;
 }
 
 export interface ActionsStats {
@@ -31,6 +38,7 @@ export interface ActionsStats {
 
 const COMMIT_DEBOUNCE_MS = 100;
 const INFRA_RETRY_MAX_MS = 30_000;
+const RESTART_AFTER_CRASH_MS = 5000;
 
 /**
  * The action runner role: consumes `workflow.actions` in its own group and runs jobs concurrently
@@ -50,6 +58,9 @@ export class ActionsConsumer {
   private active = 0;
   private waiters: (() => void)[] = [];
   private stopping = false;
+  private restartTimer: NodeJS.Timeout | undefined;
+  /** consumers started so far (1 + restarts after a crash) */
+  starts = 0;
   private readonly stopCtl = new AbortController();
   private readonly validate = validator<ActionJob>('actionJob');
   private readonly runner: JobRunner;
@@ -60,7 +71,7 @@ export class ActionsConsumer {
     const { cfg, log, pg } = deps;
     this.mail = new MailSender(cfg.smtp, cfg.actions.timeoutMs);
     this.runner = new JobRunner(
-      new ExecutionsRepository(pg),
+      new ExecutionsRepository(pg, secretBox(cfg)),
       { guard: new OutboundGuard(cfg.actions.outboundAllow), mail: this.mail },
       cfg.actions,
       (job, reason, attempts, detail) => this.deadLetterJob(job, reason, attempts, detail),
@@ -68,10 +79,15 @@ export class ActionsConsumer {
     );
   }
 
+  private get topic(): string {
+    return this.deps.topic ?? TOPICS.actions;
+  }
+
   async start(): Promise<void> {
     const { kafka, cfg, log } = this.deps;
+    this.starts++;
     const consumer = kafka.consumer({
-      groupId: CONSUMER_GROUPS.actions,
+      groupId: this.deps.groupId ?? CONSUMER_GROUPS.actions,
       sessionTimeout: 30_000,
       heartbeatInterval: 3000,
       maxWaitTimeInMs: 500,
@@ -83,21 +99,49 @@ export class ActionsConsumer {
       this.trackers.clear();
       log.info({ assignment: e.payload.memberAssignment }, 'action runner joined group');
     });
-    consumer.on(consumer.events.CRASH, (e) =>
-      log.error({ err: e.payload.error?.message }, 'action runner consumer crashed'),
-    );
-    await consumer.connect();
-    await consumer.subscribe({ topic: TOPICS.actions, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      partitionsConsumedConcurrently: cfg.kafka.partitions,
-      eachMessage: (p) => this.onMessage(p),
+    consumer.on(consumer.events.CRASH, (e) => {
+      log.error(
+        { err: e.payload.error?.message, restart: e.payload.restart },
+        'action runner consumer crashed',
+      );
+      // NOTE: kafkajs restarts a crashed consumer only after retriable errors. After any other
+      // (a non-retriable broker error, a bug in a handler) the process would stay up with nothing
+      // consumed: run a new consumer after a pause, as the processor does. It resumes from the
+      // committed offsets; jobs still running here are joined, not run twice (`running`).
+      if (!e.payload.restart) this.scheduleRestart();
     });
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topic: this.topic, fromBeginning: true });
+      await consumer.run({
+        autoCommit: false,
+        partitionsConsumedConcurrently: cfg.kafka.partitions,
+        eachMessage: (p) => this.onMessage(p),
+      });
+    } catch (err) {
+      // A half-started consumer must not stay in the group beside the next attempt's.
+      await consumer.disconnect().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private scheduleRestart(): void {
+    if (this.stopping || this.restartTimer) return;
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      if (this.stopping) return;
+      this.deps.log.warn('restarting the action runner consumer');
+      this.start().catch((err: unknown) => {
+        this.deps.log.error({ err: (err as Error).message }, 'action runner consumer restart failed');
+        this.scheduleRestart();
+      });
+    }, this.deps.restartAfterMs ?? RESTART_AFTER_CRASH_MS);
   }
 
   /** Stop taking jobs, let running ones finish for a short grace, abort the rest, commit, leave. */
   async stop(): Promise<void> {
     this.stopping = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
     for (const w of this.waiters.splice(0)) w();
     const grace = Math.min(this.deps.cfg.actions.timeoutMs, 5000);
     await Promise.race([Promise.allSettled([...this.running.values()]), sleep(grace)]);
@@ -240,7 +284,7 @@ export class ActionsConsumer {
       const next = t?.committable();
       if (t && next !== undefined) {
         t.markCommitted(next);
-        offsets.push({ topic: TOPICS.actions, partition: p, offset: String(next) });
+        offsets.push({ topic: this.topic, partition: p, offset: String(next) });
       }
     }
     this.dirty.clear();
@@ -259,7 +303,7 @@ export class ActionsConsumer {
   private async deadLetterJob(job: ActionJob, reason: string, attempts: number, detail: ExecutionDetail) {
     this.stats.deadLettered++;
     await this.deps.producer.send({
-      topic: TOPICS.actionsDlq,
+      topic: this.deps.dlqTopic ?? TOPICS.actionsDlq,
       acks: -1,
       messages: [
         {
@@ -286,7 +330,7 @@ export class ActionsConsumer {
     this.stats.deadLettered++;
     this.deps.log.warn({ reason, partition, offset }, 'invalid action job sent to the dead-letter topic');
     await this.deps.producer.send({
-      topic: TOPICS.actionsDlq,
+      topic: this.deps.dlqTopic ?? TOPICS.actionsDlq,
       acks: -1,
       messages: [
         {

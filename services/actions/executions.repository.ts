@@ -1,5 +1,7 @@
 import type { ActionJob } from '../../schemas/action-job.schema.js';
+import { openActions } from './action-secrets.js';
 import type { Pool } from '../shared/postgres.js';
+import type { SecretBox } from '../shared/secret-box.js';
 
 /** Per-action result inside `workflow_executions.detail.actions` (docs/workflows.md). */
 export interface ActionRecord {
@@ -32,14 +34,21 @@ export interface WorkflowRow {
 
 /** Postgres side of the action runner: the workflow to run and its execution record. */
 export class ExecutionsRepository {
-  constructor(private readonly pg: Pool) {}
+  /** `box` opens the sealed secrets of the workflow's actions (docs/security.md "Secrets at rest"). */
+  constructor(
+    private readonly pg: Pool,
+    private readonly box?: SecretBox,
+  ) {}
 
   async workflow(accountSid: string, workflowSid: string): Promise<WorkflowRow | undefined> {
     const r = await this.pg.query<WorkflowRow>(
       'SELECT sid, account_sid, name, is_active, actions FROM workflows WHERE sid = $1 AND account_sid = $2',
       [workflowSid, accountSid],
     );
-    return r.rows[0];
+    const row = r.rows[0];
+    if (row && this.box && Array.isArray(row.actions))
+      row.actions = openActions(row.actions as { config?: unknown }[], this.box);
+    return row;
   }
 
   /**
@@ -85,7 +94,7 @@ export class ExecutionsRepository {
 
   async finish(
     sid: string,
-    status: 'succeeded' | 'failed',
+    status: 'succeeded' | 'failed' | 'skipped',
     attempts: number,
     error: string | null,
     detail: ExecutionDetail,

@@ -5,11 +5,15 @@ import { ActionError, RunnerStoppingError } from './action.errors.js';
 import { executeAction, parseActions, type ActionDeps, type WorkflowAction } from './action.executors.js';
 import type { ActionRecord, ExecutionDetail, ExecutionsRepository } from './executions.repository.js';
 import { templateVars } from './template.renderer.js';
+import { WindowLimiter } from '../shared/window-limiter.js';
 
 export interface RunnerSettings {
   timeoutMs: number;
   maxAttempts: number;
   backoffMs: number;
+  /** executions started per minute per workflow and per account (docs/security.md "Limits") */
+  perWorkflowPerMinute?: number;
+  perAccountPerMinute?: number;
 }
 
 export type JobOutcome =
@@ -45,7 +49,22 @@ export class JobRunner {
     private readonly settings: RunnerSettings,
     private readonly deadLetter: DeadLetterFn,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.perWorkflow = new WindowLimiter(settings.perWorkflowPerMinute ?? Number.MAX_SAFE_INTEGER);
+    this.perAccount = new WindowLimiter(settings.perAccountPerMinute ?? Number.MAX_SAFE_INTEGER);
+  }
+
+  private readonly perWorkflow: WindowLimiter;
+  private readonly perAccount: WindowLimiter;
+
+  /** Why a new execution may not start now (over a per-minute limit), or undefined. */
+  private overLimit(job: ActionJob): string | undefined {
+    if (!this.perWorkflow.hit(job.workflowSid).allowed)
+      return `rate limit: more than ${this.perWorkflow.max} executions per minute for this workflow`;
+    if (!this.perAccount.hit(job.accountSid).allowed)
+      return `rate limit: more than ${this.perAccount.max} executions per minute for this account`;
+    return undefined;
+  }
 
   async run(job: ActionJob, stop: AbortSignal): Promise<JobOutcome> {
     const wf = await this.repo.workflow(job.accountSid, job.workflowSid);
@@ -69,6 +88,14 @@ export class JobRunner {
     if (!wf.is_active) {
       await this.repo.finish(job.executionSid, 'failed', attempts, 'workflow is inactive', detail);
       return { kind: 'skipped', reason: 'workflow is inactive' };
+    }
+    // Only a first run counts (a resumed job has attempts): past a limit, the execution is logged
+    // as `skipped` with the reason, and none of its actions runs.
+    const over = attempts === 0 ? this.overLimit(job) : undefined;
+    if (over) {
+      await this.repo.finish(job.executionSid, 'skipped', attempts, over, detail);
+      this.log.warn({ executionSid: job.executionSid, workflowSid: job.workflowSid }, over);
+      return { kind: 'skipped', reason: over };
     }
 
     const workflow = { sid: wf.sid, name: wf.name };

@@ -1,5 +1,6 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
+import { isSealed } from '../shared/secret-box.js';
 
 /**
  * SSRF guard for every outbound call of an action (docs/workflows.md "Outbound guard").
@@ -69,15 +70,21 @@ function allowedByList(ip: Ip, allow: AllowList): boolean {
 /**
  * The ipaddr.js range name of an address, or undefined when it may be called: only `unicast`
  * (global unicast) passes; loopback, private, link-local, unique-local, CGNAT, multicast,
- * unspecified, broadcast, reserved and the IPv6 transition ranges (6to4, Teredo, NAT64 — they can
- * embed a private IPv4) are refused.
+ * unspecified, broadcast, reserved and the IPv6 transition ranges (6to4, Teredo, NAT64, IPv4-compatible
+ * ::/96 — they can embed a private IPv4) are refused.
  */
 export function blockedRange(address: string): string | undefined {
   if (!ipaddr.isValid(address)) return 'invalid';
   const ip = unmap(ipaddr.parse(address));
   const range = ip.range();
+  // IPv4-compatible IPv6 (::a.b.c.d, deprecated by RFC 4291): ipaddr.js calls most of it unicast,
+  // but a host may route it to the IPv4 address it carries (::7f00:1 = 127.0.0.1).
+  if (ip.kind() === 'ipv6' && range !== 'unspecified' && range !== 'loopback' && ip.match(IPV4_COMPATIBLE))
+    return 'ipv4Compatible';
   return range === 'unicast' ? undefined : range;
 }
+
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
 
 export class OutboundGuard {
   private readonly allow: AllowList;
@@ -91,6 +98,12 @@ export class OutboundGuard {
 
   /** Parses and checks a URL; resolves to the address to connect to. Throws OutboundRefusedError. */
   async check(rawUrl: string): Promise<{ url: URL; target: ResolvedAddress }> {
+    if (isSealed(rawUrl)) {
+      // A secret sealed with another key stays sealed when the runner opens the actions.
+      throw new OutboundRefusedError(
+        'the URL is sealed with a different SECRETS_KEY than this process has: every process of a deployment needs the same one (docs/security.md "Secrets at rest")',
+      );
+    }
     let url: URL;
     try {
       url = new URL(rawUrl);

@@ -1,3 +1,4 @@
+import type { Producer } from 'kafkajs';
 import type pg from 'pg';
 import type { ClickHouseClient } from '../shared/clickhouse.js';
 import type { Config } from '../shared/config.js';
@@ -11,6 +12,8 @@ export interface ApiDeps {
   pg: pg.Pool;
   ch: ClickHouseClient;
   credentials: CredentialStore;
+  /** Kafka producer: re-runs of failed workflow executions are queued on workflow.actions (absent: 503) */
+  producer?: Producer;
   /** readiness probe of every store the API depends on */
   ready: () => Promise<Record<string, boolean>>;
 }

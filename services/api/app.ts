@@ -13,7 +13,14 @@ import { ROUTES } from './routes/index.js';
  * then routes. `server.ts`-style listening happens in main.ts.
  */
 export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
-  const app = createHttpServer({ log: deps.log, bodyLimit: 1024 * 1024 });
+  const app = createHttpServer({
+    log: deps.log,
+    bodyLimit: 1024 * 1024,
+    timeouts: {
+      requestMs: deps.cfg.limits.httpRequestTimeoutMs,
+      connectionMs: deps.cfg.limits.httpConnectionTimeoutMs,
+    },
+  });
   app.decorate('deps', deps);
 
   const stats = processStats();

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { isSid, newSid } from '../shared/ids.js';
 import { notFound, validation } from '../shared/errors.js';
-import { iso, pageOf, type ListResult } from './pagination.js';
+import { iso, offsetOf, pageOf, type ListResult } from './pagination.js';
 
 /** Event marker as the API answers it (spec 2.7). */
 export interface EventMarker {
@@ -42,6 +42,8 @@ export interface EventFilters {
   environmentSid?: string;
   /** MCP tokens limited to some buckets: events on any of them or on `*` */
   anyOfBuckets?: string[];
+  /** events of this `source`, exactly */
+  source?: string;
 }
 
 export interface EventListQuery {
@@ -100,6 +102,7 @@ function whereOf(accountSid: string, f: EventFilters): { where: string; values: 
   if (f.bucketSid) add((n) => `(${n} = ANY(bucket_sids) OR '*' = ANY(bucket_sids))`, f.bucketSid);
   if (f.environmentSid)
     add((n) => `(${n} = ANY(environment_sids) OR '*' = ANY(environment_sids))`, f.environmentSid);
+  if (f.source) add((n) => `source = ${n}`, f.source);
   if (f.anyOfBuckets?.length)
     add((n) => `(bucket_sids && ${n}::text[] OR '*' = ANY(bucket_sids))`, f.anyOfBuckets);
   return { where: conds.join(' AND '), values };
@@ -131,7 +134,7 @@ export class EventsRepository {
       .query<Row>(
         `SELECT * FROM events WHERE ${where}
          ORDER BY ${col} ${dir}, sid ${dir} LIMIT $${values.length + 1} OFFSET $${values.length + 2}`,
-        [...values, q.limit + 1, (q.page - 1) * q.limit],
+        [...values, q.limit + 1, offsetOf(q)],
       )
       .catch(rethrowBadValue);
     return pageOf(r.rows.map(toEvent), q.limit);

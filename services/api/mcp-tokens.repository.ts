@@ -17,6 +17,8 @@ export interface McpToken {
   createdAt: string;
   updatedAt: string;
   revokedAt: string | null;
+  /** null = never expires */
+  expiresAt: string | null;
 }
 
 interface Row {
@@ -32,11 +34,12 @@ interface Row {
   created_at: Date;
   updated_at: Date;
   revoked_at: Date | null;
+  expires_at: Date | null;
 }
 
 // NOTE: never `SELECT *`: token_hash must not leave the repository.
 const COLUMNS = `sid, account_sid, environment_sid, bucket_sids, name, token_prefix, token_suffix,
-  is_revoked, last_used_at, created_at, updated_at, revoked_at`;
+  is_revoked, last_used_at, created_at, updated_at, revoked_at, expires_at`;
 
 /** `mcp_` + 4 characters are kept in front and 4 at the end: enough to tell tokens apart. */
 const SHOWN_PREFIX = TOKEN_PREFIX.mcp.length + 4;
@@ -57,6 +60,7 @@ const toToken = (r: Row): McpToken => ({
   createdAt: r.created_at.toISOString(),
   updatedAt: r.updated_at.toISOString(),
   revokedAt: iso(r.revoked_at),
+  expiresAt: iso(r.expires_at),
 });
 
 export const MCP_TOKEN_SORTS = ['createdAt', 'name', 'lastUsedAt'] as const;
@@ -85,14 +89,14 @@ export class McpTokensRepository {
 
   async create(
     accountSid: string,
-    input: { name: string; environmentSid: string; bucketSids?: string[] },
+    input: { name: string; environmentSid: string; bucketSids?: string[]; expiresAt?: string | null },
   ): Promise<McpToken> {
     const bucketSids = await this.checkBuckets(accountSid, input.bucketSids ?? []);
     const value = newTokenValue(TOKEN_PREFIX.mcp);
     const r = await this.pool.query<Row>(
       `INSERT INTO mcp_tokens (sid, account_sid, environment_sid, bucket_sids, name, token_hash,
-         token_prefix, token_suffix)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
+         token_prefix, token_suffix, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
       [
         newSid('mcpToken'),
         accountSid,
@@ -102,24 +106,35 @@ export class McpTokensRepository {
         hashToken(value),
         value.slice(0, SHOWN_PREFIX),
         value.slice(-SHOWN_SUFFIX),
+        input.expiresAt ?? null,
       ],
     );
     return { ...toToken(r.rows[0]!), token: value };
   }
 
-  /** Partial: only the fields given change. A bucket_sids change fires the `tapline_auth` NOTIFY. */
+  /**
+   * Partial: only the fields given change (`expiresAt: null` = never expires). A bucket_sids or
+   * expires_at change fires the `tapline_auth` NOTIFY.
+   */
   async update(
     accountSid: string,
     sid: string,
-    input: { name?: string; bucketSids?: string[] },
+    input: { name?: string; bucketSids?: string[]; expiresAt?: string | null },
   ): Promise<McpToken> {
     const bucketSids =
       input.bucketSids === undefined ? null : await this.checkBuckets(accountSid, input.bucketSids);
     const r = await this.pool.query<Row>(
       `UPDATE mcp_tokens SET name = COALESCE($3, name), bucket_sids = COALESCE($4, bucket_sids),
-         updated_at = now()
+         expires_at = CASE WHEN $5 THEN $6::timestamptz ELSE expires_at END, updated_at = now()
        WHERE account_sid = $1 AND sid = $2 RETURNING ${COLUMNS}`,
-      [accountSid, sid, input.name ?? null, bucketSids],
+      [
+        accountSid,
+        sid,
+        input.name ?? null,
+        bucketSids,
+        input.expiresAt !== undefined,
+        input.expiresAt ?? null,
+      ],
     );
     if (!r.rows[0]) throw notFound('MCP token');
     return toToken(r.rows[0]);

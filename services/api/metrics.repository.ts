@@ -386,14 +386,16 @@ function digestSource(
   key?: { rollup: string; minute: string },
 ): string {
   const parts: string[] = [];
-  if (b.rollup !== '' || b.minutes === '')
+  if (b.rollup !== '')
     parts.push(`SELECT ${key ? `${key.rollup} AS key, ` : ''}t, ${columns}
       FROM ${TABLES.requestsRollup}
-      WHERE ${b.filters} AND dim = '${dim}' AND (${b.rollup || '0'})`);
-  if (b.minutes !== '')
+      WHERE ${b.filters} AND dim = '${dim}' AND (${b.rollup})`);
+  // An empty range still needs one valid SELECT: requests_minute has every filter's column
+  // (the rollups lack endpoint and method), and `0` makes it read nothing.
+  if (b.minutes !== '' || b.rollup === '')
     parts.push(`SELECT ${key ? `${key.minute} AS key, ` : ''}minute AS t, ${columns}
       FROM ${TABLES.requestsMinute}
-      WHERE ${b.filters} AND (${b.minutes})`);
+      WHERE ${b.filters} AND (${b.minutes || '0'})`);
   return `(${parts.join('\n      UNION ALL ')})`;
 }
 
@@ -417,7 +419,7 @@ export function responseTimeSql(s: MetricsScope, iv: Interval): Sql {
 export function performanceSql(s: MetricsScope, groupBy: GroupBy, limit: number): Sql {
   const g = GROUPS[groupBy];
   const b = blocksOf(s);
-  const src = digestSource(b, g.dim, `${COUNT_COLUMNS}, duration_hist`, g);
+  const src = digestSource(b, g.dim, `${COUNT_COLUMNS}, duration_hist, duration_min, duration_max`, g);
   return {
     query: `SELECT key AS grp, ${SUMS}, ${MERGE.percentiles} AS pct
             FROM ${src}

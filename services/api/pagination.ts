@@ -1,3 +1,12 @@
+import { validation } from '../shared/errors.js';
+
+/**
+ * The deepest row a list reaches by page: `page × limit` at most this. An OFFSET query reads and
+ * drops every row before the page, so deep pages cost as much as the whole list; past it, a
+ * narrower filter (a date range, a status) reaches the rows instead (docs/security.md "Limits").
+ */
+export const MAX_PAGE_DEPTH = 10_000;
+
 /** page/limit/sort/order of list endpoints (spec 4.12). */
 export interface ListQuery {
   page: number;
@@ -16,7 +25,14 @@ export function pageOf<T>(rows: T[], limit: number): ListResult<T> {
   return { hasMore: rows.length > limit, records: rows.slice(0, limit) };
 }
 
-export function offsetOf(q: ListQuery): number {
+/** The OFFSET of a page; a 400 beyond MAX_PAGE_DEPTH rows. */
+export function offsetOf(q: Pick<ListQuery, 'page' | 'limit'>): number {
+  if (q.page * q.limit > MAX_PAGE_DEPTH) {
+    throw validation(
+      `page × limit may be at most ${MAX_PAGE_DEPTH}: narrow the list with filters (e.g. a date range) instead of paging deeper`,
+      { page: `at most ${Math.floor(MAX_PAGE_DEPTH / q.limit)} with limit ${q.limit}` },
+    );
+  }
   return (q.page - 1) * q.limit;
 }
 

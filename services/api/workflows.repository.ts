@@ -1,6 +1,8 @@
 import type pg from 'pg';
 import { notFound } from '../shared/errors.js';
 import { isSid, newSid } from '../shared/ids.js';
+import type { SecretBox } from '../shared/secret-box.js';
+import { openActions, sealActions, unmaskActions } from '../actions/action-secrets.js';
 import { iso, offsetOf, orderBy, pageOf, type ListQuery, type ListResult } from './pagination.js';
 
 export type TriggerType = 'request' | 'error' | 'threshold' | 'schedule';
@@ -132,7 +134,24 @@ export interface WorkflowFilters {
 }
 
 export class WorkflowsRepository {
-  constructor(private readonly pool: pg.Pool) {}
+  /**
+   * With `box`, action secrets (URLs, header values) are sealed on write and opened on read
+   * (action-secrets.ts); the API masks them in its answers. Without it (a reader that never
+   * shows nor runs actions) rows are returned as stored.
+   */
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly box?: SecretBox,
+  ) {}
+
+  private readonly toWorkflow = (r: Row): Workflow => {
+    const w = toWorkflow(r);
+    return this.box && Array.isArray(w.actions) ? { ...w, actions: openActions(w.actions, this.box) } : w;
+  };
+
+  private seal(actions: WorkflowAction[]): WorkflowAction[] {
+    return this.box ? sealActions(actions, this.box) : actions;
+  }
 
   /** Account-wide list, optionally narrowed to a bucket and/or environment. */
   async list(accountSid: string, f: WorkflowFilters, q: ListQuery): Promise<ListResult<Workflow>> {
@@ -154,7 +173,7 @@ export class WorkflowsRepository {
         f.bucketSids ?? null,
       ],
     );
-    return pageOf(r.rows.map(toWorkflow), q.limit);
+    return pageOf(r.rows.map(this.toWorkflow), q.limit);
   }
 
   async get(scope: WorkflowScope, sid: string): Promise<Workflow> {
@@ -165,7 +184,7 @@ export class WorkflowsRepository {
       [scope.accountSid, scope.environmentSid, scope.bucketSid, sid],
     );
     if (!r.rows[0]) throw notFound('Workflow');
-    return toWorkflow(r.rows[0]);
+    return this.toWorkflow(r.rows[0]);
   }
 
   async create(scope: WorkflowScope, input: WorkflowInput): Promise<Workflow> {
@@ -181,15 +200,19 @@ export class WorkflowsRepository {
         input.name,
         input.description ?? '',
         JSON.stringify(input.trigger),
-        JSON.stringify(input.actions),
+        JSON.stringify(this.seal(input.actions)),
         input.isActive,
       ],
     );
-    return toWorkflow(r.rows[0]!);
+    return this.toWorkflow(r.rows[0]!);
   }
 
   async update(scope: WorkflowScope, sid: string, input: WorkflowInput): Promise<Workflow> {
     if (!isSid('workflow', sid)) throw notFound('Workflow');
+    // Masked values read from the API and sent back unchanged keep the stored secrets.
+    const actions = this.box
+      ? unmaskActions(input.actions, (await this.get(scope, sid)).actions)
+      : input.actions;
     const r = await this.pool.query<Row>(
       `UPDATE workflows SET name = $5, description = $6, trigger = $7, actions = $8, is_active = $9,
          updated_at = now()
@@ -202,12 +225,12 @@ export class WorkflowsRepository {
         input.name,
         input.description ?? '',
         JSON.stringify(input.trigger),
-        JSON.stringify(input.actions),
+        JSON.stringify(this.seal(actions)),
         input.isActive,
       ],
     );
     if (!r.rows[0]) throw notFound('Workflow');
-    return toWorkflow(r.rows[0]);
+    return this.toWorkflow(r.rows[0]);
   }
 
   async delete(scope: WorkflowScope, sid: string): Promise<void> {

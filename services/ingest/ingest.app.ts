@@ -1,12 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type pg from 'pg';
+import { registerSdkRoute } from '../api/sdk-bootstrap.js';
 import type { Config } from '../shared/config.js';
 import { AppError, forbidden, invalidToken, notFound, validation } from '../shared/errors.js';
 import type { BucketDirectory, BucketInfo } from '../shared/bucket-directory.js';
 import type { CredentialStore } from '../shared/credentials.js';
 import { bearerToken } from '../shared/bearer.js';
 import { createHttpServer } from '../shared/http-server.js';
+import { WindowLimiter } from '../shared/window-limiter.js';
 import type { Logger } from '../shared/logger.js';
 import { errorDetails, validator } from '../shared/schemas.js';
+import { registerOtlpRoute } from './otlp/otlp.route.js';
 import { normalizeRecords, type Rejection } from './record.normalizer.js';
 import type { RecordPublisher } from './record.publisher.js';
 import { sdkCallToRecord } from './sdk-call.mapper.js';
@@ -31,6 +35,8 @@ export interface IngestDeps {
   credentials: CredentialStore;
   buckets: BucketDirectory;
   publisher: RecordPublisher;
+  /** read by the SDK bootstrap (`GET /v1/buckets/{b}/sdk`), which this listener serves too */
+  pg: pg.Pool;
 }
 
 /**
@@ -39,7 +45,15 @@ export interface IngestDeps {
  */
 export function buildIngestApp(deps: IngestDeps): FastifyInstance {
   const { cfg, credentials, buckets, publisher } = deps;
-  const app = createHttpServer({ log: deps.log, bodyLimit: cfg.ingest.maxBytes, tls: cfg.tls });
+  const app = createHttpServer({
+    log: deps.log,
+    bodyLimit: cfg.ingest.maxBytes,
+    tls: cfg.tls,
+    timeouts: {
+      requestMs: cfg.limits.httpRequestTimeoutMs,
+      connectionMs: cfg.limits.httpConnectionTimeoutMs,
+    },
+  });
   // Ingest bodies are large and many: Fastify's default parser scans every body with two
   // regular expressions for prototype poisoning. A plain substring test is as strict and cheaper:
   // only a body that contains one of the two words takes the checking path, which refuses it as
@@ -54,6 +68,9 @@ export function buildIngestApp(deps: IngestDeps): FastifyInstance {
     }
   });
 
+  const perToken = new WindowLimiter(cfg.limits.ingestPerToken);
+  const perBucket = new WindowLimiter(cfg.limits.ingestPerBucket);
+
   async function authorize(req: FastifyRequest, bucketSid: string): Promise<BucketInfo> {
     const token = bearerToken(req);
     if (!token) throw invalidToken();
@@ -63,6 +80,9 @@ export function buildIngestApp(deps: IngestDeps): FastifyInstance {
     const bucket = /^[A-Za-z0-9_]{1,64}$/.test(bucketSid) ? await buckets.get(bucketSid) : null;
     // Another account's bucket is indistinguishable from a missing one.
     if (!bucket || bucket.accountSid !== principal.accountSid) throw notFound('Bucket');
+    // Calls per minute per token and per bucket (docs/security.md "Limits"), counted per process.
+    perToken.check(principal.credentialSid, 'token');
+    perBucket.check(bucket.sid, 'bucket');
     return bucket;
   }
 
@@ -84,7 +104,9 @@ export function buildIngestApp(deps: IngestDeps): FastifyInstance {
         limit: cfg.ingest.maxRecords,
       });
     }
-    const normalized = normalizeRecords(records, bucket.sid);
+    const normalized = normalizeRecords(records, bucket.sid, new Date(), {
+      retentionDays: cfg.clickhouse.retentionDays,
+    });
     const accepted = normalized.accepted;
     const rejected = indexOf
       ? [...prior, ...normalized.rejected.map((r) => ({ ...r, index: indexOf[r.index] ?? r.index }))].sort(
@@ -102,6 +124,21 @@ export function buildIngestApp(deps: IngestDeps): FastifyInstance {
   }
 
   app.get('/healthz', async () => ({ status: 'ok' }));
+
+  // OTLP/HTTP trace export: HTTP spans become request records (docs/opentelemetry.md).
+  registerOtlpRoute(app, deps, { perToken, perBucket });
+
+  // The SDK bootstrap, with the API's code: an SDK configured with the ingest URL and an ingest
+  // token reads its settings here. Bearer tokens only (no cookies on this listener).
+  registerSdkRoute(app, {
+    pg: deps.pg,
+    principalOf: async (req) => {
+      const token = bearerToken(req);
+      const principal = token ? await credentials.authenticate(token) : null;
+      if (!principal || principal.kind === 'mcpToken') throw invalidToken();
+      return principal;
+    },
+  });
 
   app.post<{ Params: { bucketSid: string }; Body: { records: unknown[] } }>(
     '/v1/buckets/:bucketSid/ingest',

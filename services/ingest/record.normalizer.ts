@@ -29,6 +29,7 @@ export function normalizeRecords(
   input: unknown[],
   bucketSid: string,
   now = new Date(),
+  window?: CreatedAtWindow,
 ): { accepted: IngestRecord[]; rejected: Rejection[] } {
   validate ??= validator('ingestRecord');
   const receivedAt = now.toISOString();
@@ -54,6 +55,11 @@ export function normalizeRecords(
     // form (offset, no or more fractional digits) the client sent.
     r.receivedAt = typeof r.receivedAt === 'string' ? utcIso(r.receivedAt) : receivedAt;
     r.createdAt = typeof r.createdAt === 'string' ? utcIso(r.createdAt) : r.receivedAt;
+    const outside = window && outsideWindow(r.createdAt as string, now, window);
+    if (outside) {
+      rejected.push(reject(index, 'Record createdAt is outside the accepted window', { createdAt: outside }));
+      return;
+    }
     r.direction ??= 'in';
     r.environmentSid ??= null;
     r.contextSid ??= null;
@@ -61,6 +67,27 @@ export function normalizeRecords(
     accepted.push(r as IngestRecord);
   });
   return { accepted, rejected };
+}
+
+/**
+ * The instants ingest accepts for `createdAt`: from `retentionDays` before now (older rows would be
+ * dropped by the TTL at once) to one day ahead (clock skew). Every month stored is a ClickHouse
+ * partition, so far-away dates would make a partition each.
+ */
+export interface CreatedAtWindow {
+  retentionDays: number;
+}
+
+const FUTURE_MS = 86_400_000;
+
+/** Why `createdAt` is outside the window, or undefined when it is inside. */
+function outsideWindow(createdAt: string, now: Date, window: CreatedAtWindow): string | undefined {
+  const t = Date.parse(createdAt);
+  const oldest = now.getTime() - window.retentionDays * 86_400_000;
+  if (!Number.isFinite(t) || t < oldest)
+    return `must not be older than the retention (${window.retentionDays} days, ${new Date(oldest).toISOString()})`;
+  if (t > now.getTime() + FUTURE_MS) return 'must not be more than 1 day in the future';
+  return undefined;
 }
 
 /** An RFC 3339 instant (already schema-checked) in UTC with milliseconds. */

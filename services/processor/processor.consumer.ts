@@ -9,6 +9,7 @@ import { countExcluded, type ExcludedCount, type ExcludedWriter } from './exclud
 import { baseContext, runSteps, type Step, type StepContext, type StoredRecord } from './pipeline.js';
 import { RequestsWriter, type OffsetRange } from './requests.writer.js';
 import { toRow, type RequestRow } from './row.mapper.js';
+import { SID_WINDOW_SIZE, SidWindow } from './sid-window.js';
 
 export interface DeadLetter {
   reason: string;
@@ -29,6 +30,8 @@ export interface ProcessorStats {
   excluded: number;
   /** action jobs produced to `workflow.actions` */
   jobs: number;
+  /** records dropped because their sid was stored recently (client retries, producer repeats) */
+  duplicates: number;
   droppedByBucket: Map<string, number>;
 }
 
@@ -54,6 +57,8 @@ interface BlockOutput {
   dead: DeadLetter[];
   jobs: ActionJob[];
   excluded: Map<string, ExcludedCount>;
+  /** sids of the block's rows, to drop a repeat inside the block */
+  sids: Set<string>;
 }
 
 const NEWLINE = 0x0a;
@@ -87,6 +92,8 @@ export class ProcessorConsumer {
   private validateBatch = validator('kafkaRequestBatch');
   private validateHeader = validator('kafkaRequestHeader');
   private validateItem = validator('kafkaRequestItem');
+  /** per partition: sids stored recently, so a repeated sid is stored once */
+  private sidWindows = new Map<number, SidWindow>();
   readonly stats: ProcessorStats = {
     consumed: 0,
     stored: 0,
@@ -94,6 +101,7 @@ export class ProcessorConsumer {
     deadLettered: 0,
     excluded: 0,
     jobs: 0,
+    duplicates: 0,
     droppedByBucket: new Map(),
   };
 
@@ -243,7 +251,14 @@ export class ProcessorConsumer {
 
   private async processBlock(topic: string, partition: number, block: Block): Promise<void> {
     const { writer, log, cfg } = this.deps;
-    const out: BlockOutput = { rows: [], stored: [], dead: [], jobs: [], excluded: new Map() };
+    const out: BlockOutput = {
+      rows: [],
+      stored: [],
+      dead: [],
+      jobs: [],
+      excluded: new Map(),
+      sids: new Set(),
+    };
     for (const m of block.messages) this.processMessage(m, partition, out);
     const { rows, stored, dead, jobs } = out;
 
@@ -271,6 +286,10 @@ export class ProcessorConsumer {
       );
       process.kill(process.pid, 'SIGKILL');
     }
+    // Only after the insert: a block whose insert failed is processed again with the same sids.
+    let window = this.sidWindows.get(partition);
+    if (!window) this.sidWindows.set(partition, (window = new SidWindow(SID_WINDOW_SIZE)));
+    for (const sid of out.sids) window.add(sid);
     if (dead.length) await this.deadLetter(dead);
     // NOTE: jobs go out after the insert and before the commit: a crash in between re-sends them
     // with the same execution sids (triggers.ts executionSidFor), which the action runner dedupes.
@@ -384,6 +403,11 @@ export class ProcessorConsumer {
     line: Buffer | undefined,
   ): void {
     const { accountSid, bucketSid } = ctx;
+    // A sid stored recently from this partition (or earlier in this block) is a repeat.
+    if (out.sids.has(record.sid) || this.sidWindows.get(partition)?.has(record.sid)) {
+      this.stats.duplicates++;
+      return;
+    }
     record.accountSid = accountSid;
     record.bucketSid = bucketSid;
     let res;
@@ -410,6 +434,7 @@ export class ProcessorConsumer {
       const text = res.jobs ? undefined : line;
       out.rows.push(toRow(res.record, partition, Number(offset), text));
       out.stored.push(res.record);
+      out.sids.add(res.record.sid);
       if (res.jobs) out.jobs.push(...res.jobs);
     } catch (err) {
       out.dead.push({

@@ -151,7 +151,8 @@ export function buildJob(
 ): ActionJob {
   const req = r.request;
   const res = r.response ?? null;
-  const env = typeof r.environmentSid === 'string' ? r.environmentSid : null;
+  // A record without an environment (the existing SDKs send none) fires in the workflow's.
+  const env = recordEnvironment(r) ?? (w.environmentSid !== '*' ? w.environmentSid : null);
   const duration = num(r.timings?.duration);
   return {
     v: 1,
@@ -187,18 +188,28 @@ export function buildJob(
   };
 }
 
-/** Workflows of the record's environment that match it ('*' as a workflow environment = every one). */
+/** The record's environment sid, or null when it has none (null, absent or ''). */
+function recordEnvironment(r: StoredRecord): string | null {
+  return typeof r.environmentSid === 'string' && r.environmentSid !== '' ? r.environmentSid : null;
+}
+
+/**
+ * Workflows of the record's bucket and environment that match it ('*' as a workflow environment =
+ * every one). A record without an environment — the wire format of the existing SDKs has no such
+ * field — belongs to every environment of its bucket: every workflow of the bucket evaluates it
+ * (docs/workflows.md "Environments").
+ */
 export function evaluateTriggers(
   r: StoredRecord,
   workflows: readonly CompiledWorkflow[],
   names: JobContextNames,
 ): ActionJob[] {
   if (workflows.length === 0) return [];
-  const env = typeof r.environmentSid === 'string' ? r.environmentSid : null;
+  const env = recordEnvironment(r);
   let facts: RecordFacts | undefined;
   const jobs: ActionJob[] = [];
   for (const w of workflows) {
-    if (w.environmentSid !== '*' && w.environmentSid !== env) continue;
+    if (env !== null && w.environmentSid !== '*' && w.environmentSid !== env) continue;
     facts ??= factsOf(r);
     if (!w.matches(facts)) continue;
     jobs.push(buildJob(r, w, facts, names, executionSidFor(r.sid, w.sid)));

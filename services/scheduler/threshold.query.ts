@@ -20,6 +20,10 @@ const EMPTY: WindowMetrics = { requests: 0, error_rate: null, avg_response_time:
  * (never raw rows), in one query per 500 scopes. The window covers the minute buckets that start
  * at or after (slot - window) rounded down to the minute, up to the slot's minute (partial).
  * `response_time` is the p95, merged from the quantile states (docs/workflows.md).
+ * Rows without an environment (records sent without one, e.g. by the existing SDKs) count in
+ * every watched environment of their bucket: the ARRAY JOIN gives such a row once per scope key
+ * of its own bucket (`account|bucket|env`, the env taken from the key), so it is never multiplied
+ * by the environments of other buckets in the chunk.
  * NOTE: aliases must not reuse a column name: ClickHouse would resolve `requests` inside the
  * other MERGE expressions to the alias and refuse an aggregate inside an aggregate.
  */
@@ -34,19 +38,23 @@ export async function windowMetrics(
   for (let i = 0; i < scopes.length; i += CHUNK) {
     const part = scopes.slice(i, i + CHUNK);
     const rs = await ch.query({
-      query: `SELECT account_sid, bucket_sid, environment_sid,
+      query: `SELECT account_sid, bucket_sid, scope_env,
           ${MERGE.requests} AS n_requests,
           ${MERGE.errorRate} AS error_rate,
           ${MERGE.avg} AS avg_response_time,
           ${MERGE.durationCount} AS n_durations,
           ${MERGE.p95} AS p95
         FROM ${TABLES.requestsMinute}
+        ARRAY JOIN if(environment_sid = '',
+          arrayMap(k -> splitByChar('|', k)[3],
+            arrayFilter(k -> startsWith(k, concat(account_sid, '|', bucket_sid, '|')), {keys:Array(String)})),
+          [toString(environment_sid)]) AS scope_env
         WHERE account_sid IN {accounts:Array(String)}
           AND bucket_sid IN {buckets:Array(String)}
-          AND has({keys:Array(String)}, concat(account_sid, '|', bucket_sid, '|', environment_sid))
+          AND has({keys:Array(String)}, concat(account_sid, '|', bucket_sid, '|', scope_env))
           AND minute >= toStartOfMinute(toDateTime({since:UInt32}, 'UTC'))
           AND minute <= toDateTime({until:UInt32}, 'UTC')
-        GROUP BY account_sid, bucket_sid, environment_sid`,
+        GROUP BY account_sid, bucket_sid, scope_env`,
       query_params: {
         accounts: [...new Set(part.map((s) => s.accountSid))],
         buckets: [...new Set(part.map((s) => s.bucketSid))],
@@ -63,7 +71,7 @@ export async function windowMetrics(
         scopeKey({
           accountSid: String(row.account_sid),
           bucketSid: String(row.bucket_sid),
-          environmentSid: String(row.environment_sid),
+          environmentSid: String(row.scope_env),
         }),
         {
           requests,

@@ -3,9 +3,11 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import type { createChdbConnection as CreateChdbConnection } from 'chdb/connection';
+import type pg from 'pg';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import { projectRoot } from './postgres.js';
+import { clusterMigrationsTable, clusterStatements, ttlTable } from './clickhouse-cluster.js';
 import { TABLES } from './tables.js';
 
 export type { ClickHouseClient };
@@ -43,31 +45,142 @@ export function createClickHouse(cfg: Config['clickhouse']): ClickHouseClient {
   } as Parameters<typeof createClient>[0]);
 }
 
+/**
+ * Time and memory limits per query class (docs/security.md "Limits"). A query over a limit fails
+ * (TIMEOUT_EXCEEDED, MEMORY_LIMIT_EXCEEDED) instead of holding the engine; the API answers it as a
+ * 400 that names the limit (http-errors.ts). Memory is in bytes, as ClickHouse takes it (strings:
+ * UInt64 settings travel as text).
+ * - api: every read of the API and /mcp (lists, metrics, live tail, stats): interactive.
+ * - scheduler: threshold and schedule evaluation, in the background.
+ * - processor: inserts of the processor (RowBinary blocks and their materialized views).
+ * Migrations run without a time limit (004 rebuilds the aggregates from every stored row).
+ */
+export const QUERY_LIMITS = {
+  api: { max_execution_time: 30, max_memory_usage: String(2 * 1024 ** 3) },
+  scheduler: { max_execution_time: 60, max_memory_usage: String(2 * 1024 ** 3) },
+  processor: { max_execution_time: 300, max_memory_usage: String(4 * 1024 ** 3) },
+} as const;
+
+export type QuerySettings = { max_execution_time: number; max_memory_usage: string };
+
+/**
+ * The same client, with `settings` as defaults of every query, command, insert and exec it runs
+ * (settings a call gives itself win). One underlying connection: chDB is one engine per process.
+ */
+export function withQuerySettings(client: ClickHouseClient, settings: QuerySettings): ClickHouseClient {
+  const wrapped = new Set(['query', 'command', 'insert', 'exec']);
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      // Methods run on the client itself (it may keep private fields a proxy cannot reach).
+      if (typeof prop !== 'string' || !wrapped.has(prop)) return (value as () => unknown).bind(target);
+      return (params: { clickhouse_settings?: Record<string, unknown> }) =>
+        (value as (p: unknown) => unknown).call(target, {
+          ...params,
+          clickhouse_settings: { ...settings, ...params.clickhouse_settings },
+        });
+    },
+  });
+}
+
 export const CH_MIGRATIONS_DIR = path.join(projectRoot(), 'infra', 'clickhouse', 'migrations');
 
 /**
  * Applies `infra/clickhouse/migrations/NNN_name.sql` in order, each once, recorded in a
  * migrations table. Statements are split on `;` at line ends. `{retention_days:UInt32}` style
  * placeholders are not supported by DDL, so `${RETENTION_DAYS}` is substituted textually from config.
+ *
+ * Migrators are serialised (docs/reliability.md "Migrations"): within a process by a queue per
+ * ClickHouse target, and across processes (docker-compose starts one per role against one
+ * ClickHouse server) by a Postgres advisory lock when `lockPool` is given. The list of applied
+ * migrations is read after the lock is taken, so a migration another process applied meanwhile
+ * is not applied again (004 empties and rebuilds the aggregates: two runs interleaved would
+ * count every stored request twice).
  * NOTE: ClickHouse has no transactional DDL, so every statement must be idempotent
- * (IF NOT EXISTS) for a migration interrupted half-way to be re-run safely.
+ * (IF NOT EXISTS) for a migration interrupted half-way to be re-run safely, and every file must
+ * give the same result when applied again after the later ones (test/unit/clickhouse-migrations.test.ts).
  */
 export async function migrateClickHouse(
   client: ClickHouseClient,
   cfg: Config['clickhouse'],
   log: Logger,
+  lockPool?: pg.Pool,
+): Promise<number> {
+  const target = cfg.url ? `${cfg.url}/${cfg.database}` : `chdb:${path.resolve(cfg.path)}/${cfg.database}`;
+  return inProcessQueue(target, () =>
+    withAdvisoryLock(lockPool, `tapline:clickhouse-migrations:${cfg.database}`, log, () =>
+      applyMigrations(client, cfg, log),
+    ),
+  );
+}
+
+/** Tail of the queue of migrators per ClickHouse target in this process. */
+const queues = new Map<string, Promise<unknown>>();
+
+/** Runs `fn` after every earlier call for the same `key` in this process has settled. */
+function inProcessQueue<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  const prev = queues.get(key) ?? Promise.resolve();
+  const run = prev.then(fn, fn);
+  const tail = run.catch(() => undefined);
+  queues.set(key, tail);
+  void tail.then(() => {
+    if (queues.get(key) === tail) queues.delete(key);
+  });
+  return run;
+}
+
+/**
+ * Runs `fn` holding the session-level Postgres advisory lock named `name` (waits for it), on a
+ * connection of its own that is released afterwards; without a pool, runs `fn` as is. A process
+ * that dies holding it loses its session, which frees the lock.
+ */
+async function withAdvisoryLock<T>(
+  pool: pg.Pool | undefined,
+  name: string,
+  log: Logger,
+  fn: () => Promise<T>,
+): Promise<T> {
+  if (!pool) return fn();
+  const conn = await pool.connect();
+  try {
+    const got = await conn.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [name]);
+    if (!got.rows[0]?.ok) {
+      log.info({ lock: name }, 'waiting for another process to finish the clickhouse migrations');
+      await conn.query('SELECT pg_advisory_lock(hashtext($1))', [name]);
+    }
+    try {
+      return await fn();
+    } finally {
+      await conn.query('SELECT pg_advisory_unlock(hashtext($1))', [name]);
+    }
+  } finally {
+    conn.release();
+  }
+}
+
+async function applyMigrations(
+  client: ClickHouseClient,
+  cfg: Config['clickhouse'],
+  log: Logger,
 ): Promise<number> {
   // The database must exist before a client bound to it can run anything else.
-  await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${cfg.database}` });
+  // On a cluster (CLICKHOUSE_CLUSTER) every statement has its cluster form (clickhouse-cluster.ts).
+  const cluster = cfg.cluster;
   await client.command({
-    query: `CREATE TABLE IF NOT EXISTS ${cfg.database}.${TABLES.migrations}
+    query: `CREATE DATABASE IF NOT EXISTS ${cfg.database}${cluster ? ` ON CLUSTER '${cluster}'` : ''}`,
+  });
+  await client.command({
+    query: cluster
+      ? clusterMigrationsTable(cfg.database, cluster)
+      : `CREATE TABLE IF NOT EXISTS ${cfg.database}.${TABLES.migrations}
       (name String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3)) ENGINE = MergeTree ORDER BY name`,
   });
   const done = new Set(
     (
       await (
         await client.query({
-          query: `SELECT name FROM ${cfg.database}.${TABLES.migrations}`,
+          query: `SELECT DISTINCT name FROM ${cfg.database}.${TABLES.migrations}`,
           format: 'JSONEachRow',
         })
       ).json<{ name: string }>()
@@ -85,7 +198,10 @@ export async function migrateClickHouse(
       .replaceAll('${RETENTION_DAYS}', String(cfg.retentionDays))
       .replaceAll('${DATABASE}', cfg.database);
     for (const statement of splitStatements(sql)) {
-      await client.command({ query: statement });
+      for (const st of cluster ? clusterStatements(statement, cluster) : [statement]) {
+        if (await existsAlready(client, st)) continue;
+        await client.command({ query: st });
+      }
     }
     await client.insert({
       table: `${cfg.database}.${TABLES.migrations}`,
@@ -97,6 +213,29 @@ export async function migrateClickHouse(
   }
   await applyRetention(client, cfg, log);
   return applied;
+}
+
+const CREATE_IF_NOT_EXISTS =
+  /^CREATE\s+(?:MATERIALIZED\s+VIEW|VIEW|TABLE)\s+IF\s+NOT\s+EXISTS\s+(?:(\w+)\.)?(\w+)/i;
+
+/**
+ * Whether `statement` is a `CREATE … IF NOT EXISTS` of a table or view that exists. Such a statement
+ * is not sent: ClickHouse analyses a view's SELECT against the target table as it is now before
+ * looking at IF NOT EXISTS, so an early view definition applied again after a later migration
+ * changed its target's columns would fail although it would create nothing.
+ */
+async function existsAlready(client: ClickHouseClient, statement: string): Promise<boolean> {
+  const m = CREATE_IF_NOT_EXISTS.exec(statement);
+  if (!m) return false;
+  const rows = await (
+    await client.query({
+      query: `SELECT count() AS n FROM system.tables
+              WHERE database = ${m[1] ? '{db:String}' : 'currentDatabase()'} AND name = {name:String}`,
+      query_params: { db: m[1] ?? '', name: m[2] },
+      format: 'JSONEachRow',
+    })
+  ).json<{ n: number | string }>();
+  return Number(rows[0]?.n ?? 0) > 0;
 }
 
 /** Tables with a retention TTL and the time expression it counts from (as in the migrations). */
@@ -123,10 +262,11 @@ async function applyRetention(
   ).json<{ name: string; q: string }>();
   const ddl = new Map(rows.map((r) => [r.name, r.q]));
   for (const { table, from } of RETENTION_TTLS) {
-    const q = ddl.get(table);
+    // On a cluster the TTL lives on the local tables (the Distributed ones have none).
+    const q = ddl.get(cfg.cluster ? `${table}_local` : table);
     if (!q || q.includes(`toIntervalDay(${cfg.retentionDays})`)) continue;
     await client.command({
-      query: `ALTER TABLE ${table} MODIFY TTL ${from} + toIntervalDay(${cfg.retentionDays})`,
+      query: `ALTER TABLE ${ttlTable(table, cfg.cluster)} MODIFY TTL ${from} + toIntervalDay(${cfg.retentionDays})`,
     });
     log.info({ table, days: cfg.retentionDays }, 'retention changed');
   }

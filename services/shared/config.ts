@@ -43,6 +43,7 @@ const schema = {
     CLICKHOUSE_DATABASE: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', default: 'tapline' },
     CLICKHOUSE_USER: { type: 'string', default: 'default' },
     CLICKHOUSE_PASSWORD: { type: 'string', default: '' },
+    CLICKHOUSE_CLUSTER: { type: 'string', pattern: '^[A-Za-z0-9_.-]+$' },
     RETENTION_DAYS: { type: 'integer', minimum: 1, maximum: 3650, default: 30 },
     INGEST_MAX_RECORDS: { type: 'integer', minimum: 1, maximum: 100000, default: 1000 },
     INGEST_MAX_BYTES: { type: 'integer', minimum: 1024, default: 5 * 1024 * 1024 },
@@ -75,6 +76,17 @@ const schema = {
     DEMO_ACCOUNT: { type: 'boolean', default: true },
     SESSION_TTL_DAYS: { type: 'integer', minimum: 1, maximum: 3650, default: 30 },
     FAULT_CRASH_AFTER_INSERT: { type: 'boolean', default: false },
+    HTTP_REQUEST_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 600000, default: 30000 },
+    HTTP_CONNECTION_TIMEOUT_MS: { type: 'integer', minimum: 1000, maximum: 3600000, default: 120000 },
+    INGEST_RATE_LIMIT_TOKEN: { type: 'integer', minimum: 1, default: 600000 },
+    INGEST_RATE_LIMIT_BUCKET: { type: 'integer', minimum: 1, default: 600000 },
+    MCP_RATE_LIMIT: { type: 'integer', minimum: 1, default: 120 },
+    AUTH_LOOKUPS_PER_SECOND: { type: 'integer', minimum: 1, default: 500 },
+    ACTION_RATE_LIMIT_WORKFLOW: { type: 'integer', minimum: 1, default: 100 },
+    ACTION_RATE_LIMIT_ACCOUNT: { type: 'integer', minimum: 1, default: 1000 },
+    // 32 bytes, as 64 hex digits or base64 (docs/security.md "Secrets at rest").
+    SECRETS_KEY: { type: 'string', pattern: '^([0-9A-Fa-f]{64}|[A-Za-z0-9+/_-]{43}=?)$' },
+    CHAT_HASH_KEY: { type: 'string', minLength: 32, maxLength: 1024 },
   },
 } as const;
 
@@ -118,6 +130,8 @@ export interface Config {
     database: string;
     user: string;
     password: string;
+    /** a cluster of remote_servers: the migrations create Replicated tables ON CLUSTER (docs/scaling.md) */
+    cluster?: string | undefined;
     retentionDays: number;
   };
   ingest: {
@@ -145,6 +159,9 @@ export interface Config {
     maxAttempts: number;
     backoffMs: number;
     concurrency: number;
+    /** workflow executions started per minute per workflow and per account; the rest are `skipped` */
+    perWorkflowPerMinute: number;
+    perAccountPerMinute: number;
   };
   scheduler: { thresholdCron: string };
   rateLimits: { standard: number; pro: number; enterprise: number };
@@ -152,6 +169,26 @@ export interface Config {
   demoAccount: boolean;
   /** dashboard sessions expire after this many days without use (sliding) */
   sessionTtlDays: number;
+  /** bounds on work per request, token and bucket (docs/security.md "Limits") */
+  limits: {
+    /** longest a request may take to arrive (headers and body) */
+    httpRequestTimeoutMs: number;
+    /** an idle connection is closed after this long */
+    httpConnectionTimeoutMs: number;
+    /** ingest calls per minute per token, and per bucket */
+    ingestPerToken: number;
+    ingestPerBucket: number;
+    /** /mcp requests per minute per MCP token */
+    mcpPerToken: number;
+    /** Postgres look-ups per second of tokens not in the credential cache */
+    authLookupsPerSecond: number;
+  };
+  /**
+   * SECRETS_KEY: the AES-256-GCM key of secrets stored in Postgres (workflow action URLs and
+   * headers); unset: generated once and kept in DATA_DIR (secret-box.ts). CHAT_HASH_KEY: the HMAC
+   * key of the chat widget's user hash; unset: derived from the secrets key.
+   */
+  secrets: { key: string | undefined; chatHashKey: string | undefined };
 }
 
 export class ConfigError extends Error {}
@@ -225,6 +262,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       database: str('CLICKHOUSE_DATABASE'),
       user: str('CLICKHOUSE_USER'),
       password: str('CLICKHOUSE_PASSWORD'),
+      cluster: opt('CLICKHOUSE_CLUSTER'),
       retentionDays: num('RETENTION_DAYS'),
     },
     ingest: {
@@ -252,6 +290,8 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       maxAttempts: num('ACTION_MAX_ATTEMPTS'),
       backoffMs: num('ACTION_BACKOFF_MS'),
       concurrency: num('ACTION_CONCURRENCY'),
+      perWorkflowPerMinute: num('ACTION_RATE_LIMIT_WORKFLOW'),
+      perAccountPerMinute: num('ACTION_RATE_LIMIT_ACCOUNT'),
     },
     scheduler: { thresholdCron: str('SCHEDULER_THRESHOLD_CRON') },
     rateLimits: {
@@ -262,6 +302,15 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     rulesReloadMs: num('RULES_RELOAD_MS'),
     demoAccount: bool('DEMO_ACCOUNT'),
     sessionTtlDays: num('SESSION_TTL_DAYS'),
+    limits: {
+      httpRequestTimeoutMs: num('HTTP_REQUEST_TIMEOUT_MS'),
+      httpConnectionTimeoutMs: num('HTTP_CONNECTION_TIMEOUT_MS'),
+      ingestPerToken: num('INGEST_RATE_LIMIT_TOKEN'),
+      ingestPerBucket: num('INGEST_RATE_LIMIT_BUCKET'),
+      mcpPerToken: num('MCP_RATE_LIMIT'),
+      authLookupsPerSecond: num('AUTH_LOOKUPS_PER_SECOND'),
+    },
+    secrets: { key: opt('SECRETS_KEY'), chatHashKey: opt('CHAT_HASH_KEY') },
   };
 }
 

@@ -2,42 +2,11 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
 import type { Logger } from './logger.js';
 import { randomAlnum } from './ids.js';
+import { RateBudget } from './window-limiter.js';
+import { effectiveScopes } from './scope-grants.js';
+import { ALL_SCOPES, SESSION_ONLY_SCOPES } from '../../schemas/scopes.js';
 
-/** Every scope of spec 5.8 plus the ones its endpoints need that it does not list (README: Scopes). */
-export const ALL_SCOPES = [
-  'buckets:read',
-  'buckets:write',
-  'buckets:delete',
-  'requests:read',
-  'requests:write',
-  'requests:delete',
-  'metrics:read',
-  'redactions:read',
-  'redactions:write',
-  'redactions:delete',
-  'exclusions:read',
-  'exclusions:write',
-  'exclusions:delete',
-  'workflows:read',
-  'workflows:write',
-  'workflows:delete',
-  'tokens:read',
-  'tokens:write',
-  'tokens:delete',
-  'events:read',
-  'events:write',
-  'events:delete',
-  'streamViews:read',
-  'streamViews:write',
-  'streamViews:delete',
-  'mcpTokens:read',
-  'mcpTokens:write',
-  'mcpTokens:delete',
-] as const;
-export type Scope = (typeof ALL_SCOPES)[number];
-
-/** Scopes only a signed-in administrator holds: managing the account's members (docs/auth.md). */
-export const SESSION_ONLY_SCOPES = ['users:read', 'users:write', 'users:delete'] as const;
+export { ALL_SCOPES, SESSION_ONLY_SCOPES, type Scope } from '../../schemas/scopes.js';
 
 export type MemberRole = 'administrator' | 'user';
 
@@ -113,7 +82,15 @@ export class CredentialStore {
     private readonly ttlMs = 30_000,
     /** lifetime of a dashboard session from its last use (sliding); 0 = sessions never slide */
     private readonly sessionTtlMs = 0,
-  ) {}
+    /** Postgres look-ups per second of values not in the cache (AUTH_LOOKUPS_PER_SECOND) */
+    lookupsPerSecond = 500,
+  ) {
+    this.lookupBudget = new RateBudget(lookupsPerSecond);
+  }
+
+  private readonly lookupBudget: RateBudget;
+  /** Values that named no credential, kept apart (bounded, oldest out) so they never push out known ones. */
+  private readonly unknown = new Map<string, number>();
 
   start(): void {
     this.flushTimer = setInterval(() => void this.flushLastUsed(), 5000);
@@ -127,6 +104,7 @@ export class CredentialStore {
 
   invalidate(): void {
     this.cache.clear();
+    this.unknown.clear();
   }
 
   async authenticate(value: string): Promise<Principal | null> {
@@ -138,8 +116,18 @@ export class CredentialStore {
       if (hit.principal) this.touch(hit.principal);
       return hit.principal;
     }
+    const unknownUntil = this.unknown.get(value);
+    if (unknownUntil !== undefined && unknownUntil > now) return null;
+    // A bounded rate of database look-ups for values not cached (docs/security.md "Limits").
+    this.lookupBudget.takeOrThrow('authentication look-ups');
     const hash = hashToken(value);
     const found = await this.lookup(value, hash);
+    if (!found) {
+      this.unknown.delete(value);
+      if (this.unknown.size >= 10_000) this.unknown.delete(this.unknown.keys().next().value!);
+      this.unknown.set(value, now + this.ttlMs);
+      return null;
+    }
     if (this.cache.size > 50_000) this.cache.clear();
     this.cache.set(value, {
       principal: found?.principal ?? null,
@@ -181,7 +169,8 @@ export class CredentialStore {
           credentialSid: row.sid,
           accountSid: row.account_sid,
           userSid: null,
-          scopes: new Set(row.scopes),
+          // The stored scopes plus the finer ones spec scopes imply (scope-grants.ts).
+          scopes: effectiveScopes(row.scopes),
         },
         expiresAt: row.expires_at?.getTime() ?? null,
       };
@@ -194,8 +183,9 @@ export class CredentialStore {
           environment_sid: string;
           bucket_sids: string[];
           token_hash: Buffer;
+          expires_at: Date | null;
         }>(
-          `SELECT sid, account_sid, environment_sid, bucket_sids, token_hash FROM mcp_tokens
+          `SELECT sid, account_sid, environment_sid, bucket_sids, token_hash, expires_at FROM mcp_tokens
          WHERE token_hash = $1 AND NOT is_revoked`,
           [hash],
         )
@@ -216,7 +206,8 @@ export class CredentialStore {
           environmentSid: row.environment_sid,
           bucketSids: row.bucket_sids,
         },
-        expiresAt: null,
+        // MCP tokens may expire (migration 009); null = never.
+        expiresAt: row.expires_at?.getTime() ?? null,
       };
     }
     if (value.startsWith(TOKEN_PREFIX.session)) {

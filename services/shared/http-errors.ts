@@ -37,6 +37,17 @@ const CH_PARAM_ERRORS = new Set([
   'CANNOT_READ_ARRAY_FROM_TEXT',
 ]);
 
+/**
+ * ClickHouse errors of a query that went over its class's limit (clickhouse.ts QUERY_LIMITS): the
+ * request asked for too much at once (a wide range, a costly filter), so a 400 that says so.
+ */
+const CH_LIMIT_ERRORS: Record<string, string> = {
+  TIMEOUT_EXCEEDED: 'time',
+  MEMORY_LIMIT_EXCEEDED: 'memory',
+  TOO_MANY_ROWS: 'rows',
+  TOO_MANY_BYTES: 'bytes',
+};
+
 /** The pg DatabaseError behind `err` (possibly wrapped once as `cause`), or undefined. */
 function pgError(err: unknown): pg.DatabaseError | undefined {
   if (err instanceof pg.DatabaseError) return err;
@@ -65,6 +76,14 @@ function dataError(
     };
   }
   const chType = clickHouseErrorType(err);
+  if (chType && CH_LIMIT_ERRORS[chType]) {
+    return {
+      status: 400,
+      code: 'VALIDATION_ERROR',
+      message: `The query went over its ${CH_LIMIT_ERRORS[chType]} limit: narrow the time range or the filters`,
+      details: { query: `exceeds the ${CH_LIMIT_ERRORS[chType]} limit` },
+    };
+  }
   if (chType && (CH_PARAM_ERRORS.has(chType) || chType.startsWith('CANNOT_PARSE_'))) {
     return {
       status: 400,
@@ -81,7 +100,7 @@ const BY_STATUS: Record<number, ErrorCode> = {
   401: 'INVALID_TOKEN',
   403: 'FORBIDDEN',
   404: 'RESOURCE_NOT_FOUND',
-  405: 'RESOURCE_NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
   409: 'CONFLICT',
   413: 'PAYLOAD_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
@@ -233,6 +252,10 @@ export function installErrorHandlers(app: FastifyInstance): void {
     if (res.status >= 500) req.log.error({ err }, 'request failed');
     else req.log.debug({ code: res.code, status: res.status }, 'request rejected');
     if (res.status === 503) void reply.header('Retry-After', '5');
+    // 429s of the per-minute limiters (window-limiter.ts) carry their wait in the details.
+    const retryAfter = (res.details as { retryAfter?: unknown }).retryAfter;
+    if (res.status === 429 && typeof retryAfter === 'number' && !reply.hasHeader('retry-after'))
+      void reply.header('Retry-After', String(retryAfter));
     if (res.status === 413 && drainable(req)) {
       void reply.removeHeader('connection');
       // Read the rest of the upload off the wire before answering: a client still sending when the
@@ -243,9 +266,88 @@ export function installErrorHandlers(app: FastifyInstance): void {
     }
     return reply.status(res.status).send(errorBody(res.code, res.message, res.details));
   });
-  app.setNotFoundHandler((req: FastifyRequest, reply: FastifyReply) =>
-    reply
+  const known = new KnownPaths();
+  app.addHook('onRoute', (route) => known.add(route.url ?? route.path, route.method));
+  /** A 405 for a known path asked with another method; false when the path is not known. */
+  const methodNotAllowed = (req: FastifyRequest, reply: FastifyReply): boolean => {
+    const path = req.url.split('?')[0]!;
+    const allow = known.methodsOf(path);
+    if (allow.length === 0 || allow.includes(req.method)) return false;
+    void reply
+      .status(405)
+      .header('x-request-id', req.id)
+      .header('allow', allow.join(', '))
+      .send(errorBody('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}`, { allow }));
+    return true;
+  };
+  // Decided before the body is read: a method such as QUERY would otherwise be refused for its
+  // missing Content-Type (400) before the not-found handler runs.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (req.is404 && methodNotAllowed(req, reply)) return;
+    done();
+  });
+  app.setNotFoundHandler((req: FastifyRequest, reply: FastifyReply) => {
+    // The dashboard's `/*` route hands API paths here (reply.callNotFound): the check runs again.
+    if (methodNotAllowed(req, reply)) return reply;
+    return reply
       .status(404)
-      .send(errorBody('RESOURCE_NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}`)),
-  );
+      .send(errorBody('RESOURCE_NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}`));
+  });
+}
+
+/**
+ * The methods registered per route pattern, so a request the router found no route for can be
+ * told apart: a known path asked with another method is a 405 with `Allow` (RFC 9110 15.5.6),
+ * anything else a 404. Wildcard routes (the dashboard's `/*`, static assets) name no path and
+ * are left out. Static segments compare decoded, as the router does; `:param` is one segment.
+ */
+class KnownPaths {
+  private readonly routes: { segments: (string | RegExp)[]; methods: Set<string> }[] = [];
+  private readonly byPattern = new Map<string, Set<string>>();
+
+  add(pattern: string, method: string | string[]): void {
+    if (!pattern.startsWith('/') || pattern.includes('*')) return;
+    let methods = this.byPattern.get(pattern);
+    if (!methods) {
+      methods = new Set();
+      this.byPattern.set(pattern, methods);
+      this.routes.push({ segments: pattern.split('/').map(segmentMatcher), methods });
+    }
+    for (const m of Array.isArray(method) ? method : [method]) methods.add(m.toUpperCase());
+  }
+
+  /**
+   * Methods of the most specific patterns `path` matches, sorted; empty when it matches none.
+   * Most specific: at the first segment where two matching patterns differ, a static segment wins
+   * over a parameter (`/workflows/preview` over `/workflows/:workflowSid`), as the router prefers.
+   */
+  methodsOf(path: string): string[] {
+    const parts = path.split('/').map(decodeSegment);
+    let best: { rank: string; methods: Set<string> }[] = [];
+    for (const r of this.routes) {
+      if (r.segments.length !== parts.length) continue;
+      if (!r.segments.every((s, i) => (typeof s === 'string' ? s === parts[i] : s.test(parts[i]!)))) continue;
+      const rank = r.segments.map((s) => (typeof s === 'string' ? '1' : '0')).join('');
+      if (best.length === 0 || rank > best[0]!.rank) best = [{ rank, methods: r.methods }];
+      else if (rank === best[0]!.rank) best.push({ rank, methods: r.methods });
+    }
+    return [...new Set(best.flatMap((b) => [...b.methods]))].sort();
+  }
+}
+
+function segmentMatcher(segment: string): string | RegExp {
+  if (!segment.includes(':')) return segment;
+  const source = segment
+    .split(/(:\w+)/)
+    .map((piece) => (piece.startsWith(':') ? '.+' : piece.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${source}$`);
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }

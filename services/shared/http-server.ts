@@ -16,12 +16,28 @@ export function createHttpServer(opts: {
   log: Logger;
   bodyLimit: number;
   tls?: Config['tls'];
+  /** Config['limits'] (HTTP_REQUEST_TIMEOUT_MS, HTTP_CONNECTION_TIMEOUT_MS); defaults as there */
+  timeouts?: { requestMs: number; connectionMs: number };
   extra?: Partial<FastifyServerOptions>;
 }): FastifyInstance {
+  // A request must arrive whole (headers and body) within requestMs, its headers within
+  // headersTimeout; a connection idle for connectionMs is closed (a live stream pings every 15 s).
+  // Node checks the request deadlines every connectionsCheckingInterval (30 s by default).
+  const requestMs = opts.timeouts?.requestMs ?? 30_000;
+  const connectionMs = opts.timeouts?.connectionMs ?? 120_000;
+  const nodeServer = {
+    headersTimeout: Math.min(requestMs, 20_000),
+    connectionsCheckingInterval: Math.min(5_000, Math.max(250, Math.floor(requestMs / 4))),
+  };
   const https = opts.tls
-    ? { key: fs.readFileSync(opts.tls.key), cert: fs.readFileSync(opts.tls.cert) }
+    ? { key: fs.readFileSync(opts.tls.key), cert: fs.readFileSync(opts.tls.cert), ...nodeServer }
     : null;
   const app = Fastify({
+    requestTimeout: requestMs,
+    connectionTimeout: connectionMs,
+    // Between requests of a kept-alive connection (Fastify's default is 72 s).
+    keepAliveTimeout: Math.min(connectionMs, 72_000),
+    http: nodeServer,
     loggerInstance: opts.log,
     bodyLimit: opts.bodyLimit,
     genReqId: (req) => {

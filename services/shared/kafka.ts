@@ -40,18 +40,25 @@ const TRANSIENT =
 
 export { Partitioners };
 
-/** Creates missing topics (idempotent); every role calls it at start so the order of starts does not matter. */
+/**
+ * Creates the topics that do not exist yet and waits until each partition has a leader; every role
+ * calls it at start (so the order of starts does not matter), as does the local broker's smoke
+ * check. Idempotent, also when several processes create the same topics at once.
+ */
 export async function ensureTopics(
   kafka: Kafka,
   topics: { topic: string; numPartitions: number }[],
-  log: Logger,
+  log?: Logger,
 ): Promise<void> {
+  const wanted = [...new Map(topics.map((t) => [t.topic, t])).values()];
+  if (wanted.length === 0) return;
   const admin = kafka.admin();
   await admin.connect();
   try {
     const existing = new Set(await admin.listTopics());
-    const missing = topics.filter((t) => !existing.has(t.topic));
+    const missing = wanted.filter((t) => !existing.has(t.topic));
     if (missing.length) {
+      // Replication factor left to the cluster's default.replication.factor: 1 locally, more when scaled.
       await admin.createTopics({
         waitForLeaders: true,
         topics: missing.map((t) => ({
@@ -60,7 +67,21 @@ export async function ensureTopics(
           replicationFactor: -1,
         })),
       });
-      log.info({ topics: missing.map((t) => t.topic) }, 'kafka topics created');
+      log?.info({ topics: missing.map((t) => t.topic) }, 'kafka topics created');
+    }
+    // createTopics returns early when another process created some of them concurrently: check ourselves.
+    const names = wanted.map((t) => t.topic);
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const ready = await admin.fetchTopicMetadata({ topics: names }).then(
+        ({ topics: meta }) =>
+          meta.length === names.length &&
+          meta.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0)),
+        () => false,
+      );
+      if (ready) return;
+      if (Date.now() > deadline) throw new Error(`kafka: topics not ready after 30 s: ${names.join(', ')}`);
+      await new Promise((r) => setTimeout(r, 100));
     }
   } finally {
     await admin.disconnect();

@@ -31,6 +31,9 @@ export const REDACT_PATHS = [
   '*.password',
   'config.password',
   'databaseUrl',
+  // the config's SECRETS_KEY / CHAT_HASH_KEY (docs/security.md "Secrets at rest")
+  'secrets',
+  '*.secrets',
   'smtpUrl',
 ];
 

@@ -35,11 +35,22 @@ const merged = (levels: readonly number[]): string =>
   `arrayMap(r -> ${digestValue(`mapKeys(${HIST})[arrayFirstIndex(c -> c >= r, arrayCumSum(mapValues(${HIST})))]`)},
     arrayMap(l -> toInt64(floor(l * arraySum(mapValues(${HIST})))) + 1, [${levels.join(', ')}]))`;
 
+/**
+ * Each picked value clamped into the group's observed [min, max] (`duration_min`/`duration_max`,
+ * which every source row of a percentile query must select): a grid value is within 0.35% of the
+ * durations it counts, so without the clamp a constant 42 ms would read back as 41.933, a value
+ * never sent. Clamping only moves a value towards durations that were seen, never away from them.
+ * min/max remember deleted requests (they cannot be undone), so after a deletion the bounds may
+ * be wider than the remaining durations, never narrower.
+ */
+const clamped = (levels: readonly number[]): string =>
+  `arrayMap(v -> greatest(ifNull(min(duration_min), v), least(ifNull(max(duration_max), v), v)), ${merged(levels)})`;
+
 /** Any levels in (0, 1) picked from the same merged histogram: an Array(Nullable(Float64)) in level order. */
 export function percentiles(levels: readonly number[]): string {
   for (const l of levels) if (!(l > 0 && l < 1)) throw new RangeError(`percentile level ${l} not in (0, 1)`);
   const nulls = levels.map(() => 'NULL').join(', ');
-  return `if(${hasDurations}, CAST(${merged(levels)} AS Array(Nullable(Float64))), CAST([${nulls}] AS Array(Nullable(Float64))))`;
+  return `if(${hasDurations}, CAST(${clamped(levels)} AS Array(Nullable(Float64))), CAST([${nulls}] AS Array(Nullable(Float64))))`;
 }
 
 /** One percentile level in (0, 1), e.g. `percentile(0.9)`: Nullable(Float64). */

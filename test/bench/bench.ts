@@ -3,9 +3,10 @@
  * the same run. See bench/README.md for what each figure means.
  *
  * Phases (in order): start the stack as `npm start` does → warm-up → end-to-end batches (×runs) →
- * end-to-end one record per request → freshness at 50% of the best batch rate → limits (raw
- * ClickHouse insert, raw Kafka produce→consume) → query latency over 1M and 10M stored records
- * (loaded directly into ClickHouse while the service is stopped) → table + JSON.
+ * end-to-end one record per request → OTLP `/v1/traces` spans/s (otlp.ts) → freshness at 50% of
+ * the best batch rate → limits (raw ClickHouse insert, raw Kafka produce→consume) → query latency
+ * over 1M and 10M stored records (loaded directly into ClickHouse while the service is stopped) →
+ * table + JSON.
  */
 import { fork } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
@@ -33,7 +34,7 @@ import type { LargeSetConfig, LargeSetResult } from './large-set.js';
 import type { LoadgenConfig, LoadgenResult } from './loadgen.js';
 import { printSummary, summarise, type ProfileSummary } from './profile-summary.js';
 
-const PHASES = ['batch', 'single', 'freshness', 'limits', 'query', 'dashboard'] as const;
+const PHASES = ['batch', 'single', 'otlp', 'freshness', 'limits', 'query', 'dashboard'] as const;
 type Phase = (typeof PHASES)[number];
 
 const { values: opt } = parseArgs({
@@ -559,6 +560,10 @@ async function main(): Promise<void> {
       LOG_LEVEL: String(opt['service-log-level']),
       // The bench polls and queries the management API far more than an hour's standard plan allows.
       RATE_LIMIT_STANDARD: '1000000000',
+      // The load phases send far more ingest calls per minute than the per-token and per-bucket
+      // limits allow one client (docs/security.md "Limits").
+      INGEST_RATE_LIMIT_TOKEN: '1000000000',
+      INGEST_RATE_LIMIT_BUCKET: '1000000000',
       ...(chServer ? { CLICKHOUSE_MODE: 'server' } : {}),
     };
     // Runtime flags for the service only (e.g. --max-semi-space-size=64), not for the generators.
@@ -660,6 +665,25 @@ async function main(): Promise<void> {
         serviceCpuSecondsPer100kSingle: round(r.serviceCpuSecondsPer100k ?? NaN, 2),
         ingestProcessCpuSecondsPer100kSingle: round(r.ingestProcessCpuSecondsPer100k ?? NaN, 2),
       });
+    }
+    if (only.has('otlp')) {
+      // OTLP/HTTP trace ingest (test/bench/otlp.ts, docs/opentelemetry.md): spans/s per encoding.
+      const { runOtlpBench } = await import('./otlp.js');
+      const [bucket] = target.buckets;
+      const otlp = await runOtlpBench(
+        {
+          ingest: target.ingest,
+          api: target.api,
+          token: target.token,
+          account: target.account,
+          bucket: bucket!,
+        },
+        { spans: 102_400, spansPerExport: 512, concurrency: 8, encodings: ['protobuf', 'json'], log },
+      );
+      for (const r of otlp) {
+        figures[`otlp_${r.encoding}_spansPerSec`] = round(r.spansPerSecond, 0);
+        figures[`otlp_${r.encoding}_storedHttpSpansPerSec`] = round(r.storedHttpSpansPerSecond ?? NaN, 0);
+      }
     }
     if (opt.profile && service) {
       const records = phases.reduce((s, r) => s + r.acked, 0);

@@ -43,12 +43,17 @@ describe('the dashboard is served by the API listener', () => {
   });
 
   it('keeps the JSON envelope for API paths, never the dashboard page', async () => {
-    // Without a token the auth hook answers first (401); with one, an unknown path is a 404.
+    // Authentication is decided on the matched route (docs/security.md): an unknown /v1 path is a
+    // 404 envelope, a known one without a token a 401 envelope; neither is the dashboard page.
     const res = await fetch(env.apiUrl + '/v1/nope', { headers: { accept: 'text/html' } });
-    expect(res.status).toBe(401);
+    expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toContain('application/json');
     const body = (await res.json()) as { success: boolean; error: { code: string } };
-    expect(body).toMatchObject({ success: false, error: { code: 'INVALID_TOKEN' } });
+    expect(body).toMatchObject({ success: false, error: { code: 'RESOURCE_NOT_FOUND' } });
+    const known = await fetch(env.apiUrl + '/v1/authentication/me', { headers: { accept: 'text/html' } });
+    expect(known.status).toBe(401);
+    expect(known.headers.get('content-type')).toContain('application/json');
+    expect(((await known.json()) as { error: { code: string } }).error.code).toBe('INVALID_TOKEN');
     const mcp = await fetch(env.apiUrl + '/healthz/nope', { headers: { accept: 'text/html' } });
     expect(mcp.status).toBe(404);
     expect(((await mcp.json()) as { error: { code: string } }).error.code).toBe('RESOURCE_NOT_FOUND');

@@ -6,7 +6,8 @@
  * stopping at a 404), runs Schemathesis and prints the request count. Exit code: Schemathesis's.
  *
  * Options: --max-examples N (per operation, default 15), --workers N (default 2), --seed N,
- * --phases a,b (default examples,coverage,fuzzing), --keep (start the stack, seed, print the
+ * --phases a,b (default examples,coverage,fuzzing), --checks a,b (default
+ * not_a_server_error,response_schema_conformance; `all` for every check), --keep (start the stack, seed, print the
  * environment and wait for Ctrl-C instead of fuzzing), any other argument goes to Schemathesis.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -25,6 +26,7 @@ interface Options {
   workers: number;
   seed?: string;
   phases: string;
+  checks: string;
   keep: boolean;
   extra: string[];
 }
@@ -34,6 +36,7 @@ function parseArgs(argv: string[]): Options {
     maxExamples: 15,
     workers: 2,
     phases: 'examples,coverage,fuzzing',
+    checks: 'not_a_server_error,response_schema_conformance',
     keep: false,
     extra: [],
   };
@@ -48,6 +51,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--workers') o.workers = Number(next());
     else if (a === '--seed') o.seed = next();
     else if (a === '--phases') o.phases = next();
+    else if (a === '--checks') o.checks = next();
     else if (a === '--keep') o.keep = true;
     else o.extra.push(a);
   }
@@ -133,6 +137,10 @@ async function startStack(runDir: string): Promise<Stack> {
       if (!process.env.KEEP_FUZZ_DATA) {
         for (const dir of ['chdb', 'kafka', 'postgres'])
           fs.rmSync(path.join(runDir, dir), { recursive: true, force: true });
+        // As root from a folder the postgres user cannot enter, pgdata is staged outside runDir.
+        const pgdata = stack.postgres?.pgdata;
+        if (pgdata && !pgdata.startsWith(runDir + path.sep))
+          fs.rmSync(path.dirname(pgdata), { recursive: true, force: true });
       }
     },
   };
@@ -250,7 +258,7 @@ async function main(): Promise<void> {
       '--url',
       stack.apiUrl,
       '--checks',
-      'not_a_server_error,response_schema_conformance',
+      opts.checks,
       '--max-examples',
       String(opts.maxExamples),
       '--workers',

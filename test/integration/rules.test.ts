@@ -459,7 +459,16 @@ describe('SDK settings', () => {
         { sid: x1, path: '*', method: 'OPTIONS', statusCode: 200, environments: null },
         { sid: x2, path: '/health*', method: 'GET', statusCode: null, environments: ['stage1'] },
       ],
-      settings: { interceptOutbound: true, debug: false },
+      // The bucket's SDK settings: never changed, so the defaults (docs/rules.md, "SDK settings").
+      settings: {
+        enabled: true,
+        captureRequestBody: true,
+        captureResponseBody: true,
+        maxBodyBytes: 65_536,
+        sampleRate: 1,
+        interceptOutbound: true,
+        debug: false,
+      },
     });
 
     const srv = await a.get<{ redactionRules: { sid: string }[] }>(
@@ -495,9 +504,10 @@ describe('SDK settings', () => {
 
     const q = '?redactAt=client&clientId=c';
     await expectGuarded({ method: 'GET', path: sdk + q, scope: 'buckets:read' }, other);
+    // buckets:read or requests:write (an SDK's ingest token) opens it; every other scope does not.
     const lacking = await tokenWithScopes(
       acct,
-      ALL_SCOPES.filter((s) => s !== 'buckets:read'),
+      ALL_SCOPES.filter((s) => s !== 'buckets:read' && s !== 'requests:write'),
     );
     const forbidden = await api(lacking).get(sdk + q);
     expect(forbidden.status).toBe(403);
@@ -507,6 +517,8 @@ describe('SDK settings', () => {
     });
     const onlyRead = await tokenWithScopes(acct, ['buckets:read']);
     expect((await api(onlyRead).get(sdk + q)).status).toBe(200);
+    const onlyIngest = await tokenWithScopes(acct, ['requests:write']);
+    expect((await api(onlyIngest).get(sdk + q)).status).toBe(200);
     expect((await a.get(`/v1/buckets/bkt_doesnotexist/sdk${q}`)).status).toBe(404);
   });
 });

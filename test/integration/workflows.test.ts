@@ -100,7 +100,8 @@ describe('workflows', () => {
       actions: [
         { type: 'email', order: 2 },
         { type: 'chat', order: 1 },
-        { type: 'webhook', order: 0, config: { method: 'PUT', headers: { 'x-k': 'v' }, body: { a: 1 } } },
+        // Header values are secrets: masked in every answer (docs/security.md "Secrets at rest").
+        { type: 'webhook', order: 0, config: { method: 'PUT', headers: { 'x-k': '****' }, body: { a: 1 } } },
       ],
     });
 

@@ -1,8 +1,16 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { query } from 'chdb';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { CH_MIGRATIONS_DIR, splitStatements } from '../../services/shared/clickhouse.js';
+import {
+  CH_MIGRATIONS_DIR,
+  createClickHouse,
+  migrateClickHouse,
+  splitStatements,
+} from '../../services/shared/clickhouse.js';
+import { parseConfig } from '../../services/shared/config.js';
 import {
   clusterMigrationsTable,
   clusterStatements,
@@ -91,5 +99,28 @@ describe('ClickHouse cluster DDL (CLICKHOUSE_CLUSTER)', () => {
 
   it('refuses a statement it has no cluster form for, instead of running it on one node', () => {
     expect(() => clusterStatements('OPTIMIZE TABLE requests FINAL', 'c')).toThrow(/no cluster form/);
+  });
+
+  it('is what the migrations send when CLICKHOUSE_CLUSTER is set (an engine without the cluster refuses the first statement)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapline-cluster-'));
+    try {
+      const cfg = parseConfig({ DATA_DIR: dir, CLICKHOUSE_CLUSTER: 'tapline_cluster' }).clickhouse;
+      expect(cfg.cluster).toBe('tapline_cluster');
+      const ch = createClickHouse(cfg);
+      // chDB has no remote_servers: a statement ON CLUSTER fails, a single-server one would not.
+      await expect(migrateClickHouse(ch, cfg, pino({ level: 'silent' }))).rejects.toThrow(
+        /cluster 'tapline_cluster' not found/i,
+      );
+      const tables = await (
+        await ch.query({
+          query: 'SELECT name FROM system.tables WHERE database = currentDatabase()',
+          format: 'JSONEachRow',
+        })
+      ).json<{ name: string }>();
+      expect(tables).toEqual([]);
+      await ch.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -23,7 +23,18 @@ interface Service {
   healthcheck?: { test: string[] };
   depends_on?: Record<string, { condition: string }>;
 }
-const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service> };
+/** What a deployment sets in its shell (docker-compose refuses to start without it). */
+const SHELL_ENV = { TAPLINE_SECRETS_KEY: 'ab'.repeat(32) };
+/** `${VAR}` and `${VAR:?message}` replaced from SHELL_ENV, as docker-compose interpolates them. */
+const interpolate = (text: string) =>
+  text.replace(/\$\{([A-Z_]+)(?::\?[^}]*)?\}/g, (_m, name: string) => {
+    const v = SHELL_ENV[name as keyof typeof SHELL_ENV];
+    if (v === undefined) throw new Error(`docker-compose.yml uses \${${name}}: add it to SHELL_ENV`);
+    return v;
+  });
+const compose = parse(interpolate(read('docker-compose.yml')), { merge: true }) as {
+  services: Record<string, Service>;
+};
 const services = compose.services;
 const tapline = Object.entries(services).filter(([, s]) => s.build !== undefined);
 const envOf = (s: Service) =>
@@ -37,12 +48,19 @@ describe('docker-compose.yml', () => {
       'docker-compose is not installed (npm test installs it as root: apt-get)',
     ).toBeUndefined();
     // `config -q` parses, interpolates, merges the anchors and validates against the compose schema.
-    const out = spawnSync('docker-compose', ['-f', 'docker-compose.yml', 'config', '-q'], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    });
+    const run = (env: Record<string, string>) =>
+      spawnSync('docker-compose', ['-f', 'docker-compose.yml', 'config', '-q'], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH ?? '', ...env },
+      });
+    const out = run(SHELL_ENV);
     expect(out.stderr).toBe('');
     expect(out.status).toBe(0);
+    // Without the shared secrets key it refuses to start, saying what to set.
+    const missing = run({});
+    expect(missing.status).not.toBe(0);
+    expect(missing.stderr).toContain('set TAPLINE_SECRETS_KEY');
   });
 
   it('runs the images the tests and the container stack use', () => {
@@ -74,6 +92,8 @@ describe('docker-compose.yml', () => {
       expect(env.CLICKHOUSE_URL).toBe('http://clickhouse:8123');
       expect(env.DEMO_ACCOUNT).toBe('false');
       expect(env.HOST).toBe('0.0.0.0');
+      // Every role opens the same sealed action secrets: one key from the deployment's shell.
+      expect(env.SECRETS_KEY).toBe(SHELL_ENV.TAPLINE_SECRETS_KEY);
       for (const dep of ['kafka', 'postgres', 'clickhouse']) {
         expect(s.depends_on?.[dep]?.condition, `${name} waits for ${dep}`).toBe('service_healthy');
       }

@@ -46,6 +46,19 @@ describe('outbound guard', () => {
     }
   });
 
+  it('blocks the IPv4-compatible IPv6 range ::/96 (deprecated; a host may route it to the IPv4 address)', async () => {
+    for (const ip of ['::7f00:1', '::127.0.0.1', '::a00:1', '::a9fe:a9fe', '::808:808', '::0.0.0.2'])
+      expect(blockedRange(ip), ip).toBeDefined();
+    const guard = new OutboundGuard([], resolver);
+    // The URL parser writes the dotted form as hex: [::127.0.0.1] arrives as [::7f00:1].
+    for (const url of ['http://[::127.0.0.1]:8080/', 'http://[::7f00:1]/', 'http://[::169.254.169.254]/']) {
+      await expect(guard.check(url), url).rejects.toBeInstanceOf(OutboundRefusedError);
+    }
+    // A resolver answering with one is refused too.
+    const v6 = new OutboundGuard([], table({ 'compat.example': ['::a00:5'] }));
+    await expect(v6.check('http://compat.example/')).rejects.toBeInstanceOf(OutboundRefusedError);
+  });
+
   it('refuses private, loopback and link-local targets that are not allow-listed', async () => {
     const guard = new OutboundGuard([], resolver);
     for (const url of [

@@ -1,13 +1,21 @@
 import type { ComponentType } from 'react';
-import { BucketSetupPage, BucketsPage } from './pages/buckets';
+import { BucketsPage } from './pages/buckets';
+import { BucketSetupPage } from './pages/bucket-setup';
+import { AccountPage } from './pages/account';
+import { McpTokensPage, TokensPage } from './pages/tokens';
 import { EndpointsPage } from './pages/endpoints';
 import { ErrorsPage } from './pages/errors';
 import { EndpointDetailPage } from './pages/endpoint-detail';
 import { EventsPage } from './pages/events';
+import { ExclusionsPage } from './pages/exclusions';
+import { RedactionsPage } from './pages/redactions';
 import { MembersPage } from './pages/members';
 import { OverviewPage } from './pages/overview';
 import { RequestPage } from './pages/request';
 import { StreamPage } from './pages/stream';
+import { WorkflowsPage } from './pages/workflows';
+import { WorkflowEditPage } from './pages/workflows-edit';
+import { WorkflowExecutionsPage } from './pages/workflows-executions';
 
 /** Every signed-in page: its path, its component and, when it is in the navigation, its label. */
 export interface PageRoute {
@@ -27,5 +35,25 @@ export const ROUTES: PageRoute[] = [
   { path: '/events', component: EventsPage, nav: { label: 'Events', group: 'traffic' } },
   { path: '/settings/buckets', component: BucketsPage, nav: { label: 'Buckets', group: 'settings' } },
   { path: '/settings/buckets/:bucketSid', component: BucketSetupPage },
+  {
+    path: '/settings/exclusions',
+    component: ExclusionsPage,
+    nav: { label: 'Exclusions', group: 'settings' },
+  },
+  {
+    path: '/settings/redactions',
+    component: RedactionsPage,
+    nav: { label: 'Redactions', group: 'settings' },
+  },
   { path: '/settings/members', component: MembersPage, nav: { label: 'Members', group: 'settings' } },
+  { path: '/settings/tokens', component: TokensPage, nav: { label: 'API tokens', group: 'settings' } },
+  { path: '/settings/mcp-tokens', component: McpTokensPage, nav: { label: 'MCP tokens', group: 'settings' } },
+  { path: '/settings/workflows', component: WorkflowsPage, nav: { label: 'Workflows', group: 'settings' } },
+  { path: '/settings/workflows/new', component: WorkflowEditPage },
+  { path: '/settings/workflows/:bucketSid/:environmentSid/:workflowSid', component: WorkflowEditPage },
+  {
+    path: '/settings/workflows/:bucketSid/:environmentSid/:workflowSid/executions',
+    component: WorkflowExecutionsPage,
+  },
+  { path: '/settings/account', component: AccountPage, nav: { label: 'Account', group: 'settings' } },
 ];

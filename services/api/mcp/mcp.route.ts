@@ -8,6 +8,7 @@ import { EventsRepository } from '../events.repository.js';
 import { MetricsRepository } from '../metrics.repository.js';
 import { RequestsRepository } from '../requests.repository.js';
 import { WorkflowsRepository } from '../workflows.repository.js';
+import { WindowLimiter } from '../../shared/window-limiter.js';
 import { buildMcpServer, type McpDeps, type McpScope } from './mcp.tools.js';
 
 const log = logger('mcp');
@@ -28,16 +29,20 @@ export default async function mcpRoutes(app: FastifyInstance): Promise<void> {
     log,
   };
 
+  const perToken = new WindowLimiter(app.deps.cfg.limits.mcpPerToken);
+
   async function authenticate(req: FastifyRequest): Promise<McpScope> {
     const token = bearerToken(req);
     if (!token) throw invalidToken();
     const principal = await app.deps.credentials.authenticate(token);
     if (!principal || principal.kind !== 'mcpToken') throw invalidToken('An MCP token (mcp_…) is required');
+    // Requests per minute per MCP token (docs/security.md "Limits"): a 429 with Retry-After.
+    perToken.check(principal.credentialSid, 'MCP token');
     // NOTE: the credential cache is cleared by NOTIFY, which arrives a moment after the revoking
     // commit. Re-reading the row (one index probe; MCP traffic is light) makes a revocation or a
     // changed bucket list apply to the very next call, with no window at all.
     const r = await pool.query<{ environment_sid: string; bucket_sids: string[] }>(
-      'SELECT environment_sid, bucket_sids FROM mcp_tokens WHERE sid = $1 AND NOT is_revoked',
+      'SELECT environment_sid, bucket_sids FROM mcp_tokens WHERE sid = $1 AND NOT is_revoked AND (expires_at IS NULL OR expires_at > now())',
       [principal.credentialSid],
     );
     const row = r.rows[0];

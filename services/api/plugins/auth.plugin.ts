@@ -7,11 +7,14 @@ import { hashToken, type Principal } from '../../shared/credentials.js';
 import { AppError, forbidden, invalidToken, notFound } from '../../shared/errors.js';
 import { SESSION_COOKIE } from '../sessions.service.js';
 
-/** /v1 paths that take no credential: the API description, sign-in, first run, invitations. */
+/**
+ * /v1 routes that take no credential: the API description, sign-in, first run, invitations.
+ * Matched against the route's pattern (`/v1/invites/:token`), never the raw URL.
+ */
 const PUBLIC = [
-  /^\/v1\/openapi\.json(\?|$)/,
-  /^\/v1\/authentication\/signin(\?|$)/,
-  /^\/v1\/setup(\?|$)/,
+  /^\/v1\/openapi\.json$/,
+  /^\/v1\/authentication\/signin$/,
+  /^\/v1\/setup$/,
   /^\/v1\/invites\//,
 ];
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -27,7 +30,11 @@ export default fp(
     await app.register(fastifyCookie);
     app.decorateRequest('principal', null as unknown as Principal);
     app.addHook('onRequest', async (req: FastifyRequest) => {
-      if (!req.url.startsWith('/v1/') || PUBLIC.some((p) => p.test(req.url))) return;
+      // NOTE: decided on the route the router matched. The router decodes `%XX` before matching,
+      // so `/%761/…` reaches a `/v1/…` handler while its raw URL does not start with `/v1/`.
+      // No matched route (undefined) is the not-found handler: nothing to protect.
+      const route = req.routeOptions.url;
+      if (route === undefined || !route.startsWith('/v1/') || PUBLIC.some((p) => p.test(route))) return;
       const bearer = bearerToken(req);
       const cookie = bearer ? undefined : req.cookies[SESSION_COOKIE];
       const token = bearer ?? cookie;
@@ -52,6 +59,8 @@ function csrfOk(req: FastifyRequest, p: Principal): boolean {
 /** preHandler: the caller needs `scope`; `/accounts/{accountSid}` must be the caller's own account. */
 export function requireScope(scope: string): preHandlerAsyncHookHandler {
   return async (req) => {
+    // A handler reached without a principal (a route outside the /v1 tree) is refused, never a 500.
+    if (!(req.principal as Principal | null)) throw invalidToken();
     const params = req.params as { accountSid?: string };
     // Another account is a 404, never a hint that it exists.
     if (params.accountSid !== undefined && params.accountSid !== req.principal.accountSid)

@@ -16,6 +16,14 @@ const ERROR_RESPONSES: Record<string, string> = {
   '500': 'INTERNAL_ERROR',
 };
 
+/**
+ * Error answers every operation can give, public ones included: Node's HTTP parser refuses
+ * request headers over 16 KB before any route runs (http-errors.ts clientErrorHandler).
+ */
+const PROTOCOL_RESPONSES: Record<string, string> = {
+  '431': 'VALIDATION_ERROR: the request headers are larger than the limit (16 KB in total)',
+};
+
 const RATE_HEADERS: Record<string, OpenAPIV3.HeaderObject> = {
   'X-RateLimit-Limit': { description: 'Requests allowed per hour', schema: { type: 'integer' } },
   'X-RateLimit-Remaining': { description: 'Requests left in the window', schema: { type: 'integer' } },
@@ -39,7 +47,7 @@ function addCommonResponses(doc: Partial<OpenAPIV3.Document>): Partial<OpenAPIV3
     responses: {
       ...doc.components?.responses,
       ...Object.fromEntries(
-        Object.entries(ERROR_RESPONSES).map(([status, description]) => [
+        Object.entries({ ...ERROR_RESPONSES, ...PROTOCOL_RESPONSES }).map(([status, description]) => [
           `error${status}`,
           {
             description,
@@ -54,7 +62,10 @@ function addCommonResponses(doc: Partial<OpenAPIV3.Document>): Partial<OpenAPIV3
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {
       const op = item?.[method];
-      if (!op || (op.security && op.security.length === 0)) continue;
+      if (!op) continue;
+      for (const status of Object.keys(PROTOCOL_RESPONSES))
+        op.responses[status] ??= { $ref: `#/components/responses/error${status}` };
+      if (op.security && op.security.length === 0) continue;
       for (const [status, response] of Object.entries(op.responses)) {
         if (status.startsWith('2') && !('$ref' in response)) {
           response.headers = { ...headerRefs, ...response.headers };

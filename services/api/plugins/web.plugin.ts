@@ -3,7 +3,6 @@ import path from 'node:path';
 import fastifyStatic from '@fastify/static';
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errorBody } from '../../shared/errors.js';
 import { projectRoot } from '../../shared/postgres.js';
 
 /** Where `npm run build:web` writes the dashboard. */
@@ -93,9 +92,8 @@ export default fp(
       const url = req.url;
       const wantsHtml = String(req.headers.accept ?? '').includes('text/html');
       if (API_PREFIXES.some((p) => url === p.replace(/[/?]$/, '') || url.startsWith(p)) || !wantsHtml) {
-        return reply
-          .status(404)
-          .send(errorBody('RESOURCE_NOT_FOUND', `No route ${req.method} ${url.split('?')[0]}`));
+        // The not-found handler (http-errors.ts): 405 with Allow for a known API path, else 404.
+        return reply.callNotFound();
       }
       return sendIndex(req, reply);
     });

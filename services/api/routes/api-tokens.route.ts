@@ -104,12 +104,27 @@ export default async function apiTokensRoutes(app: FastifyInstance): Promise<voi
       schema: {
         tags: ['apiTokens'],
         summary: 'Rename, describe, deactivate or reactivate an API token',
+        description:
+          'Scopes never change. A caller may only change a token whose scopes it holds itself ' +
+          '(403 with `details.notHeld` otherwise), so no one reactivates or takes over a stronger token.',
         params: tokenParams,
         body: { $ref: 'apiTokenUpdate#' },
         response: { 200: { $ref: 'apiToken#' } },
       },
     },
     async (req) => {
+      // The rule of create applies to changes: a stronger token (deactivated by an administrator,
+      // say) is not brought back, renamed or otherwise changed by a weaker credential.
+      const current = await repo.get(req.params.accountSid, req.params.apiTokenSid);
+      const notHeld = current.scopes.filter((s) => !req.principal.scopes.has(s));
+      if (notHeld.length) {
+        throw new AppError(
+          403,
+          'FORBIDDEN',
+          `Cannot change a token holding scopes the caller does not hold: ${notHeld.join(', ')}`,
+          { notHeld },
+        );
+      }
       const updated = await repo.update(req.params.accountSid, req.params.apiTokenSid, req.body);
       dropCachedCredentials();
       return updated;

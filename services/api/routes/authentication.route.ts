@@ -1,6 +1,7 @@
-import { createHmac } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { AppError, notFound } from '../../shared/errors.js';
+import { IMPLIED_BY } from '../../shared/scope-grants.js';
+import { chatUserHash } from '../../shared/secret-box.js';
 import { clearSessionCookies } from '../sessions.service.js';
 
 const profileSchema = {
@@ -38,12 +39,20 @@ const profileSchema = {
 
 export default async function authenticationRoutes(app: FastifyInstance): Promise<void> {
   const pool = app.deps.pg;
-  // Per-process key for the chat widget's user hash (HMAC of the user sid).
-  const chatKey = app.deps.cfg.nodeEnv + ':tapline-chat';
+  const cfg = app.deps.cfg;
 
   app.get(
     '/v1/authentication/me',
-    { schema: { tags: ['authentication'], response: { 200: profileSchema } } },
+    {
+      schema: {
+        tags: ['authentication'],
+        summary: "The caller's profile",
+        description:
+          "A session: the user and every account they are a member of. An API token: the account's " +
+          'first administrator, with only the token’s own account in `accounts`.',
+        response: { 200: profileSchema },
+      },
+    },
     async (req) => {
       const p = req.principal;
       // An API token has no user of its own: it answers with the account's first administrator.
@@ -68,10 +77,13 @@ export default async function authenticationRoutes(app: FastifyInstance): Promis
         }>('SELECT * FROM users WHERE sid = $1', [userSid])
       ).rows[0];
       if (!u) throw notFound('User');
+      // A session lists the user's own memberships (the dashboard's account switcher); any other
+      // credential belongs to one account and sees only that one, never the user's others.
+      const own = p.kind === 'session';
       const accounts = await pool.query<{ sid: string; name: string; role: string }>(
         `SELECT a.sid, a.name, m.role FROM memberships m JOIN accounts a ON a.sid = m.account_sid
-         WHERE m.user_sid = $1 ORDER BY m.created_at`,
-        [userSid],
+         WHERE m.user_sid = $1 AND ($2 OR m.account_sid = $3) ORDER BY m.created_at`,
+        [userSid, own, p.accountSid],
       );
       return {
         sid: u.sid,
@@ -79,10 +91,11 @@ export default async function authenticationRoutes(app: FastifyInstance): Promis
         lastName: u.last_name,
         email: u.email,
         timezone: u.timezone,
-        defaultAccountSid: u.default_account_sid,
+        defaultAccountSid: own ? u.default_account_sid : p.accountSid,
         createdAt: u.created_at.toISOString(),
         accounts: accounts.rows,
-        chat: { userHash: createHmac('sha256', chatKey).update(u.sid).digest('hex') },
+        // HMAC-SHA256 of the user sid with CHAT_HASH_KEY (or a key derived from the secrets key).
+        chat: { userHash: chatUserHash(cfg, u.sid) },
       };
     },
   );
@@ -153,12 +166,15 @@ export default async function authenticationRoutes(app: FastifyInstance): Promis
             ).rows[0]?.expires_at ?? null)
           : null;
       const scopes = [...p.scopes].sort();
+      // The role is read from the scopes the token was given, not the finer ones they imply
+      // (an ingest token's requests:write also grants streamViews:write, scope-grants.ts).
+      const given = scopes.filter((s) => !(IMPLIED_BY[s] ?? []).some((g) => p.scopes.has(g)));
       return {
         kind: p.kind === 'session' ? 'session' : 'apiToken',
         accountSid: p.accountSid,
         role:
           p.role ??
-          (p.kind === 'apiToken' && scopes.length === 1 && scopes[0] === 'requests:write'
+          (p.kind === 'apiToken' && given.length === 1 && given[0] === 'requests:write'
             ? 'ingest'
             : p.scopes.has('tokens:write') && p.scopes.has('buckets:delete')
               ? 'administrator'

@@ -18,6 +18,7 @@ type ListQ = {
   endTime?: string;
   bucketSid?: string;
   environmentSid?: string;
+  source?: string;
   limit: number;
   page: number;
   sort: string;
@@ -55,6 +56,7 @@ export default async function eventsRoutes(app: FastifyInstance): Promise<void> 
           endTime: q.endTime,
           bucketSid: q.bucketSid,
           environmentSid: q.environmentSid,
+          source: q.source,
         },
         q,
       );

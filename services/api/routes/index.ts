@@ -15,6 +15,8 @@ import pipelineStatsRoutes from './pipeline-stats.route.js';
 import exclusionsRoutes from './exclusions.route.js';
 import redactionsRoutes from './redactions.route.js';
 import sdkRoutes from './sdk.route.js';
+import accountRoutes from './account.route.js';
+import rulesPreviewRoutes from './rules-preview.route.js';
 import workflowsRoutes from './workflows.route.js';
 import metricsRoutes from './metrics.route.js';
 
@@ -44,6 +46,8 @@ export const ROUTES: {
   { plugin: exclusionsRoutes },
   { plugin: redactionsRoutes },
   { plugin: sdkRoutes },
+  { plugin: accountRoutes },
+  { plugin: rulesPreviewRoutes },
   { plugin: workflowsRoutes },
   { plugin: metricsRoutes },
 ];

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { accountParams, listQuery } from '../../../schemas/common.schema.js';
-import { AppError } from '../../shared/errors.js';
+import { AppError, validation } from '../../shared/errors.js';
+import type { Principal } from '../../shared/credentials.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 import { MCP_TOKEN_SORTS, McpTokensRepository } from '../mcp-tokens.repository.js';
 import type { ListQuery } from '../pagination.js';
@@ -21,6 +22,28 @@ type P = { accountSid: string; mcpTokenSid: string };
  * too, so a credential cannot hand out more than it holds.
  */
 const MCP_GRANTS = ['events:read', 'events:write'] as const;
+
+/**
+ * Minting a token, and widening or prolonging one (a new bucket list, `[]` = every bucket, or a new
+ * expiry), need what the token grants: the same rule on create and update.
+ */
+function requireMcpGrants(principal: Principal): void {
+  const notHeld = MCP_GRANTS.filter((s) => !principal.scopes.has(s));
+  if (notHeld.length) {
+    throw new AppError(
+      403,
+      'FORBIDDEN',
+      `An MCP token grants ${MCP_GRANTS.join(' and ')}; the caller lacks ${notHeld.join(', ')}`,
+      { notHeld },
+    );
+  }
+}
+
+/** An expiry must lie in the future (null = never). */
+function checkExpiry(expiresAt: string | null | undefined): void {
+  if (expiresAt && Date.parse(expiresAt) <= Date.now())
+    throw validation('expiresAt is in the past', { 'body.expiresAt': 'must be in the future' });
+}
 
 /** MCP tokens (spec 4.3): value shown once on create, masked elsewhere; DELETE revokes. */
 export default async function mcpTokensRoutes(app: FastifyInstance): Promise<void> {
@@ -59,7 +82,7 @@ export default async function mcpTokensRoutes(app: FastifyInstance): Promise<voi
 
   app.post<{
     Params: { accountSid: string };
-    Body: { name: string; environmentSid: string; bucketSids?: string[] };
+    Body: { name: string; environmentSid: string; bucketSids?: string[]; expiresAt?: string | null };
   }>(
     '/v1/accounts/:accountSid/mcpTokens',
     {
@@ -73,34 +96,33 @@ export default async function mcpTokensRoutes(app: FastifyInstance): Promise<voi
       },
     },
     async (req, reply) => {
-      const notHeld = MCP_GRANTS.filter((s) => !req.principal.scopes.has(s));
-      if (notHeld.length) {
-        throw new AppError(
-          403,
-          'FORBIDDEN',
-          `An MCP token grants ${MCP_GRANTS.join(' and ')}; the caller lacks ${notHeld.join(', ')}`,
-          { notHeld },
-        );
-      }
+      requireMcpGrants(req.principal);
+      checkExpiry(req.body.expiresAt);
       const created = await repo.create(req.params.accountSid, req.body);
       req.log.info({ sid: created.sid, environmentSid: created.environmentSid }, 'mcp token created');
       return reply.status(201).send(created);
     },
   );
 
-  app.put<{ Params: P; Body: { name?: string; bucketSids?: string[] } }>(
+  app.put<{ Params: P; Body: { name?: string; bucketSids?: string[]; expiresAt?: string | null } }>(
     '/v1/accounts/:accountSid/mcpTokens/:mcpTokenSid',
     {
       preHandler: requireScope('mcpTokens:write'),
       schema: {
         tags: ['mcpTokens'],
-        summary: 'Rename an MCP token or change its buckets (only given fields change)',
+        summary: 'Rename an MCP token, change its buckets or its expiry (only given fields change)',
+        description:
+          'Changing `bucketSids` or `expiresAt` needs `events:read` and `events:write`, as creating ' +
+          'a token does (docs/auth.md "Token rules").',
         params: tokenParams,
         body: { $ref: 'mcpTokenUpdate#' },
         response: { 200: { $ref: 'mcpToken#' } },
       },
     },
     async (req) => {
+      if (req.body.bucketSids !== undefined || req.body.expiresAt !== undefined)
+        requireMcpGrants(req.principal);
+      checkExpiry(req.body.expiresAt);
       const updated = await repo.update(req.params.accountSid, req.params.mcpTokenSid, req.body);
       dropCachedCredentials();
       return updated;

@@ -1,73 +1,65 @@
 import type { FastifyInstance } from 'fastify';
-import { sdkQuery } from '../../../schemas/rules.schema.js';
+import type { SdkSettingValues } from '../../../schemas/rules.schema.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 import { BucketsRepository } from '../buckets.repository.js';
-import { ExclusionsRepository } from '../exclusions.repository.js';
-import { RedactionsRepository, type RedactAt } from '../redactions.repository.js';
+import { registerSdkRoute } from '../sdk-bootstrap.js';
+import { SdkSettingsRepository } from '../sdk-settings.repository.js';
 
 const params = {
   type: 'object',
-  required: ['bucketSid'],
-  properties: { bucketSid: { type: 'string', maxLength: 64 } },
+  required: ['accountSid', 'bucketSid'],
+  properties: { accountSid: { type: 'string', maxLength: 64 }, bucketSid: { type: 'string', maxLength: 64 } },
 } as const;
 
-type Q = { redactAt: RedactAt; clientId: string; environmentSid?: string };
+type P = { accountSid: string; bucketSid: string };
 
 /**
- * SDK settings (spec 4.4): what an SDK connected to a bucket applies itself. With
- * `redactAt=client` the redaction rules are the SDK's to apply; with `redactAt=server` they are
- * listed for information only, since the processor applies them (never twice). Exclusions are
- * always listed: dropping traffic in the SDK saves a round trip, and the processor re-applies them
- * idempotently. The path has no account segment, so the bucket is looked up in the caller's account.
+ * The SDK bootstrap `GET /v1/buckets/{b}/sdk` (services/api/sdk-bootstrap.ts, shared with the
+ * ingest listener) and the bucket's configurable SDK settings it serves.
  */
 export default async function sdkRoutes(app: FastifyInstance): Promise<void> {
-  const buckets = new BucketsRepository(app.deps.pg);
-  const exclusions = new ExclusionsRepository(app.deps.pg);
-  const redactions = new RedactionsRepository(app.deps.pg);
+  registerSdkRoute(app, { pg: app.deps.pg, principalOf: async (req) => req.principal });
 
-  app.get<{ Params: { bucketSid: string }; Querystring: Q }>(
-    '/v1/buckets/:bucketSid/sdk',
+  const buckets = new BucketsRepository(app.deps.pg);
+  const settings = new SdkSettingsRepository(app.deps.pg);
+  const path = '/v1/accounts/:accountSid/buckets/:bucketSid/sdkSettings';
+
+  app.get<{ Params: P }>(
+    path,
     {
       preHandler: requireScope('buckets:read'),
       schema: {
         tags: ['buckets'],
-        summary: 'SDK settings of a bucket',
+        summary: 'Get the SDK settings of a bucket',
+        description: 'Every setting with its value, and the defaults (docs/rules.md, "SDK settings").',
         params,
-        querystring: sdkQuery,
-        response: { 200: { $ref: 'sdkSettings#' } },
+        response: { 200: { $ref: 'bucketSdkSettings#' } },
       },
     },
     async (req) => {
-      const accountSid = req.principal.accountSid;
-      const { bucketSid } = req.params;
-      const { redactAt, clientId, environmentSid } = req.query;
-      await buckets.get(accountSid, bucketSid);
-      const [rdc, xcl] = await Promise.all([
-        redactions.activeFor(accountSid, bucketSid, redactAt, environmentSid),
-        exclusions.activeFor(accountSid, bucketSid, environmentSid),
-      ]);
-      return {
-        bucketSid,
-        clientId,
-        redactAt,
-        redactionRules: rdc.map((r) => ({
-          sid: r.sid,
-          field: r.fieldPath,
-          action: r.redactionType,
-          ...(r.redactionType === 'replace' && r.replacementValue !== null
-            ? { replacement: r.replacementValue }
-            : {}),
-          environments: r.environments,
-        })),
-        exclusionRules: xcl.map((x) => ({
-          sid: x.sid,
-          path: x.pathPattern,
-          method: x.method,
-          statusCode: x.statusCode,
-          environments: x.environments,
-        })),
-        settings: { interceptOutbound: true, debug: false },
-      };
+      await buckets.get(req.params.accountSid, req.params.bucketSid);
+      return settings.get(req.params.bucketSid);
+    },
+  );
+
+  app.put<{ Params: P; Body: Partial<SdkSettingValues> }>(
+    path,
+    {
+      preHandler: requireScope('buckets:write'),
+      schema: {
+        tags: ['buckets'],
+        summary: 'Change SDK settings of a bucket',
+        description:
+          'Partial update: the settings in the body change, the others keep their value. SDKs see ' +
+          'the change on their next `GET /v1/buckets/{bucketSid}/sdk`.',
+        params,
+        body: { $ref: 'sdkSettingsUpdate#' },
+        response: { 200: { $ref: 'bucketSdkSettings#' } },
+      },
+    },
+    async (req) => {
+      await buckets.get(req.params.accountSid, req.params.bucketSid);
+      return settings.update(req.params.accountSid, req.params.bucketSid, req.body);
     },
   );
 }

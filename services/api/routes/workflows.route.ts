@@ -1,13 +1,16 @@
 import { createRequire } from 'node:module';
 import { Ajv } from 'ajv';
-import type { FastifyInstance, preValidationAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, preHandlerAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify';
 import { validate as isValidCron, validateDetailed as explainCron } from 'node-cron';
 import { accountParams, environmentSid, listQuery } from '../../../schemas/common.schema.js';
 import { ALL_SCHEMAS } from '../../../schemas/index.js';
-import { EXECUTION_STATUSES } from '../../../schemas/workflow.schema.js';
-import { notFound, validation } from '../../shared/errors.js';
+import { EXECUTION_STATUSES, TRIGGER_TYPES } from '../../../schemas/workflow.schema.js';
+import { AppError, notFound, validation } from '../../shared/errors.js';
 import { ENVIRONMENT_SID } from '../../shared/ids.js';
+import { secretBox } from '../../shared/secret-box.js';
+import { maskWorkflowPayload, unmaskActions } from '../../actions/action-secrets.js';
 import { requireScope } from '../plugins/auth.plugin.js';
+import { WorkflowTools } from '../workflow-tools.service.js';
 import { BucketsRepository } from '../buckets.repository.js';
 import type { ListQuery } from '../pagination.js';
 import {
@@ -72,11 +75,63 @@ const scopedListQuery = {
 const execBase = listQuery(EXECUTION_SORTS, 'createdAt');
 const executionsQuery = {
   ...execBase,
-  properties: { ...execBase.properties, status: { type: 'string', enum: EXECUTION_STATUSES } },
+  properties: {
+    ...execBase.properties,
+    status: { type: 'string', enum: EXECUTION_STATUSES },
+    triggerType: { type: 'string', enum: TRIGGER_TYPES },
+    requestSid: str,
+    deadLettered: {
+      type: 'boolean',
+      description: 'true: only dead-lettered executions; false: none of them',
+    },
+    detail: {
+      type: 'boolean',
+      default: false,
+      description: 'true: each execution also carries `trigger`, `deadLettered` and per-action `actions`',
+    },
+  },
 } as const;
+const executionParams = {
+  type: 'object',
+  required: ['accountSid', 'environmentSid', 'bucketSid', 'workflowSid', 'executionSid'],
+  properties: { accountSid: str, environmentSid: str, bucketSid: str, workflowSid: str, executionSid: str },
+} as const;
+
+/**
+ * Action types that send data out of Tapline. Every one can carry captured request data (headers,
+ * bodies through templates or the default webhook body) to an address the writer chooses.
+ */
+const OUTBOUND_ACTIONS: ReadonlySet<string> = new Set(['webhook', 'email', 'chat', 'automation']);
+
+/**
+ * A workflow with outbound actions exports captured requests, so writing one (or test-sending or
+ * re-running it) also needs `requests:read`: a token that may not read requests may not mail
+ * them out either (docs/workflows-api.md "Scopes"). Runs after the route's own scope check.
+ */
+function requireRequestsReadFor(
+  actions: readonly { type?: unknown }[] | undefined,
+): preHandlerAsyncHookHandler {
+  return async (req) => {
+    const list = actions ?? (req.body as { actions?: { type?: unknown }[] } | null)?.actions ?? [];
+    const outbound = list.some((a) => OUTBOUND_ACTIONS.has(String(a?.type)));
+    if (outbound && !req.principal.scopes.has('requests:read'))
+      throw new AppError(
+        403,
+        'FORBIDDEN',
+        'Token lacks the scope requests:read: workflows with outbound actions (webhook, email, chat, ' +
+          'automation) send captured request data out, so writing, testing or re-running one needs it',
+        { requiredScope: 'requests:read' },
+      );
+  };
+}
+/** For routes that always send out (test, re-run): every action type is outbound. */
+const requireRequestsRead = requireRequestsReadFor([{ type: 'webhook' }]);
+/** For create/update: only when the body's actions are outbound. */
+const requireRequestsReadForBody = requireRequestsReadFor(undefined);
 
 type ScopeP = { accountSid: string; environmentSid: string; bucketSid: string };
 type OneP = ScopeP & { workflowSid: string };
+type ExecP = OneP & { executionSid: string };
 type Body = Omit<WorkflowInput, 'trigger'> & {
   trigger: WorkflowTrigger & { schedule?: string | null; timezone?: string };
 };
@@ -162,7 +217,10 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
     (httpPart === 'body' ? bodyAjv : partAjv).compile(schema as object),
   );
 
-  const repo = new WorkflowsRepository(app.deps.pg);
+  const repo = new WorkflowsRepository(app.deps.pg, secretBox(app.deps.cfg));
+  // Action secrets (URLs, header values) are masked in every answer (docs/security.md).
+  app.addHook('preSerialization', async (_req, _reply, payload) => maskWorkflowPayload(payload));
+  const tools = new WorkflowTools(app.deps.pg, app.deps.ch, app.deps.cfg, app.deps.producer);
   const buckets = new BucketsRepository(app.deps.pg);
   const tags = ['workflows'];
   const path = '/v1/accounts/:accountSid/environments/:environmentSid/buckets/:bucketSid/workflows';
@@ -221,10 +279,12 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
     path,
     {
       preValidation: upperCaseMethods,
-      preHandler: requireScope('workflows:write'),
+      preHandler: [requireScope('workflows:write'), requireRequestsReadForBody],
       schema: {
         tags,
         summary: 'Create a workflow',
+        description:
+          'Needs `requests:read` too when an action is outbound (webhook, email, chat, automation).',
         params: scopeParams,
         body: { $ref: 'workflowCreate#' },
         response: { 201: { $ref: 'workflow#' } },
@@ -254,13 +314,14 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
     `${path}/:workflowSid`,
     {
       preValidation: upperCaseMethods,
-      preHandler: requireScope('workflows:write'),
+      preHandler: [requireScope('workflows:write'), requireRequestsReadForBody],
       schema: {
         tags,
         summary: 'Replace a workflow',
         description:
           'Full replace of name, description (omitted = empty), trigger, actions and isActive. ' +
-          'The environment and bucket of a workflow do not change.',
+          'The environment and bucket of a workflow do not change. Needs `requests:read` too when ' +
+          'an action is outbound (webhook, email, chat, automation).',
         params: oneParams,
         body: { $ref: 'workflowUpdate#' },
         response: { 200: { $ref: 'workflow#' } },
@@ -286,7 +347,16 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
     },
   );
 
-  app.get<{ Params: OneP; Querystring: ListQuery & { status?: string } }>(
+  app.get<{
+    Params: OneP;
+    Querystring: ListQuery & {
+      status?: string;
+      triggerType?: string;
+      requestSid?: string;
+      deadLettered?: boolean;
+      detail?: boolean;
+    };
+  }>(
     `${path}/:workflowSid/executions`,
     {
       preHandler: requireScope('workflows:read'),
@@ -300,7 +370,103 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
     },
     async (req) => {
       const wf = await repo.get(await scopeOf(req.params), req.params.workflowSid);
-      return repo.executions(wf.accountSid, wf.sid, req.query, req.query.status);
+      const { status, triggerType, requestSid, deadLettered, detail } = req.query;
+      return tools.executions(
+        wf.accountSid,
+        wf.sid,
+        req.query,
+        { status, triggerType, requestSid, deadLettered },
+        detail === true,
+      );
+    },
+  );
+
+  app.post<{ Params: ExecP }>(
+    `${path}/:workflowSid/executions/:executionSid/retry`,
+    {
+      preHandler: [requireScope('workflows:write'), requireRequestsRead],
+      schema: {
+        tags,
+        summary: 'Re-run a failed (dead-lettered) execution',
+        description:
+          'Puts the execution back to `pending` (attempts restart at 0; actions that succeeded are ' +
+          'not sent again) and queues it on `workflow.actions` with the same execution sid, rebuilt ' +
+          'from the stored request it ran for. The action runner then runs it with its usual ' +
+          'retries and dead letter. 409 unless the execution is `failed`, or when its request is ' +
+          'no longer stored. Needs `requests:read` too.',
+        params: executionParams,
+        response: { 202: { $ref: 'workflowExecution#' } },
+      },
+    },
+    async (req, reply) => {
+      const wf = await repo.get(await scopeOf(req.params), req.params.workflowSid);
+      return reply.status(202).send(await tools.retry(wf, req.params.executionSid));
+    },
+  );
+
+  app.post<{ Params: OneP; Body: { requestSid?: string | null; actions?: Body['actions'] } }>(
+    `${path}/:workflowSid/test`,
+    {
+      preValidation: upperCaseMethods,
+      preHandler: [requireScope('workflows:write'), requireRequestsRead],
+      schema: {
+        tags,
+        summary: 'Send a test: run each action once against a sample',
+        description:
+          "Runs each action of the workflow (or the body's `actions`) once, without retries, " +
+          "through the action runner's executors, template renderer and outbound guard, on a " +
+          'sample: the stored request `requestSid`, else the newest stored request of the ' +
+          "workflow's environment, else a synthetic one. Answers each action's result. Writes " +
+          'nothing to the execution log. Needs `requests:read` too.',
+        params: oneParams,
+        body: { $ref: 'workflowTestBody#' },
+        response: { 200: { $ref: 'workflowTestResult#' } },
+      },
+    },
+    async (req) => {
+      const wf = await repo.get(await scopeOf(req.params), req.params.workflowSid);
+      const actions = req.body?.actions
+        ? unmaskActions(
+            req.body.actions.map((a) => ({
+              type: a.type,
+              config: a.type === 'webhook' ? { method: 'POST', ...a.config } : a.config,
+              order: a.order ?? 0,
+            })),
+            wf.actions,
+          )
+        : wf.actions;
+      return tools.test(wf, actions, req.body?.requestSid);
+    },
+  );
+
+  app.post<{
+    Params: ScopeP;
+    Body: { triggerType?: WorkflowTrigger['type']; requestSid?: string | null; configs?: object[] };
+  }>(
+    `${path}/preview`,
+    {
+      preHandler: [requireScope('workflows:read'), requireRequestsRead],
+      schema: {
+        tags,
+        summary: 'Render template variables on a sample request',
+        description:
+          'Every template variable, and the given action configs, rendered by the action ' +
+          "runner's template renderer on a sample: the stored request `requestSid`, else the " +
+          "newest stored request of the path's environment (an error first for `triggerType: " +
+          'error`), else a synthetic one. Sends nothing. Needs `requests:read` too.',
+        params: scopeParams,
+        body: { $ref: 'workflowPreviewBody#' },
+        response: { 200: { $ref: 'workflowPreview#' } },
+      },
+    },
+    async (req) => {
+      const s = await scopeOf(req.params);
+      const type = req.body?.triggerType ?? 'request';
+      return tools.preview(
+        { ...s, sid: 'wfl_preview', name: '(preview)', trigger: { type, conditions: [] } },
+        req.body?.requestSid,
+        req.body?.configs ?? [],
+      );
     },
   );
 }

@@ -33,6 +33,8 @@ export function endpointTemplate(path: string): string {
 }
 
 export const endpointStep: Step = (record) => {
+  // A template the client sent (an SDK that knows the framework's route) is kept as it is.
+  if (typeof record.endpoint === 'string' && record.endpoint !== '') return ok(record);
   const path = typeof record.request.path === 'string' ? record.request.path : '';
   record.endpoint = path ? endpointTemplate(path) : '';
   return ok(record);

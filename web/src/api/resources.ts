@@ -129,8 +129,8 @@ export interface EventQuery {
   environmentSid?: string;
   type?: string;
   source?: string;
-  start_date?: string;
-  end_date?: string;
+  startTime?: string;
+  endTime?: string;
   limit?: number;
   page?: number;
 }

@@ -21,7 +21,7 @@ export function IngestSnippet({ bucketSid }: { bucketSid: string }) {
         With an API token holding <code>requests:write</code> in <code>$TAPLINE_TOKEN</code>:
       </p>
       <pre>
-        <code>{snippet}</code>
+        <code data-testid="ingest-curl">{snippet}</code>
       </pre>
       <CopyButton text={snippet} label="Copy curl command" />
     </div>

@@ -4,11 +4,9 @@ import { Link } from 'wouter';
 import { fieldErrors } from '../api/client';
 import { buckets } from '../api/resources';
 import type { Bucket } from '../api/types';
-import { CopyButton } from '../components/copy-button';
 import { ConfirmDialog, Dialog } from '../components/dialog';
 import { Field, FormError } from '../components/form';
-import { IngestSnippet, useIngestUrl } from '../components/ingest-snippet';
-import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
+import { Empty, QueryView } from '../components/state';
 import { useAccountSid, useSession } from '../lib/session';
 import { formatDateTime } from '../lib/time';
 import { useSharedHref } from '../lib/url-state';
@@ -215,10 +213,15 @@ function DeleteBucket({
       onConfirm={() => del.mutate()}
       onClose={onClose}
     >
+      <p>Deleting the bucket removes, at once and for good:</p>
+      <ul className="delete-list">
+        <li>its stored requests and the metrics computed from them (throughput, response times, errors),</li>
+        <li>its workflows and their execution history,</li>
+        <li>its saved stream views and the notes on its requests.</li>
+      </ul>
       <p>
-        Its workflows, saved stream views and request notes are deleted with it, and its stored requests can
-        no longer be read (they leave storage with the retention period). Ingest with its sid is refused from
-        now on. This cannot be undone.
+        Ingest with its sid <code>{bucket.sid}</code> is refused from then on. Event markers and MCP tokens
+        that name it stay but no longer match any traffic. This cannot be undone.
       </p>
       <Field
         id="confirm-bucket-name"
@@ -228,76 +231,5 @@ function DeleteBucket({
         onChange={(e) => setTyped(e.target.value)}
       />
     </ConfirmDialog>
-  );
-}
-
-/** One bucket's setup: sid, ingest URL, copy-ready snippets, and whether traffic has arrived. */
-export function BucketSetupPage({ params }: { params: { bucketSid: string } }) {
-  const a = useAccountSid();
-  const href = useSharedHref();
-  const ingest = useIngestUrl();
-  // Polls until the first request arrives, so "waiting" turns into "connected" without a reload.
-  const q = useQuery({
-    queryKey: ['bucket', a, params.bucketSid],
-    queryFn: () => buckets.get(a, params.bucketSid),
-    refetchInterval: (query) => (query.state.data?.appIsConnected ? false : 2_000),
-  });
-  if (q.isPending) return <Loading />;
-  if (q.error) return <ErrorBox error={q.error} />;
-  const b = q.data;
-  const sdk = `curl -X POST ${ingest}/ \\
-  -H "Authorization: Bearer $TAPLINE_TOKEN" -H 'Api-Traffic-Bucket-Sid: ${b.sid}' \\
-  -H 'Api-Traffic-Sdk: curl' -H 'content-type: application/json' \\
-  -d '{"request":{"url":"https://api.example.com/hello","method":"GET"},"response":{"status":200,"responseTime":12}}'`;
-  return (
-    <div className="page">
-      <div>
-        <Link href={href('/settings/buckets')} className="muted small">
-          ← Buckets
-        </Link>
-        <h1>{b.name}</h1>
-      </div>
-      <section className="panel">
-        <div
-          className={`connection ${b.appIsConnected ? 'connected' : 'waiting'}`}
-          role="status"
-          aria-live="polite"
-          data-testid="bucket-connection"
-        >
-          {b.appIsConnected ? '● Connected: traffic is arriving.' : '○ Waiting for the first request…'}
-        </div>
-        <dl className="facts">
-          <dt>Bucket sid</dt>
-          <dd>
-            <code>{b.sid}</code> <CopyButton text={b.sid} label="Copy sid" />
-          </dd>
-          <dt>Ingest URL</dt>
-          <dd>
-            <code>{`${ingest}/v1/buckets/${b.sid}/ingest`}</code>
-          </dd>
-        </dl>
-        {b.appIsConnected ? (
-          <p>
-            <Link href={href('/stream', { bucket: b.sid })}>See its requests in the stream →</Link>
-          </p>
-        ) : null}
-      </section>
-      <section className="panel">
-        <h2>Batch ingest API</h2>
-        <IngestSnippet bucketSid={b.sid} />
-      </section>
-      <section className="panel">
-        <h2>Existing SDKs' wire format</h2>
-        <p className="hint">
-          One captured call per request to the ingest listener's root path, as the existing SDKs send it.
-        </p>
-        <div className="snippet">
-          <pre>
-            <code>{sdk}</code>
-          </pre>
-          <CopyButton text={sdk} label="Copy SDK-format curl" />
-        </div>
-      </section>
-    </div>
   );
 }

@@ -1,6 +1,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { events } from '../api/resources';
+import { eventsBulk } from '../api/settings';
 import type { EventMarker } from '../api/types';
 import { ConfirmDialog } from '../components/dialog';
 import { EVENT_TYPES, EventDialog } from '../components/event-dialog';
@@ -23,13 +24,16 @@ export function EventsPage() {
   const source = get('source') ?? '';
   const [editing, setEditing] = useState<EventMarker | 'new' | null>(null);
   const [deleting, setDeleting] = useState<EventMarker | null>(null);
+  // Rows ticked for "Delete selected": transient, so kept in memory rather than in the URL.
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const [bulkOpen, setBulkOpen] = useState(false);
   const query = {
     bucketSid: scope.bucketSid,
     environmentSid: scope.environmentSid,
     type: type || undefined,
     source: source || undefined,
-    start_date: scope.startDate,
-    end_date: scope.endDate,
+    startTime: scope.startDate,
+    endTime: scope.endDate,
     limit: 100,
   };
   const list = useQuery({
@@ -44,6 +48,25 @@ export function EventsPage() {
       await qc.invalidateQueries();
     },
   });
+  const visible = list.data?.records ?? [];
+  const picked = visible.filter((e) => selected.has(e.sid)).map((e) => e.sid);
+  const bulk = useMutation({
+    mutationFn: (sids: string[]) => eventsBulk.remove(a, sids),
+    onSuccess: () => {
+      setBulkOpen(false);
+      setSelected(new Set());
+    },
+    // Some markers may be gone even when one delete failed: the list is reloaded either way.
+    onSettled: () => qc.invalidateQueries(),
+  });
+  const tick = (sid: string, on: boolean) =>
+    setSelected((cur) => {
+      const next = new Set(cur);
+      if (on) next.add(sid);
+      else next.delete(sid);
+      return next;
+    });
+  const mayDelete = can('events:delete');
   return (
     <div className="page">
       <div className="page-head">
@@ -71,6 +94,16 @@ export function EventsPage() {
             onChange={(e) => set({ source: e.target.value || null }, { replace: true })}
           />
         </label>
+        <span className="muted small" data-testid="events-scope">
+          {scope.bucketSid ? 'This bucket' : 'All buckets'}
+          {scope.environmentSid ? `, environment ${scope.environmentSid}` : ', all environments'} (bucket and
+          environment are chosen in the header)
+        </span>
+        {mayDelete && picked.length > 0 ? (
+          <button type="button" className="btn btn-danger" onClick={() => setBulkOpen(true)}>
+            Delete selected ({picked.length})
+          </button>
+        ) : null}
         {can('events:write') ? (
           <button type="button" className="btn btn-primary" onClick={() => setEditing('new')}>
             Add event
@@ -93,6 +126,18 @@ export function EventsPage() {
               <table className="table">
                 <thead>
                   <tr>
+                    {mayDelete ? (
+                      <th scope="col" className="select-cell">
+                        <input
+                          type="checkbox"
+                          aria-label="Select every event on this page"
+                          checked={d.records.length > 0 && d.records.every((e) => selected.has(e.sid))}
+                          onChange={(ev) =>
+                            setSelected(ev.target.checked ? new Set(d.records.map((e) => e.sid)) : new Set())
+                          }
+                        />
+                      </th>
+                    ) : null}
                     <th scope="col">Type</th>
                     <th scope="col">Title</th>
                     <th scope="col">When</th>
@@ -106,6 +151,16 @@ export function EventsPage() {
                 <tbody>
                   {d.records.map((e) => (
                     <tr key={e.sid}>
+                      {mayDelete ? (
+                        <td className="select-cell">
+                          <input
+                            type="checkbox"
+                            aria-label={`Select ${e.name}`}
+                            checked={selected.has(e.sid)}
+                            onChange={(ev) => tick(e.sid, ev.target.checked)}
+                          />
+                        </td>
+                      ) : null}
                       <td>
                         <span className="badge" style={{ background: markerColor(e.type) }}>
                           {e.type.replace('_', ' ')}
@@ -152,6 +207,28 @@ export function EventsPage() {
           )}
         </QueryView>
       </section>
+      {bulkOpen ? (
+        <ConfirmDialog
+          title={`Delete ${picked.length} event marker${picked.length === 1 ? '' : 's'}?`}
+          confirmLabel={`Delete ${picked.length} marker${picked.length === 1 ? '' : 's'}`}
+          busy={bulk.isPending || picked.length === 0}
+          error={bulk.error}
+          onConfirm={() => bulk.mutate(picked)}
+          onClose={() => setBulkOpen(false)}
+        >
+          <p>
+            The {picked.length} selected marker{picked.length === 1 ? '' : 's'} disappear from every chart.
+            Traffic data is not affected. This cannot be undone.
+          </p>
+          <ul className="small">
+            {visible
+              .filter((e) => selected.has(e.sid))
+              .map((e) => (
+                <li key={e.sid}>{e.name}</li>
+              ))}
+          </ul>
+        </ConfirmDialog>
+      ) : null}
       {editing ? (
         <EventDialog
           existing={editing === 'new' ? undefined : editing}

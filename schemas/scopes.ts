@@ -1,0 +1,38 @@
+/**
+ * Every scope of spec 5.8 plus the finer ones of the resources Tapline adds (docs/auth.md). The
+ * schemas and the services both read them from here: `schemas/` imports nothing from `services/`.
+ */
+export const ALL_SCOPES = [
+  'buckets:read',
+  'buckets:write',
+  'buckets:delete',
+  'requests:read',
+  'requests:write',
+  'requests:delete',
+  'metrics:read',
+  'redactions:read',
+  'redactions:write',
+  'redactions:delete',
+  'exclusions:read',
+  'exclusions:write',
+  'exclusions:delete',
+  'workflows:read',
+  'workflows:write',
+  'workflows:delete',
+  'tokens:read',
+  'tokens:write',
+  'tokens:delete',
+  'events:read',
+  'events:write',
+  'events:delete',
+  'streamViews:read',
+  'streamViews:write',
+  'streamViews:delete',
+  'mcpTokens:read',
+  'mcpTokens:write',
+  'mcpTokens:delete',
+] as const;
+export type Scope = (typeof ALL_SCOPES)[number];
+
+/** Scopes only a signed-in administrator holds: managing the account's members (docs/auth.md). */
+export const SESSION_ONLY_SCOPES = ['users:read', 'users:write', 'users:delete'] as const;

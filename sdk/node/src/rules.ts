@@ -1,0 +1,365 @@
+import { createHash } from 'node:crypto';
+import type { CapturedRecord, RemoteExclusionRule, RemoteRedactionRule } from './types.js';
+
+/**
+ * Client-side rules: exclusions and `redactAt: client` redactions from the bucket's SDK settings,
+ * applied in the host so excluded traffic is never sent and redacted values never leave it. The
+ * field path language is the server's (docs/rules.md, "Field path syntax"): `$.a.b`, `$['k']`,
+ * `$.a[0]`, `[*]`/`.*`, `$..name`, with the record-part roots `request.body`, `response.body`,
+ * `request.headers`, `response.headers`, `request.queryString`, or both bodies without one.
+ */
+
+type Segment =
+  | { type: 'key'; name: string }
+  | { type: 'index'; index: number }
+  | { type: 'wildcard' }
+  | { type: 'recursive'; name: string };
+
+type Root = 'request.body' | 'response.body' | 'request.headers' | 'response.headers' | 'request.queryString';
+
+export interface CompiledRedaction {
+  sid: string;
+  /** identity of the rule's content: the same rule is never applied twice to one record */
+  key: string;
+  roots: Root[];
+  segments: Segment[];
+  action: (v: unknown) => unknown;
+  remove: boolean;
+  environments: Set<string> | null;
+}
+
+export interface CompiledExclusion {
+  sid: string;
+  path: (p: string) => boolean;
+  method: string | null;
+  statusCode: number | null;
+  environments: Set<string> | null;
+}
+
+const DOT_NAME = /[A-Za-z0-9_-]/;
+
+/** Parses a field path into segments; null when it is not valid (the rule is then skipped). */
+export function parseFieldPath(path: string): Segment[] | null {
+  if (typeof path !== 'string' || !path.startsWith('$') || path.length > 1024) return null;
+  const out: Segment[] = [];
+  let i = 1;
+  const dotName = (): string | null => {
+    const start = i;
+    while (i < path.length && DOT_NAME.test(path[i]!)) i++;
+    return i > start ? path.slice(start, i) : null;
+  };
+  const quoted = (): string | null => {
+    const q = path[i]!;
+    i++;
+    let name = '';
+    for (;;) {
+      const c = path[i];
+      if (c === undefined) return null;
+      if (c === '\\') {
+        const n = path[i + 1];
+        if (n !== q && n !== '\\') return null;
+        name += n;
+        i += 2;
+        continue;
+      }
+      i++;
+      if (c === q) break;
+      name += c;
+    }
+    return name || null;
+  };
+  const bracket = (recursive: boolean): Segment | null => {
+    i++;
+    const c = path[i];
+    let seg: Segment | null = null;
+    if (c === "'" || c === '"') {
+      const name = quoted();
+      if (name === null) return null;
+      seg = recursive ? { type: 'recursive', name } : { type: 'key', name };
+    } else if (c === '*' && !recursive) {
+      i++;
+      seg = { type: 'wildcard' };
+    } else if (c !== undefined && c >= '0' && c <= '9' && !recursive) {
+      const start = i;
+      while (i < path.length && path[i]! >= '0' && path[i]! <= '9') i++;
+      seg = { type: 'index', index: Number(path.slice(start, i)) };
+    }
+    if (!seg || path[i] !== ']') return null;
+    i++;
+    return seg;
+  };
+  while (i < path.length) {
+    let seg: Segment | null = null;
+    if (path[i] === '.' && path[i + 1] === '.') {
+      i += 2;
+      if (path[i] === '[') seg = bracket(true);
+      else {
+        const name = dotName();
+        seg = name === null ? null : { type: 'recursive', name };
+      }
+    } else if (path[i] === '.') {
+      i++;
+      if (path[i] === '*') {
+        i++;
+        seg = { type: 'wildcard' };
+      } else {
+        const name = dotName();
+        seg = name === null ? null : { type: 'key', name };
+      }
+    } else if (path[i] === '[') seg = bracket(false);
+    if (!seg) return null;
+    out.push(seg);
+    if (out.length > 32) return null;
+  }
+  return out.length ? out : null;
+}
+
+const PARTS: Record<string, Record<string, Root>> = {
+  request: { body: 'request.body', headers: 'request.headers', queryString: 'request.queryString' },
+  response: { body: 'response.body', headers: 'response.headers' },
+};
+
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/gu;
+
+function maskValue(v: unknown): unknown {
+  if (v === null || v === undefined) return v;
+  if (typeof v === 'string') return v.replace(LETTER_OR_DIGIT, '*');
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v).replace(LETTER_OR_DIGIT, '*');
+  if (Array.isArray(v)) return v.map(maskValue);
+  if (typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = maskValue(x);
+    return out;
+  }
+  return v;
+}
+
+function hashValue(v: unknown): string {
+  const s = typeof v === 'string' ? v : v === undefined ? '' : (JSON.stringify(v) ?? String(v));
+  return createHash('sha256').update(s, 'utf8').digest('hex');
+}
+
+/** A redaction rule ready to apply, or null when its path or action is not understood. */
+export function compileRedaction(rule: RemoteRedactionRule): CompiledRedaction | null {
+  if (!rule || typeof rule.field !== 'string') return null;
+  const raw = parseFieldPath(rule.field);
+  if (!raw) return null;
+  let roots: Root[] = ['request.body', 'response.body'];
+  let segments = raw;
+  const first = raw[0]!.type === 'key' ? (raw[0] as { name: string }).name : undefined;
+  const parts = first !== undefined && Object.hasOwn(PARTS, first) ? PARTS[first]! : undefined;
+  if (parts) {
+    const second = raw[1]?.type === 'key' ? (raw[1] as { name: string }).name : undefined;
+    const root = second !== undefined && Object.hasOwn(parts, second) ? parts[second]! : undefined;
+    if (!root || raw.length < 3) return null;
+    roots = [root];
+    segments = raw.slice(2);
+    if (root !== 'request.body' && root !== 'response.body') {
+      const only = segments[0]!;
+      if (segments.length !== 1 || (only.type !== 'key' && only.type !== 'wildcard')) return null;
+      if (only.type === 'key' && root !== 'request.queryString')
+        segments = [{ type: 'key', name: only.name.toLowerCase() }];
+    }
+  }
+  let action: (v: unknown) => unknown;
+  switch (rule.action) {
+    case 'mask':
+      action = maskValue;
+      break;
+    case 'hash':
+      action = hashValue;
+      break;
+    case 'replace': {
+      const value = typeof rule.replacement === 'string' ? rule.replacement : '[REDACTED]';
+      action = () => value;
+      break;
+    }
+    case 'remove':
+      action = () => undefined;
+      break;
+    default:
+      return null;
+  }
+  return {
+    sid: typeof rule.sid === 'string' ? rule.sid : rule.field,
+    key: JSON.stringify([rule.field, rule.action, rule.replacement ?? null, rule.environments ?? null]),
+    roots,
+    segments,
+    action,
+    remove: rule.action === 'remove',
+    environments: Array.isArray(rule.environments) ? new Set(rule.environments) : null,
+  };
+}
+
+type Container = Record<string, unknown> | unknown[];
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Every (container, key) the segments reach from `value`. */
+function collect(value: unknown, segments: Segment[], at: number, out: [Container, string | number][]): void {
+  if (at >= segments.length) return;
+  const seg = segments[at]!;
+  const last = at === segments.length - 1;
+  const visit = (c: Container, k: string | number) => {
+    if (last) out.push([c, k]);
+    else collect((c as Record<string | number, unknown>)[k], segments, at + 1, out);
+  };
+  if (seg.type === 'key') {
+    if (isObject(value) && Object.hasOwn(value, seg.name)) visit(value, seg.name);
+  } else if (seg.type === 'index') {
+    if (Array.isArray(value) && seg.index < value.length) visit(value, seg.index);
+  } else if (seg.type === 'wildcard') {
+    if (Array.isArray(value)) for (let i = 0; i < value.length; i++) visit(value, i);
+    else if (isObject(value)) for (const k of Object.keys(value)) visit(value, k);
+  } else {
+    // recursive descent: the named key at this level and below
+    const walk = (v: unknown, depth: number) => {
+      if (depth > 64) return;
+      if (Array.isArray(v)) for (const x of v) walk(x, depth + 1);
+      else if (isObject(v)) {
+        for (const [k, x] of Object.entries(v)) {
+          if (k === seg.name) visit(v, k);
+          else walk(x, depth + 1);
+        }
+      }
+    };
+    walk(value, 0);
+  }
+}
+
+/** Applies one rule to a JSON value in place; true when something changed. */
+function applyToValue(value: unknown, rule: CompiledRedaction): boolean {
+  const hits: [Container, string | number][] = [];
+  collect(value, rule.segments, 0, hits);
+  for (const [c, k] of hits) {
+    if (rule.remove) {
+      if (Array.isArray(c)) c[k as number] = null;
+      else delete c[k as string];
+    } else
+      (c as Record<string | number, unknown>)[k] = rule.action((c as Record<string | number, unknown>)[k]);
+  }
+  return hits.length > 0;
+}
+
+/** A body as a JSON value to redact: objects as they are, strings holding JSON parsed. */
+function redactBody(body: unknown, rules: CompiledRedaction[]): unknown {
+  if (body === null || body === undefined || rules.length === 0) return body;
+  if (typeof body === 'string') {
+    const t = body.trimStart();
+    if (t[0] !== '{' && t[0] !== '[') return body;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      return body;
+    }
+    let changed = false;
+    for (const r of rules) changed = applyToValue(parsed, r) || changed;
+    return changed ? JSON.stringify(parsed) : body;
+  }
+  if (typeof body === 'object') for (const r of rules) applyToValue(body, r);
+  return body;
+}
+
+/** Applies the client redaction rules to a record in place. */
+export function redactRecord(record: CapturedRecord, rules: CompiledRedaction[], env: string): void {
+  if (rules.length === 0) return;
+  const active = rules.filter((r) => r.environments === null || r.environments.has(env));
+  if (active.length === 0) return;
+  const of = (root: Root) => active.filter((r) => r.roots.includes(root));
+  const reqBody = of('request.body');
+  if (reqBody.length) record.request.body = redactBody(record.request.body, reqBody);
+  const resBody = of('response.body');
+  if (resBody.length && record.response) record.response.body = redactBody(record.response.body, resBody);
+  for (const r of of('request.headers')) applyToValue(record.request.headers, r);
+  if (record.response) for (const r of of('response.headers')) applyToValue(record.response.headers, r);
+  const qs = of('request.queryString');
+  if (qs.length) {
+    let changed = false;
+    for (const r of qs) changed = applyToValue(record.request.queryString, r) || changed;
+    if (changed) {
+      // The raw URL carries the same parameters: rebuilt from the redacted ones.
+      const search = new URLSearchParams();
+      for (const [k, v] of Object.entries(record.request.queryString))
+        for (const x of Array.isArray(v) ? v : [v]) search.append(k, String(x));
+      const q = search.toString();
+      const base = record.request.url.split('?')[0]!;
+      record.request.url = q ? `${base}?${q}` : base;
+      record.request.path = record.request.path.split('?')[0]!;
+    }
+  }
+}
+
+/** `*` matches any run of characters; everything else matches itself (spec 2.5). */
+export function compilePathPattern(pattern: string): (p: string) => boolean {
+  if (!pattern.includes('*')) return (p) => p === pattern;
+  const pieces = pattern.split('*');
+  const head = pieces[0]!;
+  const tail = pieces[pieces.length - 1]!;
+  const middle = pieces.slice(1, -1).filter((x) => x.length > 0);
+  return (p) => {
+    if (p.length < head.length + tail.length || !p.startsWith(head) || !p.endsWith(tail)) return false;
+    let from = head.length;
+    const end = p.length - tail.length;
+    for (const piece of middle) {
+      const at = p.indexOf(piece, from);
+      if (at < 0 || at + piece.length > end) return false;
+      from = at + piece.length;
+    }
+    return true;
+  };
+}
+
+export function compileExclusion(rule: RemoteExclusionRule): CompiledExclusion | null {
+  if (!rule || typeof rule.path !== 'string' || !rule.path) return null;
+  const method = typeof rule.method === 'string' && rule.method !== '*' ? rule.method.toUpperCase() : null;
+  return {
+    sid: typeof rule.sid === 'string' ? rule.sid : rule.path,
+    path: compilePathPattern(rule.path),
+    method,
+    statusCode: typeof rule.statusCode === 'number' ? rule.statusCode : null,
+    environments: Array.isArray(rule.environments) ? new Set(rule.environments) : null,
+  };
+}
+
+/** The first exclusion rule matching the call, or undefined. `status` null = not known yet. */
+export function excludedBy(
+  rules: CompiledExclusion[],
+  method: string,
+  path: string,
+  status: number | null,
+  env: string,
+): CompiledExclusion | undefined {
+  if (rules.length === 0) return undefined;
+  const q = path.indexOf('?');
+  const p = q < 0 ? path : path.slice(0, q);
+  const m = method.toUpperCase();
+  for (const x of rules) {
+    if (x.environments !== null && !x.environments.has(env)) continue;
+    if (x.method !== null && x.method !== m) continue;
+    if (x.statusCode !== null && x.statusCode !== status) continue;
+    if (x.path(p)) return x;
+  }
+  return undefined;
+}
+
+/**
+ * The sampling rate of a call: the host's per-endpoint rate (`METHOD template` first, then
+ * `template`, then the raw path) times the bucket's `sampleRate`.
+ */
+export function sampleRateOf(
+  sampling: Record<string, number> | undefined,
+  bucketRate: number,
+  method: string,
+  endpoint: string | null,
+  path: string,
+): number {
+  let rate = 1;
+  if (sampling) {
+    const key = endpoint ?? path;
+    const r = sampling[`${method.toUpperCase()} ${key}`] ?? sampling[key] ?? sampling[path];
+    if (typeof r === 'number' && Number.isFinite(r)) rate = r;
+  }
+  const b = Number.isFinite(bucketRate) ? bucketRate : 1;
+  return Math.max(0, Math.min(1, rate)) * Math.max(0, Math.min(1, b));
+}

@@ -1,0 +1,23 @@
+import { randomBytes } from 'node:crypto';
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+let pool = Buffer.alloc(0);
+let at = 0;
+
+/**
+ * A record sid made in the client (`req_` + 27 base62 characters, the server's format), so a
+ * batch sent twice carries the same sids and the processor stores each record once. Bytes come
+ * from a pooled crypto buffer; values >= 248 are skipped so each character is uniform.
+ */
+export function newRecordSid(): string {
+  let out = 'req_';
+  while (out.length < 31) {
+    if (at >= pool.length) {
+      pool = randomBytes(4096);
+      at = 0;
+    }
+    const b = pool[at++]!;
+    if (b < 248) out += ALPHABET[b % 62];
+  }
+  return out;
+}

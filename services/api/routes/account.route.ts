@@ -1,0 +1,105 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { accountParams } from '../../../schemas/common.schema.js';
+import { notFound } from '../../shared/errors.js';
+import { TABLES } from '../../shared/tables.js';
+import { requireScope } from '../plugins/auth.plugin.js';
+import { planLimit, RATE_WINDOW_MS } from '../plugins/rate-limit.plugin.js';
+
+type Plan = 'standard' | 'pro' | 'enterprise';
+interface Row {
+  sid: string;
+  name: string;
+  plan: Plan;
+  rate_limit: number | null;
+  created_at: Date;
+}
+
+const header = (reply: FastifyReply, name: string): number | null => {
+  const v = Number(reply.getHeader(name));
+  return Number.isFinite(v) && reply.hasHeader(name) ? v : null;
+};
+
+/**
+ * Designed endpoints (not in the spec): the caller's account for the dashboard's account page
+ * (docs/auth.md, "The account"). Reading needs `metrics:read` (the rate-limit use and the
+ * environments seen are usage figures every member may see); renaming needs `users:write`, which
+ * only an administrator's session holds.
+ */
+export default async function accountRoutes(app: FastifyInstance): Promise<void> {
+  const { pg, ch, cfg } = app.deps;
+
+  async function load(accountSid: string, reply: FastifyReply) {
+    const r = await pg.query<Row>(
+      'SELECT sid, name, plan, rate_limit, created_at FROM accounts WHERE sid = $1',
+      [accountSid],
+    );
+    const row = r.rows[0];
+    if (!row) throw notFound('Account');
+    // The rate-limit hook ran before this handler and wrote the account's window to the reply.
+    const limit = header(reply, 'X-RateLimit-Limit') ?? planLimit(row.plan, row.rate_limit, cfg.rateLimits);
+    const remaining = header(reply, 'X-RateLimit-Remaining');
+    const reset = header(reply, 'X-RateLimit-Reset');
+    const rs = await ch.query({
+      query: `SELECT environment_sid AS sid,
+                     formatDateTime(max(minute), '%Y-%m-%dT%H:%i:00.000Z', 'UTC') AS lastSeenAt,
+                     toInt64(sum(requests)) AS count
+              FROM ${TABLES.requestsMinute}
+              WHERE account_sid = {a:String} AND environment_sid != ''
+              GROUP BY environment_sid
+              HAVING count > 0
+              ORDER BY max(minute) DESC, sid
+              LIMIT 100`,
+      query_params: { a: accountSid },
+      format: 'JSONEachRow',
+    });
+    const envs = await rs.json<{ sid: string; lastSeenAt: string; count: number | string }>();
+    return {
+      sid: row.sid,
+      name: row.name,
+      plan: row.plan,
+      createdAt: row.created_at.toISOString(),
+      rateLimit: {
+        limit,
+        windowSeconds: RATE_WINDOW_MS / 1000,
+        used: remaining === null ? 0 : Math.max(0, limit - remaining),
+        resetAt: reset === null ? null : new Date(reset * 1000).toISOString(),
+      },
+      environments: envs.map((e) => ({ sid: e.sid, lastSeenAt: e.lastSeenAt, count: Number(e.count) })),
+    };
+  }
+
+  app.get<{ Params: { accountSid: string } }>(
+    '/v1/accounts/:accountSid',
+    {
+      preHandler: requireScope('metrics:read'),
+      schema: {
+        tags: ['account'],
+        summary: 'Get the account: name, plan, rate limit and its use, environments seen',
+        params: accountParams,
+        response: { 200: { $ref: 'account#' } },
+      },
+    },
+    async (req, reply) => load(req.params.accountSid, reply),
+  );
+
+  app.put<{ Params: { accountSid: string }; Body: { name: string } }>(
+    '/v1/accounts/:accountSid',
+    {
+      preHandler: requireScope('users:write'),
+      schema: {
+        tags: ['account'],
+        summary: 'Rename the account (administrators)',
+        params: accountParams,
+        body: { $ref: 'accountUpdate#' },
+        response: { 200: { $ref: 'account#' } },
+      },
+    },
+    async (req, reply) => {
+      await pg.query('UPDATE accounts SET name = $2 WHERE sid = $1', [
+        req.params.accountSid,
+        req.body.name.trim(),
+      ]);
+      return load(req.params.accountSid, reply);
+    },
+  );
+}

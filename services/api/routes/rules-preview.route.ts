@@ -1,0 +1,100 @@
+import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
+import { accountParams } from '../../../schemas/common.schema.js';
+import { forbidden, validation } from '../../shared/errors.js';
+import type { StoredRecord } from '../../processor/pipeline.js';
+import { requireScope } from '../plugins/auth.plugin.js';
+import { BucketsRepository } from '../buckets.repository.js';
+import { RequestsRepository } from '../requests.repository.js';
+import {
+  checkRedactionDraft,
+  previewExclusion,
+  previewRedaction,
+  sampleFromInput,
+  type ExclusionDraft,
+  type RedactionDraft,
+} from '../rules-preview.js';
+
+interface Source {
+  record?: Record<string, unknown>;
+  bucketSid?: string;
+  requestSid?: string;
+}
+
+/** The rule's method is case-insensitive, as on the exclusions API (upperCaseMethod). */
+const upperCaseRuleMethod: preValidationAsyncHookHandler = async (req) => {
+  const rule = (req.body as { rule?: { method?: unknown } } | null | undefined)?.rule;
+  if (rule && typeof rule === 'object' && typeof rule.method === 'string')
+    rule.method = rule.method.toUpperCase();
+};
+
+/**
+ * Designed endpoints (not in the spec): what a draft rule would do to one record, computed by the
+ * processor's code (services/api/rules-preview.ts). Nothing is stored. The sample is a pasted
+ * record or a stored request (which needs requests:read as well).
+ */
+export default async function rulesPreviewRoutes(app: FastifyInstance): Promise<void> {
+  const buckets = new BucketsRepository(app.deps.pg);
+  const requests = new RequestsRepository(app.deps.ch, app.deps.pg);
+
+  async function sampleOf(req: FastifyRequest, src: Source): Promise<StoredRecord> {
+    const accountSid = req.principal.accountSid;
+    if (src.requestSid !== undefined) {
+      if (!req.principal.scopes.has('requests:read')) throw forbidden('requests:read');
+      if (src.bucketSid === undefined)
+        throw validation('Request body is invalid', { 'body.bucketSid': 'is required with requestSid' });
+      return (await requests.get(accountSid, src.bucketSid, src.requestSid)) as StoredRecord;
+    }
+    if (src.record === undefined)
+      throw validation('Request body is invalid', {
+        'body.record': 'is required (or bucketSid and requestSid of a stored request)',
+      });
+    if (src.bucketSid !== undefined) await buckets.get(accountSid, src.bucketSid);
+    return sampleFromInput(src.record, src.bucketSid ?? 'preview');
+  }
+
+  app.post<{ Params: { accountSid: string }; Body: Source & { rule: RedactionDraft } }>(
+    '/v1/accounts/:accountSid/redactions/preview',
+    {
+      preHandler: requireScope('redactions:read'),
+      schema: {
+        tags: ['redactions'],
+        summary: 'Preview a draft redaction rule on a sample record',
+        description:
+          'Applies the draft rule to `record` (or to the stored request `bucketSid`/`requestSid`, which ' +
+          'needs requests:read too) with the processor’s code and answers the record before and ' +
+          'after, with every changed field. Nothing is stored.',
+        params: accountParams,
+        body: { $ref: 'redactionPreviewBody#' },
+        response: { 200: { $ref: 'redactionPreview#' } },
+      },
+    },
+    async (req) => {
+      checkRedactionDraft(req.body.rule);
+      const sample = await sampleOf(req, req.body);
+      return previewRedaction(req.params.accountSid, req.body.rule, sample, req.body.bucketSid);
+    },
+  );
+
+  app.post<{ Params: { accountSid: string }; Body: Source & { rule: ExclusionDraft } }>(
+    '/v1/accounts/:accountSid/exclusions/preview',
+    {
+      preValidation: upperCaseRuleMethod,
+      preHandler: requireScope('exclusions:read'),
+      schema: {
+        tags: ['exclusions'],
+        summary: 'Preview a draft exclusion rule on a sample record',
+        description:
+          'Whether the processor would drop `record` (or the stored request `bucketSid`/`requestSid`, ' +
+          'which needs requests:read too) under the draft rule, with the values it compared. ' +
+          'Nothing is stored.',
+        params: accountParams,
+        body: { $ref: 'exclusionPreviewBody#' },
+        response: { 200: { $ref: 'exclusionPreview#' } },
+      },
+    },
+    async (req) => {
+      const sample = await sampleOf(req, req.body);
+      return previewExclusion(req.params.accountSid, req.body.rule, sample, req.body.bucketSid);
+    },
+  );
+}

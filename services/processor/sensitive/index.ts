@@ -1,0 +1,22 @@
+/**
+ * Sensitive-data redaction, Shape A (issue 15, docs/sensitive-data.md): predefined detectors and
+ * custom RE2 patterns applied to headers, query, URL and bodies (JSON, form, XML, text) of a record.
+ * Pure, no I/O; the processor's redaction step and the API's rule routes use this entry point.
+ */
+export {
+  compileSensitiveRules,
+  redactSensitive,
+  validateSensitiveRule,
+  bodyKind,
+  SensitiveRuleError,
+  type CompiledSensitiveRules,
+} from './engine.js';
+export { compileCustomPattern, SensitivePatternError, MAX_PATTERN_LENGTH } from './custom.js';
+export { PREDEFINED_TYPES, isPredefinedType, type PredefinedType } from './detectors.js';
+export {
+  predefinedTypes,
+  sensitiveCatalogue,
+  type PredefinedTypeInfo,
+  type SensitiveCatalogue,
+} from './catalogue.js';
+export * from './types.js';

@@ -1,0 +1,315 @@
+import type { RE2JS } from 're2js';
+import { customMatches } from './custom.js';
+import { DETECTORS, maskText, type Detector } from './detectors.js';
+import type { Level } from './types.js';
+
+/**
+ * Matchers (one per rule × role) and the text scan shared by every body format, header and URL.
+ * A `Plan` is what applies to one scope: value matchers (find secrets inside a text) and key
+ * matchers (a field name designates a secret; its whole value is redacted).
+ */
+
+export interface ValueMatcher {
+  type: string;
+  level: Level;
+  /** predefined detector, or null for a custom pattern */
+  detector: Detector | null;
+  custom: RE2JS | null;
+}
+
+export interface KeyMatcher {
+  type: string;
+  level: Level;
+  detector: Detector | null;
+  custom: RE2JS | null;
+  /** field name -> matches; names repeat across records, so each is tested once */
+  cache: Map<string, boolean>;
+}
+
+export interface Plan {
+  values: ValueMatcher[];
+  keys: KeyMatcher[];
+  /** whether any value matcher is predefined (its patterns then run, behind their gates) */
+  hasPredefined: boolean;
+  hasCustomValues: boolean;
+  /**
+   * Whether a raw body text may name a key some key matcher wants: a case-insensitive regex of
+   * fragments, or null when a custom key matcher is present (then every body is walked).
+   */
+  keyHint: RegExp | null;
+}
+
+export const EMPTY_PLAN: Plan = {
+  values: [],
+  keys: [],
+  hasPredefined: false,
+  hasCustomValues: false,
+  keyHint: null,
+};
+
+export const isEmptyPlan = (p: Plan): boolean => p.values.length === 0 && p.keys.length === 0;
+
+/** Fragments every predefined secret key name contains (isSecretKey, isAuthorizationKey). */
+const KEY_HINT = /pass|pwd|secret|token|key|credential|cookie|session|pin|cvv|cvc|otp|auth/i;
+/** The same fragments inside a JSON property name (`"…key…":`), not in a value (`"whiskey"`). */
+const JSON_KEY_HINT =
+  /(?:pass|pwd|secret|token|key|credential|cookie|session|pin|cvv|cvc|otp|auth)[^"\\]{0,128}"[ \t\r\n]{0,16}:/i;
+
+export function buildPlan(values: ValueMatcher[], keys: KeyMatcher[]): Plan {
+  // NOTE: one regex joining every pattern (`a|b|c…`) costs more than the sum of the gated patterns
+  // (irregexp tries each alternative at each position), so each pattern runs on its own.
+  return {
+    values,
+    keys,
+    hasPredefined: values.some((v) => v.detector !== null),
+    hasCustomValues: values.some((v) => v.custom !== null),
+    keyHint: keys.some((k) => k.custom !== null) ? null : keys.length ? KEY_HINT : null,
+  };
+}
+
+const CACHE_LIMIT = 10_000;
+
+/** The first key matcher that claims `name`, or null. */
+export function keyMatch(plan: Plan, name: string): KeyMatcher | null {
+  for (const k of plan.keys) {
+    let hit = k.cache.get(name);
+    if (hit === undefined) {
+      hit = k.detector ? (k.detector.key?.(name) ?? false) : k.custom!.test(name);
+      if (k.cache.size >= CACHE_LIMIT) k.cache.clear();
+      k.cache.set(name, hit);
+    }
+    if (hit) return k;
+  }
+  return null;
+}
+
+/**
+ * Whether a raw body text may hold something for this plan (false = certainly nothing). `json`:
+ * the text is JSON, so a key can only be a property name; a JSON text with a backslash may hide
+ * anything behind escapes (`\u0040`) and always counts as a candidate.
+ */
+export function mayHold(plan: Plan, text: string, json = false): boolean {
+  if (json && text.includes('\\')) return true;
+  // A custom pattern may be anchored (`^…$`) or refuse quotes: run on the raw document it may miss
+  // what it finds in a decoded value, so a plan with one always walks the body.
+  if (plan.hasCustomValues) return true;
+  if (plan.keys.length && (plan.keyHint === null || (json ? JSON_KEY_HINT : plan.keyHint).test(text)))
+    return true;
+  if (plan.hasPredefined)
+    for (const v of plan.values)
+      if (v.detector)
+        for (const p of v.detector.patterns) {
+          if (text.length < p.minLength || (p.gate && !p.gate(text))) continue;
+          p.re.lastIndex = 0;
+          if (p.re.test(text)) return true;
+        }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Levels
+
+export const fullText = (type: string): string => `[REDACTED:${type}]`;
+
+/** Custom `partial`: the last 4 letters/digits stay when there are at least 8, else all are masked. */
+function customPartial(s: string): string {
+  const chars = [...s];
+  const alnum = chars.filter((c) => /[\p{L}\p{N}]/u.test(c)).length;
+  if (alnum < 8) return maskText(s);
+  let seen = 0;
+  for (let i = chars.length - 1; i >= 0; i--) {
+    if (!/[\p{L}\p{N}]/u.test(chars[i]!)) continue;
+    if (seen++ >= 4) chars[i] = '*';
+  }
+  return chars.join('');
+}
+
+/** The replacement of a matched text. */
+export function applyLevel(text: string, type: string, level: Level, detector: Detector | null): string {
+  if (level === 'full') return fullText(type);
+  if (level === 'mask') return maskText(text);
+  if (!detector) return customPartial(text);
+  if (detector.type === 'password') return fullText(type);
+  return detector.keepPartial(text);
+}
+
+/** Every scalar masked, keys kept (the `mask` level of a whole object or array). */
+function maskDeep(v: unknown, depth = 0): unknown {
+  if (typeof v === 'string') return maskText(v);
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return maskText(String(v));
+  if (v === null || typeof v !== 'object') return v;
+  if (depth > 256) return fullText('depth');
+  if (Array.isArray(v)) return v.map((x) => maskDeep(x, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k] = maskDeep(x, depth + 1);
+  return out;
+}
+
+/**
+ * The redacted form of a whole field value claimed by a key matcher: null/undefined stay (nothing
+ * to hide). `full` gives the string `[REDACTED:type]` whatever the value; `mask` keeps the shape
+ * (scalars become masked strings); `partial` applies the type's partial rule to a string value
+ * (`password` and custom key types: the same as `full`) and masks anything else.
+ */
+export function redactWhole(v: unknown, m: KeyMatcher): unknown {
+  if (v === null || v === undefined) return v;
+  if (m.level === 'full') return fullText(m.type);
+  if (m.level === 'mask') return maskDeep(v);
+  if (m.detector === null || m.detector.type === 'password') return fullText(m.type);
+  return typeof v === 'string' ? m.detector.keepPartial(v) : maskDeep(v);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scanning a text
+
+interface Span {
+  start: number;
+  end: number;
+  /** 0 = a key's value (wins a tie), 1 = a value match */
+  priority: number;
+  replacement: string;
+  type: string;
+}
+
+function valueSpans(text: string, plan: Plan, out: Span[]): void {
+  for (const m of plan.values) {
+    if (m.detector) {
+      for (const p of m.detector.patterns) {
+        if (text.length < p.minLength || (p.gate && !p.gate(text))) continue;
+        const re = p.re;
+        re.lastIndex = 0;
+        let x: RegExpExecArray | null;
+        while ((x = re.exec(text)) !== null) {
+          const s = x[0];
+          if (p.validate && !p.validate(s)) {
+            // A rejected candidate: look again one character later (another shape may start inside).
+            re.lastIndex = x.index + 1;
+            continue;
+          }
+          out.push({
+            start: x.index,
+            end: x.index + s.length,
+            priority: 1,
+            replacement: applyLevel(s, m.type, m.level, m.detector),
+            type: m.type,
+          });
+        }
+      }
+    } else {
+      for (const [start, end] of customMatches(m.custom!, text))
+        out.push({
+          start,
+          end,
+          priority: 1,
+          replacement: applyLevel(text.slice(start, end), m.type, m.level, null),
+          type: m.type,
+        });
+    }
+  }
+}
+
+/**
+ * `name=value`, `name: value`, `"name": "value"` in free text (a text body, a JSON body that does
+ * not parse): the value of a name a key matcher claims. An unquoted value ends at white space or
+ * `& , ; " ' < > = :`; an `Authorization` value runs to the end of its line (`Bearer <token>`).
+ * Bounded quantifiers and a lookbehind on the name keep it linear (detectors.ts).
+ */
+const TEXT_PAIR =
+  /(?<![A-Za-z0-9_.-])(["']?)([A-Za-z_][A-Za-z0-9_.-]{0,63})\1[ \t]{0,3}[:=][ \t]{0,3}("(?:[^"\\\n]|\\.){0,1024}"|'[^'\n]{0,1024}'|[^\s&,;"'<>=:]{1,1024})/g;
+
+function pairSpans(text: string, plan: Plan, out: Span[]): void {
+  if (plan.keys.length === 0) return;
+  if (plan.keyHint !== null && !plan.keyHint.test(text)) return;
+  TEXT_PAIR.lastIndex = 0;
+  let x: RegExpExecArray | null;
+  while ((x = TEXT_PAIR.exec(text)) !== null) {
+    const k = keyMatch(plan, x[2]!);
+    if (!k) {
+      // The value may itself hold a `name=value`: continue right after the separator.
+      TEXT_PAIR.lastIndex = x.index + x[0].length - x[3]!.length;
+      continue;
+    }
+    const raw = x[3]!;
+    let start = x.index + x[0].length - raw.length;
+    let end = start + raw.length;
+    const quoted = raw[0] === '"' || raw[0] === "'";
+    if (quoted) {
+      start++;
+      end--;
+    } else if (k.detector?.type === 'authorization') {
+      const eol = text.slice(end, end + 4096).search(/[\r\n]/);
+      end = eol < 0 ? Math.min(text.length, end + 4096) : end + eol;
+    }
+    if (end <= start) continue;
+    const value = text.slice(start, end);
+    const red = redactWhole(value, k);
+    out.push({
+      start,
+      end,
+      priority: 0,
+      replacement: typeof red === 'string' ? red : fullText(k.type),
+      type: k.type,
+    });
+    TEXT_PAIR.lastIndex = Math.max(TEXT_PAIR.lastIndex, end);
+  }
+}
+
+/**
+ * `[start, end)` of every validated predefined match in a raw JSON text, sorted by start, or null
+ * when the text cannot be pre-scanned soundly (a backslash: escapes hide text; a custom value
+ * pattern: it may be anchored). Sound otherwise because no predefined pattern can match a `"` nor
+ * look at one: a string value holds a match exactly when the raw text holds one inside it.
+ */
+export function jsonCandidates(text: string, plan: Plan): [number, number][] | null {
+  if (plan.hasCustomValues || text.includes('\\')) return null;
+  const spans: Span[] = [];
+  valueSpans(text, plan, spans);
+  return spans.map((x): [number, number] => [x.start, x.end]).sort((a, b) => a[0] - b[0]);
+}
+
+/** Non-overlapping spans: leftmost first, then a key's value, then the longest, then rule order. */
+function resolve(spans: Span[]): Span[] {
+  if (spans.length <= 1) return spans;
+  const sorted = spans
+    .map((s, i) => ({ s, i }))
+    .sort((a, b) => a.s.start - b.s.start || a.s.priority - b.s.priority || b.s.end - a.s.end || a.i - b.i)
+    .map((x) => x.s);
+  const out: Span[] = [];
+  let reach = -1;
+  for (const s of sorted) {
+    if (s.start < reach) continue;
+    out.push(s);
+    reach = s.end;
+  }
+  return out;
+}
+
+export interface ScanResult {
+  text: string;
+  /** the types redacted, in order of first appearance */
+  types: string[];
+}
+
+/**
+ * Scans one text with the plan's value matchers (and, with `pairs`, `name=value` pairs for the key
+ * matchers). Returns null when nothing matched, else the text with each match replaced.
+ */
+export function scanText(text: string, plan: Plan, pairs = false): ScanResult | null {
+  if (text.length === 0) return null;
+  const spans: Span[] = [];
+  if (pairs) pairSpans(text, plan, spans);
+  valueSpans(text, plan, spans);
+  if (spans.length === 0) return null;
+  const chosen = resolve(spans);
+  let out = '';
+  let at = 0;
+  const types: string[] = [];
+  for (const s of chosen) {
+    out += text.slice(at, s.start) + s.replacement;
+    at = s.end;
+    if (!types.includes(s.type)) types.push(s.type);
+  }
+  return { text: out + text.slice(at), types };
+}
+
+export { DETECTORS };

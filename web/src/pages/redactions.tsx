@@ -1,0 +1,539 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { fieldErrors } from '../api/client';
+import type { List } from '../api/types';
+import { redactions, type Redaction, type RedactionInput, type RedactionPreview } from '../api/rules';
+import { ConfirmDialog } from '../components/dialog';
+import { Field, FormError } from '../components/form';
+import {
+  environmentsError,
+  HighlightedJson,
+  parseEnvironments,
+  RulePreview,
+  ruleErrorsOf,
+  ScopeFields,
+} from '../components/rule-preview';
+import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
+import { useAccountSid, useSession } from '../lib/session';
+import { useQueryState } from '../lib/url-state';
+
+type RedactionType = RedactionInput['redactionType'];
+const TYPES: { value: RedactionType; label: string }[] = [
+  { value: 'mask', label: 'mask: letters and digits become *' },
+  { value: 'remove', label: 'remove: the field is deleted' },
+  { value: 'hash', label: 'hash: SHA-256 of the value' },
+  { value: 'replace', label: 'replace: a fixed value' },
+];
+
+interface Draft {
+  name: string;
+  description: string;
+  fieldPath: string;
+  redactionType: RedactionType;
+  replacementValue: string;
+  redactAt: 'server' | 'client';
+  buckets: string[];
+  environments: string;
+  isActive: boolean;
+}
+
+const EMPTY: Draft = {
+  name: '',
+  description: '',
+  fieldPath: '',
+  redactionType: 'mask',
+  replacementValue: '',
+  redactAt: 'server',
+  buckets: [],
+  environments: '',
+  isActive: true,
+};
+
+function draftOf(x: Redaction): Draft {
+  return {
+    name: x.name,
+    description: x.description,
+    fieldPath: x.fieldPath,
+    redactionType: x.redactionType,
+    replacementValue: x.replacementValue ?? '',
+    redactAt: x.redactAt,
+    buckets: x.buckets ?? [],
+    environments: (x.environments ?? []).join(', '),
+    isActive: x.isActive,
+  };
+}
+
+function bodyOf(d: Draft): RedactionInput & { isActive: boolean } {
+  return {
+    name: d.name.trim(),
+    description: d.description,
+    fieldPath: d.fieldPath.trim(),
+    redactionType: d.redactionType,
+    replacementValue: d.redactionType === 'replace' ? d.replacementValue : null,
+    redactAt: d.redactAt,
+    buckets: d.buckets.length ? d.buckets : null,
+    environments: parseEnvironments(d.environments),
+    isActive: d.isActive,
+  };
+}
+
+/**
+ * The API's schema checks (schemas/rules.schema.ts). The field path's own syntax is checked by the
+ * API (its parser is the processor's); its message shows under the field.
+ */
+function validate(d: Draft): Record<string, string> {
+  const e: Record<string, string> = {};
+  if (!d.name.trim()) e.name = 'is required';
+  else if (d.name.length > 200) e.name = 'must be at most 200 characters';
+  if (d.description.length > 2000) e.description = 'must be at most 2000 characters';
+  const p = d.fieldPath.trim();
+  if (!p) e.fieldPath = 'is required';
+  else if (!p.startsWith('$') || p.length < 2)
+    e.fieldPath = 'must start with $, e.g. $.request.body.password';
+  else if (p.length > 1024) e.fieldPath = 'must be at most 1024 characters';
+  if (d.redactionType === 'replace' && d.replacementValue.length > 1000)
+    e.replacementValue = 'must be at most 1000 characters';
+  const env = environmentsError(d.environments);
+  if (env) e.environments = env;
+  return e;
+}
+
+const EXAMPLE = {
+  environmentSid: 'prod01',
+  request: {
+    method: 'POST',
+    path: '/v1/signup?ref=mail',
+    headers: { authorization: 'Bearer sk_live_abc123', 'content-type': 'application/json' },
+    body: JSON.stringify({
+      email: 'ada@example.com',
+      password: 'correct horse',
+      card: { number: '4111-1111-1111-1111' },
+    }),
+  },
+  response: { statusCode: 201, body: JSON.stringify({ id: 42, token: 'tok_9f8e7d' }) },
+  timings: { duration: 38 },
+};
+
+/** Redaction rules: list, create, edit (with a preview), enable/disable, delete. `?rule=` deep-links. */
+export function RedactionsPage() {
+  const a = useAccountSid();
+  const { can } = useSession();
+  const qc = useQueryClient();
+  const { get, set } = useQueryState();
+  const editing = get('rule');
+  const [notice, setNotice] = useState<string | null>(null);
+  const [deleting, setDeleting] = useState<Redaction | null>(null);
+  const list = useQuery({ queryKey: ['redactions', a], queryFn: () => redactions.list(a) });
+  const toggle = useMutation({
+    mutationFn: (x: Redaction) =>
+      redactions.update(a, x.sid, { ...bodyOf(draftOf(x)), isActive: !x.isActive }),
+    onSuccess: async (x) => {
+      // The row shows the stored state at once, before the list is read again.
+      qc.setQueryData<List<Redaction>>(['redactions', a], (old) =>
+        old ? { ...old, records: old.records.map((r) => (r.sid === x.sid ? x : r)) } : old,
+      );
+      setNotice(`“${x.name}” is ${x.isActive ? 'active' : 'inactive'}.`);
+      await qc.invalidateQueries({ queryKey: ['redactions', a] });
+    },
+  });
+  const remove = useMutation({
+    mutationFn: (sid: string) => redactions.remove(a, sid),
+    onSuccess: async () => {
+      setNotice(`“${deleting?.name ?? ''}” is deleted.`);
+      setDeleting(null);
+      await qc.invalidateQueries({ queryKey: ['redactions', a] });
+    },
+  });
+  const close = (message?: string) => {
+    if (message) setNotice(message);
+    set({ rule: null, sampleRequest: null, sampleBucket: null });
+  };
+  return (
+    <div className="page">
+      <div className="page-head">
+        <h1>Redactions</h1>
+        {can('redactions:write') && !editing ? (
+          <button
+            type="button"
+            className="btn btn-primary"
+            onClick={() => {
+              setNotice(null);
+              set({ rule: 'new' });
+            }}
+          >
+            New redaction
+          </button>
+        ) : null}
+      </div>
+      <p className="intro hint">
+        A redaction masks, removes, hashes or replaces one field of every record before it is stored or sent
+        to a workflow (<code>server</code>), or has SDKs do it before sending (<code>client</code>). Records
+        stored earlier keep their values.
+      </p>
+      {notice ? (
+        <div className="notice ok-text" role="status">
+          {notice}
+        </div>
+      ) : null}
+      {editing ? <RedactionEditor key={editing} sid={editing} onClose={close} /> : null}
+      <section className="panel" aria-labelledby="redactions-list-title">
+        <h2 id="redactions-list-title" className="sr-only">
+          Redaction rules
+        </h2>
+        <FormError error={toggle.error} />
+        <QueryView
+          query={list}
+          isEmpty={(d) => d.records.length === 0}
+          empty={
+            <Empty title="No redaction rules">
+              Passwords, tokens and card numbers are the usual first candidates: e.g. <code>$..password</code>{' '}
+              or <code>$.request.headers.authorization</code>.
+            </Empty>
+          }
+        >
+          {(d) => (
+            <div className="table-wrap">
+              <table className="table">
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Field path</th>
+                    <th scope="col">Action</th>
+                    <th scope="col">Applied by</th>
+                    <th scope="col">Scope</th>
+                    <th scope="col">Active</th>
+                    <th scope="col">Actions</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {d.records.map((x) => (
+                    <tr key={x.sid} className={x.isActive ? undefined : 'muted'}>
+                      <td>
+                        <strong>{x.name}</strong>
+                        {x.description ? <div className="small muted">{x.description}</div> : null}
+                      </td>
+                      <td className="mono">{x.fieldPath}</td>
+                      <td>
+                        {x.redactionType}
+                        {x.redactionType === 'replace' && x.replacementValue !== null ? (
+                          <span className="muted">
+                            {' '}
+                            with <code>{x.replacementValue}</code>
+                          </span>
+                        ) : null}
+                      </td>
+                      <td>{x.redactAt === 'server' ? 'Tapline' : 'SDKs'}</td>
+                      <td className="small">
+                        {x.buckets
+                          ? `${x.buckets.length} bucket${x.buckets.length === 1 ? '' : 's'}`
+                          : 'every bucket'}
+                        {' · '}
+                        {x.environments ? x.environments.join(', ') : 'every environment'}
+                      </td>
+                      <td>
+                        <label className="check">
+                          <input
+                            type="checkbox"
+                            checked={x.isActive}
+                            disabled={!can('redactions:write') || toggle.isPending}
+                            aria-label={`Active: ${x.name}`}
+                            onChange={() => toggle.mutate(x)}
+                          />
+                          <span aria-hidden="true">{x.isActive ? 'on' : 'off'}</span>
+                        </label>
+                      </td>
+                      <td>
+                        <div className="row-actions">
+                          <button
+                            type="button"
+                            className="btn btn-small"
+                            aria-label={`${can('redactions:write') ? 'Edit' : 'Open'} ${x.name}`}
+                            onClick={() => {
+                              setNotice(null);
+                              set({ rule: x.sid });
+                            }}
+                          >
+                            {can('redactions:write') ? 'Edit' : 'Open'}
+                          </button>
+                          {can('redactions:delete') ? (
+                            <button
+                              type="button"
+                              className="btn btn-small btn-danger"
+                              aria-label={`Delete ${x.name}`}
+                              onClick={() => setDeleting(x)}
+                            >
+                              Delete
+                            </button>
+                          ) : null}
+                        </div>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </QueryView>
+      </section>
+      {deleting ? (
+        <ConfirmDialog
+          title={`Delete the redaction “${deleting.name}”?`}
+          confirmLabel="Delete redaction"
+          busy={remove.isPending}
+          error={remove.error}
+          onConfirm={() => remove.mutate(deleting.sid)}
+          onClose={() => setDeleting(null)}
+        >
+          <p>
+            From now on <code>{deleting.fieldPath}</code> is stored as sent
+            {deleting.redactAt === 'client' ? ' (SDKs stop redacting it at their next settings refresh)' : ''}
+            . Records stored earlier stay redacted.
+          </p>
+        </ConfirmDialog>
+      ) : null}
+    </div>
+  );
+}
+
+function RedactionEditor({ sid, onClose }: { sid: string; onClose: (message?: string) => void }) {
+  const a = useAccountSid();
+  const isNew = sid === 'new';
+  const one = useQuery({
+    queryKey: ['redaction', a, sid],
+    queryFn: () => redactions.get(a, sid),
+    enabled: !isNew,
+  });
+  if (!isNew && one.isPending) return <Loading />;
+  if (!isNew && one.error) return <ErrorBox error={one.error} onRetry={() => void one.refetch()} />;
+  return <RedactionForm existing={isNew ? undefined : one.data} onClose={onClose} />;
+}
+
+function RedactionForm({ existing, onClose }: { existing?: Redaction; onClose: (message?: string) => void }) {
+  const a = useAccountSid();
+  const { can } = useSession();
+  const qc = useQueryClient();
+  const [d, setD] = useState<Draft>(existing ? draftOf(existing) : EMPTY);
+  const [touched, setTouched] = useState(false);
+  const [previewErrors, setPreviewErrors] = useState<Record<string, string>>({});
+  const editable = can('redactions:write');
+  const save = useMutation({
+    mutationFn: () =>
+      existing ? redactions.update(a, existing.sid, bodyOf(d)) : redactions.create(a, bodyOf(d)),
+    onSuccess: async (x) => {
+      await qc.invalidateQueries({ queryKey: ['redactions', a] });
+      qc.removeQueries({ queryKey: ['redaction', a, x.sid] });
+      onClose(`“${x.name}” is saved${x.isActive ? ' and active' : ''}.`);
+    },
+  });
+  const local = validate(d);
+  const errors = { ...(touched ? local : {}), ...previewErrors, ...fieldErrors(save.error) };
+  const patch = (p: Partial<Draft>) => {
+    setD((cur) => ({ ...cur, ...p }));
+    setPreviewErrors({});
+  };
+  return (
+    <div className="rule-editor">
+      <section className="panel" aria-labelledby="editor-title">
+        <h2 id="editor-title">{existing ? `Edit “${existing.name}”` : 'New redaction'}</h2>
+        <form
+          className="stack"
+          noValidate
+          onSubmit={(e) => {
+            e.preventDefault();
+            setTouched(true);
+            save.reset();
+            if (Object.keys(local).length === 0) save.mutate();
+          }}
+        >
+          <fieldset className="plain" disabled={!editable}>
+            <Field
+              id="redaction-name"
+              label="Name"
+              value={d.name}
+              maxLength={200}
+              error={errors.name}
+              onChange={(e) => patch({ name: e.target.value })}
+            />
+            <Field
+              id="redaction-description"
+              label="Description"
+              value={d.description}
+              error={errors.description}
+              onChange={(e) => patch({ description: e.target.value })}
+            />
+            <Field
+              id="redaction-field"
+              label="Field path"
+              className="mono"
+              placeholder="$..password"
+              value={d.fieldPath}
+              error={errors.fieldPath}
+              hint={
+                <>
+                  <code>$.request.body.card.number</code>, <code>$.request.headers.authorization</code>,{' '}
+                  <code>$.request.queryString.token</code>, <code>$..password</code> (any depth, both bodies).
+                </>
+              }
+              onChange={(e) => patch({ fieldPath: e.target.value })}
+            />
+            <div className="grid-2">
+              <div className="field">
+                <label htmlFor="redaction-type">Action</label>
+                <select
+                  id="redaction-type"
+                  value={d.redactionType}
+                  aria-invalid={errors.redactionType ? true : undefined}
+                  onChange={(e) => patch({ redactionType: e.target.value as RedactionType })}
+                >
+                  {TYPES.map((t) => (
+                    <option key={t.value} value={t.value}>
+                      {t.label}
+                    </option>
+                  ))}
+                </select>
+                {errors.redactionType ? (
+                  <div className="field-error" role="alert">
+                    {errors.redactionType}
+                  </div>
+                ) : null}
+              </div>
+              {d.redactionType === 'replace' ? (
+                <Field
+                  id="redaction-replacement"
+                  label="Replacement value"
+                  value={d.replacementValue}
+                  error={errors.replacementValue}
+                  hint="The value every matched field gets (may be empty)."
+                  onChange={(e) => patch({ replacementValue: e.target.value })}
+                />
+              ) : (
+                <div />
+              )}
+            </div>
+            <fieldset className="field">
+              <legend>Applied by</legend>
+              <label className="check">
+                <input
+                  type="radio"
+                  name="redact-at"
+                  checked={d.redactAt === 'server'}
+                  onChange={() => patch({ redactAt: 'server' })}
+                />
+                <span>
+                  Tapline, before storing (<code>server</code>)
+                </span>
+              </label>
+              <label className="check">
+                <input
+                  type="radio"
+                  name="redact-at"
+                  checked={d.redactAt === 'client'}
+                  onChange={() => patch({ redactAt: 'client' })}
+                />
+                <span>
+                  The SDK, before sending (<code>client</code>): Tapline then does not apply it
+                </span>
+              </label>
+            </fieldset>
+            <ScopeFields
+              idPrefix="redaction"
+              bucketSids={d.buckets}
+              onBuckets={(buckets) => patch({ buckets })}
+              environments={d.environments}
+              onEnvironments={(environments) => patch({ environments })}
+              errors={errors}
+            />
+            <label className="check">
+              <input
+                type="checkbox"
+                checked={d.isActive}
+                onChange={(e) => patch({ isActive: e.target.checked })}
+              />
+              Active
+            </label>
+          </fieldset>
+          <FormError error={save.error} />
+          <div className="actions">
+            <button type="button" className="btn" onClick={() => onClose()}>
+              {editable ? 'Cancel' : 'Close'}
+            </button>
+            {editable ? (
+              <button type="submit" className="btn btn-primary" disabled={save.isPending}>
+                {save.isPending ? 'Saving…' : existing ? 'Save redaction' : 'Create redaction'}
+              </button>
+            ) : null}
+          </div>
+        </form>
+      </section>
+      <RulePreview<RedactionPreview>
+        example={EXAMPLE}
+        draft={{ ...bodyOf(d), name: undefined, description: undefined }}
+        beforeRun={() => {
+          // A draft previews without a name: only the fields the rule runs with must be valid.
+          setTouched(true);
+          const { name: _name, ...rest } = validate({ ...d, name: d.name.trim() || 'draft' });
+          return Object.keys(rest).length === 0;
+        }}
+        run={async (source) => {
+          try {
+            return await redactions.preview(a, bodyOf({ ...d, name: d.name.trim() || 'draft' }), source);
+          } catch (err) {
+            setPreviewErrors(ruleErrorsOf(err));
+            throw err;
+          }
+        }}
+      >
+        {(r) => <RedactionResult result={r} clientSide={d.redactAt === 'client'} />}
+      </RulePreview>
+    </div>
+  );
+}
+
+const show = (v: unknown) => (v === undefined ? '(removed)' : typeof v === 'string' ? v : JSON.stringify(v));
+
+function RedactionResult({ result, clientSide }: { result: RedactionPreview; clientSide: boolean }) {
+  const changed = new Set(result.changes.map((c) => c.path));
+  return (
+    <div className="stack">
+      <div className={`verdict ${result.changed ? 'verdict-info' : 'verdict-neutral'}`} role="status">
+        {!result.applies
+          ? 'Not applied: the rule is limited to other buckets or environments than this record’s.'
+          : result.changed
+            ? `${result.changes.length} field${result.changes.length === 1 ? '' : 's'} redacted.`
+            : 'No field matched: the record would be stored unchanged.'}
+      </div>
+      {clientSide ? (
+        <p className="hint">
+          A <code>client</code> rule: this is what the SDK does with it; Tapline itself stores what it
+          receives.
+        </p>
+      ) : null}
+      {result.changes.length ? (
+        <div className="table-wrap">
+          <table className="table" aria-label="Changed fields">
+            <thead>
+              <tr>
+                <th scope="col">Field</th>
+                <th scope="col">Before</th>
+                <th scope="col">After</th>
+              </tr>
+            </thead>
+            <tbody>
+              {result.changes.map((c) => (
+                <tr key={c.path}>
+                  <td className="mono">{c.path}</td>
+                  <td className="mono break">{show(c.before)}</td>
+                  <td className="mono break">
+                    <mark className="changed">{c.kind === 'removed' ? '(removed)' : show(c.after)}</mark>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      <h3>The record after the rule</h3>
+      <HighlightedJson value={result.after} changed={changed} />
+    </div>
+  );
+}
