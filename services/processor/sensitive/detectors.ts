@@ -12,7 +12,7 @@ import {
 } from './validators.js';
 
 /**
- * The predefined sensitive-data types (issue 15, docs/sensitive-data.md). Each is a detector:
+ * The predefined sensitive-data types (docs/sensitive-data.md). Each is a detector:
  * - a **value** detector finds its shape anywhere in a text (a JSON string, a header value, a query
  *   value, a text body) with one or more patterns, then a validator rejects look-alikes;
  * - a **key** detector recognises the NAME of a field (JSON property, XML element or attribute,

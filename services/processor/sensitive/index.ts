@@ -1,7 +1,7 @@
 /**
- * Sensitive-data redaction, Shape A (issue 15, docs/sensitive-data.md): predefined detectors and
+ * Sensitive-data redaction, Shape A (docs/sensitive-data.md): predefined detectors and
  * custom RE2 patterns applied to headers, query, URL and bodies (JSON, form, XML, text) of a record.
- * Pure, no I/O; the processor's redaction step and the API's rule routes use this entry point.
+ * Pure, no I/O, one entry point (not wired to the processor or the API yet: docs/sensitive-data.md "Status").
  */
 export {
   compileSensitiveRules,
