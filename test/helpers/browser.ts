@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import sparticuz from '@sparticuz/chromium';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -13,10 +14,27 @@ export const SCREENSHOT_DIR = path.join(ROOT, '.cache', 'screenshots');
 export async function launchBrowser(): Promise<Browser> {
   const own = process.env.CHROMIUM_PATH;
   return chromium.launch({
-    executablePath: own ?? (await sparticuz.executablePath()),
+    executablePath: own ?? (await sparticuzPath()),
     args: own ? ['--no-sandbox'] : sparticuz.args,
     headless: true,
   });
+}
+
+/**
+ * @sparticuz/chromium unpacks into `os.tmpdir()/chromium` and reuses what it finds there. Another
+ * user's copy (e.g. root's, 0700) cannot be run, so this user then unpacks its own under a
+ * temporary directory of its own.
+ */
+async function sparticuzPath(): Promise<string> {
+  const shared = path.join(os.tmpdir(), 'chromium');
+  try {
+    if (fs.existsSync(shared)) fs.accessSync(shared, fs.constants.X_OK);
+  } catch {
+    const mine = path.join(os.tmpdir(), `tapline-chromium-${process.getuid?.() ?? 'user'}`);
+    fs.mkdirSync(mine, { recursive: true, mode: 0o700 });
+    process.env.TMPDIR = mine;
+  }
+  return sparticuz.executablePath();
 }
 
 export interface OpenedPage {
