@@ -225,7 +225,7 @@ export function ExclusionsPage() {
                           {can('exclusions:delete') ? (
                             <button
                               type="button"
-                              className="btn btn-small btn-danger"
+                              className="btn btn-small btn-danger-ghost"
                               aria-label={`Delete ${x.name}`}
                               onClick={() => setDeleting(x)}
                             >

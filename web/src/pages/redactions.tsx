@@ -258,7 +258,7 @@ export function RedactionsPage() {
                           {can('redactions:delete') ? (
                             <button
                               type="button"
-                              className="btn btn-small btn-danger"
+                              className="btn btn-small btn-danger-ghost"
                               aria-label={`Delete ${x.name}`}
                               onClick={() => setDeleting(x)}
                             >
