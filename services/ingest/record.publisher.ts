@@ -15,8 +15,8 @@ const FLUSH_RECORDS = 2000;
 /**
  * Sends in flight before a lingering batch waits for one of them to finish (up to HOLD_MS): under
  * load the batches grow to what arrives during a round trip to the broker instead of one send per
- * `lingerMs`. Each kafkajs send costs ~100-200 µs of CPU whatever its size, so one-record-per-call
- * traffic spent ~60 µs per record on sends of ~3 records (bench profile, 2026-11-22).
+ * `lingerMs`. Each kafkajs send has a fixed CPU cost whatever its size, which dominates when
+ * one-record-per-call traffic makes sends of a few records (bench/README.md).
  */
 const MAX_IN_FLIGHT = 2;
 const HOLD_MS = 50;
@@ -28,8 +28,7 @@ const NEWLINE = 0x0a;
  * then one record per line. The processor stores an unchanged record's line as it is.
  * NOTE: a Buffer, each line UTF-8-encoded once straight into it: kafkajs measures a string value
  * with Buffer.byteLength twice before writing it, and one string of all the lines would be
- * flattened (copied) before encoding; 11.3 -> 9.8 µs per record for serialise + encode
- * (bench/README.md).
+ * flattened (copied) before encoding (bench/README.md has the figures).
  */
 function messageValue(p: Pending): Buffer {
   const head = JSON.stringify({ v: 2, accountSid: p.accountSid, bucketSid: p.bucketSid });

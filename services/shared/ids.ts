@@ -23,8 +23,8 @@ export const SID_PREFIX = {
 export type SidKind = keyof typeof SID_PREFIX;
 
 // Random bytes are drawn from the CSPRNG a pool at a time: one randomFillSync call per 4 KB
-// instead of one randomBytes call (and Buffer) per sid cost ~6 µs per ingested record and ~25 µs
-// per single-record request (ids for the record and the HTTP request; bench profile, 2026-11-22).
+// instead of one randomBytes call (and a Buffer) per sid, which the ingest's profile showed on
+// every record and every request (figures in bench/README.md).
 const POOL = Buffer.alloc(4096);
 let poolAt = POOL.length;
 

@@ -6,13 +6,12 @@ import { crc32c } from '@node-rs/crc32';
  * process (bench/README.md) and removed here, before kafkajs loads (services/shared/kafka.ts
  * imports this module first):
  *
- * 1. CRC-32C of every record batch, computed in JavaScript one table lookup per byte (~22 µs per
- *    2.5 KB record). @node-rs/crc32 computes the same checksum natively (SSE4.2 / ARM CRC
+ * 1. CRC-32C of every record batch, computed in JavaScript one table lookup per byte. @node-rs/crc32 computes the same checksum natively (SSE4.2 / ARM CRC
  *    instructions). kafkajs takes the function from one module (`protocol/recordBatch/crc32C`):
  *    the native one is put in Node's module cache under that module's path. kafkajs does not
  *    verify checksums when it consumes; the broker verifies what is produced.
  * 2. kafkajs' Encoder grows its buffer by doubling into `Buffer.alloc`, which zero-fills memory
- *    that is overwritten at once (~9 µs per record in the profile as `FastBuffer`). The same
+ *    that is overwritten at once (`FastBuffer` in the profile). The same
  *    growth with `Buffer.allocUnsafe`: every byte up to `offset` is copied or written before the
  *    encoder exposes it (`buffer` is `buf.slice(0, offset)`), so no uninitialised byte is read.
  *

@@ -3,8 +3,8 @@ import type { Bindings, ChildLoggerOptions, Level, Logger } from 'pino';
 /**
  * A request's logger that becomes a real pino child only when something is logged through it.
  * Fastify makes a child logger per request (`req.log`, bound to the request id); pino runs the
- * bindings through its redaction on every `child()`, ~5 µs per request in the ingest profile
- * (bench/README.md), while the service logs nothing for a request that succeeds.
+ * bindings through its redaction on every `child()`, a visible cost per request in the ingest's
+ * profile (bench/README.md), while the service logs nothing for a request that succeeds.
  */
 export class LazyChildLogger {
   private real: Logger | undefined;
