@@ -1,4 +1,5 @@
-import { timestamp } from './common.schema.js';
+import type { FromSchema } from 'json-schema-to-ts';
+import { timestamp, type Closed } from './common.schema.js';
 
 /**
  * A job on Kafka topic `workflow.actions` (TOPICS.actions), keyed by workflow sid: one workflow hit
@@ -95,23 +96,4 @@ export const actionJobSchema = {
   },
 } as const;
 
-export interface ActionJob {
-  v: 1;
-  executionSid: string;
-  accountSid: string;
-  workflowSid: string;
-  bucketSid: string;
-  environmentSid: string | null;
-  trigger: { type: 'request' | 'error' | 'threshold' | 'schedule'; message: string };
-  requestSid: string | null;
-  createdAt: string;
-  context: {
-    request: { method: string | null; path: string | null; headers: unknown; body: unknown; query: unknown };
-    response: { statusCode: number | null; headers: unknown; body: unknown; size: number | null };
-    timings: { duration: number | null; responseTime: number | null };
-    bucket: { sid: string; name: string };
-    account: { name: string };
-    environment: { name: string | null };
-    metric?: { value: number | null; threshold: number | null; timeWindow: string };
-  };
-}
+export type ActionJob = Closed<FromSchema<typeof actionJobSchema>>;

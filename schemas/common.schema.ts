@@ -1,5 +1,21 @@
 /** Shared JSON Schema pieces. Every schema with an `$id` is registered once (schemas/index.ts). */
 
+type KnownKeys<T> = keyof { [K in keyof T as string extends K ? never : number extends K ? never : K]: 0 };
+
+/**
+ * `T` without the `[key: string]: unknown` that json-schema-to-ts gives an object schema with
+ * properties and no `additionalProperties`: a reply is serialised with the declared properties
+ * only, and code reads only those, so an unknown key is a type error. A map (`additionalProperties`
+ * without `properties`) keeps its index signature.
+ */
+export type Closed<T> = T extends readonly (infer U)[]
+  ? Closed<U>[]
+  : T extends object
+    ? [KnownKeys<T>] extends [never]
+      ? T
+      : { [K in keyof T as string extends K ? never : number extends K ? never : K]: Closed<T[K]> }
+    : T;
+
 export const timestamp = { type: 'string', format: 'date-time' } as const;
 export const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
 export const environmentSid = { type: 'string', pattern: '^[a-z0-9]{6}$' } as const;

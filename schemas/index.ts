@@ -1,19 +1,20 @@
 /**
  * Every JSON Schema with an `$id`: the single source for validation (ajv), response
- * serialisation (Fastify), TypeScript types (json-schema-to-ts) and the OpenAPI document.
+ * serialisation (Fastify), TypeScript types (json-schema-to-ts `FromSchema`, next to each schema
+ * and through the API's type provider) and the OpenAPI document.
  */
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { actionJobSchema } from './action-job.schema.js';
 import { ACCOUNT_SCHEMAS } from './account.schema.js';
 import { AUTH_SCHEMAS } from './auth.schema.js';
 import { bucketCreateSchema, bucketListSchema, bucketSchema, bucketUpdateSchema } from './bucket.schema.js';
-import { deletedSchema, errorSchema } from './common.schema.js';
+import { deletedSchema, errorSchema, type Closed } from './common.schema.js';
 import { EVENT_SCHEMAS } from './events.schema.js';
 import { STREAM_VIEW_SCHEMAS } from './stream-view.schema.js';
 import {
   ingestBodySchema,
   ingestRecordSchema,
   ingestResultSchema,
-  kafkaRequestBatchSchema,
   kafkaRequestHeaderSchema,
   kafkaRequestItemSchema,
   requestPartSchema,
@@ -27,7 +28,7 @@ import { RULE_SCHEMAS } from './rules.schema.js';
 import { WORKFLOW_SCHEMAS } from './workflow.schema.js';
 import { METRICS_SCHEMAS } from './metrics.schema.js';
 
-export const ALL_SCHEMAS: readonly { $id: string }[] = [
+export const ALL_SCHEMAS = [
   errorSchema,
   deletedSchema,
   requestPartSchema,
@@ -37,7 +38,6 @@ export const ALL_SCHEMAS: readonly { $id: string }[] = [
   ingestBodySchema,
   ingestResultSchema,
   requestRecordSchema,
-  kafkaRequestBatchSchema,
   kafkaRequestHeaderSchema,
   kafkaRequestItemSchema,
   sdkCallSchema,
@@ -54,4 +54,21 @@ export const ALL_SCHEMAS: readonly { $id: string }[] = [
   ...METRICS_SCHEMAS,
   ...AUTH_SCHEMAS,
   ...ACCOUNT_SCHEMAS,
-];
+] as const satisfies readonly { $id: string }[];
+
+/** Every registered schema, as the `references` of `FromSchema`, so that a `$ref` to an `$id` resolves. */
+export type SchemaReferences = [...typeof ALL_SCHEMAS];
+
+/** The `$id` of a registered schema. */
+export type SchemaId = SchemaReferences[number]['$id'];
+
+/** The type of the data a registered schema (or one that `$ref`s registered ones) describes. */
+export type FromSchemas<S extends JSONSchema> = FromSchema<S, { references: SchemaReferences }>;
+
+/** The type of a reply a registered schema (or one that `$ref`s registered ones) serialises. */
+export type Reply<S extends JSONSchema> = Closed<FromSchemas<S>>;
+
+export type { Closed };
+
+/** `{ $ref: 'id#' }` to a registered schema; an unknown id is a type error. */
+export const ref = <const Id extends SchemaId>(id: Id) => ({ $ref: `${id}#` }) as const;

@@ -2,6 +2,8 @@
  * Metrics (spec 2.10, 4.8): query strings and responses of Shape B (the 4.8 paths) and Shape A
  * (documented extra paths under /metrics/shapeA). See docs/metrics.md.
  */
+import type { FromSchema } from 'json-schema-to-ts';
+import type { Closed } from './common.schema.js';
 
 export const METRIC_INTERVALS = ['minute', 'hour', 'day', 'week', 'month'] as const;
 export const PERFORMANCE_GROUPS = ['endpoint', 'method', 'status', 'environment'] as const;
@@ -67,16 +69,8 @@ export const shapeAThroughputQuery = {
 
 export const shapeAResponseTimeQuery = throughputQuery;
 
-export interface MetricsScopeQuery {
-  bucketSid?: string;
-  environmentSid?: string;
-  endpoint?: string;
-  method?: string;
-  startDate?: string;
-  endDate?: string;
-  start_date?: string;
-  end_date?: string;
-}
+/** The scope and range every metrics query takes. */
+export type MetricsScopeQuery = Closed<FromSchema<typeof metricsScopeQuery>>;
 
 const num = { type: 'number' } as const;
 const int = { type: 'integer' } as const;

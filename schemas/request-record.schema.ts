@@ -1,4 +1,5 @@
-import { environmentSid, nullableTimestamp, timestamp } from './common.schema.js';
+import type { FromSchema } from 'json-schema-to-ts';
+import { environmentSid, nullableTimestamp, timestamp, type Closed } from './common.schema.js';
 
 /**
  * A captured request record (spec 2.9). The ingest schema is what clients send; the stored shape
@@ -183,6 +184,11 @@ export const requestRecordSchema = {
     receivedAt: timestamp,
     storedAt: nullableTimestamp,
     endpoint: { type: ['string', 'null'] },
+    redacted: {
+      type: 'boolean',
+      description:
+        'true when a Shape A redaction rule changed the record; sizes stay as received (docs/rules.md)',
+    },
     firewall: { type: 'object', properties: { blocked: { type: 'boolean' } } },
     request: {
       type: 'object',
@@ -218,6 +224,8 @@ export const requestRecordSchema = {
   },
 } as const;
 
+export type RequestRecord = Closed<FromSchema<typeof requestRecordSchema>>;
+
 /**
  * What the processor requires of each record on `traffic.requests` (ingest validated the rest).
  * NOTE: the two instants are only typed here: the processor parses them into epoch milliseconds
@@ -236,26 +244,10 @@ const kafkaRecordItem = {
 } as const;
 
 /**
- * Kafka payload on `traffic.requests`, version 1 (still read): one JSON document per accepted
- * ingest call (or per micro-batch of single-call SDK posts), keyed by bucket sid.
- */
-export const kafkaRequestBatchSchema = {
-  $id: 'kafkaRequestBatch',
-  type: 'object',
-  required: ['v', 'accountSid', 'bucketSid', 'records'],
-  properties: {
-    v: { const: 1 },
-    accountSid: { type: 'string', minLength: 1 },
-    bucketSid: { type: 'string', minLength: 1 },
-    records: { type: 'array', items: kafkaRecordItem },
-  },
-} as const;
-
-/**
- * Kafka payload on `traffic.requests`, version 2 (written since 2026-11-22): newline-delimited
- * JSON, this header on the first line and one record per line after it (JSON text never holds a raw
- * newline). The processor parses each line on its own and stores an unchanged record's line as is,
- * instead of serialising the record again.
+ * Kafka payload on `traffic.requests` (version 2): newline-delimited JSON, this header on the first
+ * line and one record per line after it (JSON text never holds a raw newline). The processor parses
+ * each line on its own; a record no step changed is stored as its line with the fields the steps
+ * added spliced in, instead of being serialised again (services/processor/requests.sink.ts).
  */
 export const kafkaRequestHeaderSchema = {
   $id: 'kafkaRequestHeader',

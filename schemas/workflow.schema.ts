@@ -4,7 +4,8 @@
  * errors of the branch its `type` names (the workflow routes compile with ajv's discriminator
  * option). Cron strings are checked with node-cron in the route, beyond what a schema can say.
  */
-import { listOf, timestamp } from './common.schema.js';
+import type { FromSchema } from 'json-schema-to-ts';
+import { listOf, timestamp, type Closed } from './common.schema.js';
 import { pathPattern, ruleMethod } from './rules.schema.js';
 
 export const TRIGGER_TYPES = ['request', 'error', 'threshold', 'schedule'] as const;
@@ -506,3 +507,26 @@ export const WORKFLOW_SCHEMAS = [
   workflowPreviewBodySchema,
   workflowPreviewSchema,
 ] as const;
+
+type WorkflowRefs = { references: [typeof workflowTriggerSchema, typeof workflowActionSchema] };
+
+/** A create body as validated (defaults applied): the input of the route's normal form. */
+export type WorkflowCreate = FromSchema<typeof workflowCreateSchema, WorkflowRefs>;
+export type WorkflowUpdate = FromSchema<typeof workflowUpdateSchema, WorkflowRefs>;
+/** One action of a body, per type. */
+export type WorkflowActionBody = FromSchema<typeof workflowActionSchema>;
+export type WorkflowTriggerBody = FromSchema<typeof workflowTriggerSchema>;
+export type WorkflowTestBody = FromSchema<typeof workflowTestBodySchema, WorkflowRefs>;
+export type WorkflowPreviewBody = FromSchema<typeof workflowPreviewBodySchema>;
+
+/** A stored workflow as the API answers it. */
+export type Workflow = Closed<FromSchema<typeof workflowSchema>>;
+/** A stored (normalised) action: `order` always present, the webhook method default applied. */
+export type WorkflowAction = Workflow['actions'][number];
+/** A stored trigger: `conditions` always present; `schedule`/`timezone` only on schedule triggers. */
+export type WorkflowTrigger = Workflow['trigger'];
+export type TriggerType = (typeof TRIGGER_TYPES)[number];
+export type ActionType = (typeof ACTION_TYPES)[number];
+export type WorkflowExecution = Closed<FromSchema<typeof workflowExecutionSchema>>;
+export type WorkflowTestResult = Closed<FromSchema<typeof workflowTestResultSchema>>;
+export type WorkflowPreview = Closed<FromSchema<typeof workflowPreviewSchema>>;

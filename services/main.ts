@@ -7,12 +7,7 @@ import { buildIngestApp } from './ingest/ingest.app.js';
 import { ActionsConsumer } from './actions/actions.consumer.js';
 import { RecordPublisher } from './ingest/record.publisher.js';
 import { startIngestProcess, type IngestProcess } from './ingest/ingest.process.js';
-import { compileProcessorRules, NO_RULES, type ProcessorRules } from './processor/compiled-rules.js';
-import { ExcludedWriter } from './processor/excluded.writer.js';
-import { ProcessorConsumer } from './processor/processor.consumer.js';
-import { RequestsWriter } from './processor/requests.writer.js';
-import { RuleSnapshot } from './processor/rule-snapshot.js';
-import { PROCESSOR_STEPS } from './processor/steps/index.js';
+import { startProcessor } from './processor/processor.consumer.js';
 import { Scheduler } from './scheduler/scheduler.service.js';
 import { BucketDirectory } from './shared/bucket-directory.js';
 import {
@@ -149,32 +144,7 @@ async function main(cfg: Config): Promise<void> {
     }
 
     if (cfg.roles.has('processor')) {
-      // Rules are loaded before the first record is consumed, so nothing is stored unredacted.
-      const rulesLog = logger('rules');
-      const rules = new RuleSnapshot<ProcessorRules>({
-        pool,
-        listener,
-        log: rulesLog,
-        reloadMs: cfg.rulesReloadMs,
-        compile: (r) => compileProcessorRules(r, rulesLog),
-      });
-      await rules.start();
-      closers.push({ name: 'rule snapshot', close: async () => rules.stop() });
-      const processor = new ProcessorConsumer({
-        kafka,
-        producer,
-        writer: new RequestsWriter(withQuerySettings(ch!, QUERY_LIMITS.processor)),
-        excludedWriter: new ExcludedWriter(withQuerySettings(ch!, QUERY_LIMITS.processor)),
-        cfg,
-        log: logger('processor'),
-        context: (accountSid, bucketSid) => ({
-          accountSid,
-          bucketSid,
-          rules: rules.get(accountSid)?.forBucket(bucketSid) ?? NO_RULES,
-        }),
-        steps: () => PROCESSOR_STEPS,
-      });
-      await processor.start();
+      const processor = await startProcessor({ cfg, pool, listener, kafka, producer, ch: ch! });
       closers.push({ name: 'processor', close: () => processor.stop() });
     }
 

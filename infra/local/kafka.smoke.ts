@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { pino } from 'pino';
 import { ensureTopics } from '../../services/shared/kafka.js';
-import { ensureKafkaLibs, startKafka, type KafkaHandle } from './kafka.launcher.js';
+import { ensureKafkaLibs } from './kafka-maven.js';
+import { startKafka, type KafkaHandle } from './kafka.launcher.js';
 
 const MESSAGES = 1000;
 const TOPIC = 'smoke.events';

@@ -1,16 +1,18 @@
 import type { ActionJob } from '../../schemas/action-job.schema.js';
+import type { ActionType, WorkflowAction } from '../../schemas/workflow.schema.js';
 import { ActionError } from './action.errors.js';
 import { checkStatus, sendHttp } from './http.sender.js';
 import type { MailSender } from './mail.sender.js';
 import type { OutboundGuard } from './outbound-guard.js';
 import { renderDeep, type TemplateVars } from './template.renderer.js';
 
-/** One action of a workflow row (`actions` jsonb), with its position in the stored array. */
-export interface WorkflowAction {
+/**
+ * One stored action of a workflow row (`actions` jsonb) as the runner reads it: with its position
+ * in the stored array, and `type` as stored (a type without an executor fails when run).
+ */
+export interface RunnableAction extends Pick<WorkflowAction, 'config' | 'order'> {
   index: number;
   type: string;
-  order: number;
-  config: Record<string, unknown>;
 }
 
 export interface ActionDeps {
@@ -33,9 +35,7 @@ export interface ActionSuccess {
 
 type Executor = (config: Record<string, unknown>, run: ActionRun, deps: ActionDeps) => Promise<ActionSuccess>;
 
-export const ACTION_TYPES = ['webhook', 'email', 'chat', 'automation'] as const;
-
-const EXECUTORS: Record<(typeof ACTION_TYPES)[number], Executor> = {
+const EXECUTORS: Record<ActionType, Executor> = {
   webhook: async (config, run, deps) => {
     const url = requireString(config, 'url', 'webhook');
     const method = (optString(config, 'method') ?? 'POST').toUpperCase();
@@ -100,7 +100,7 @@ const EXECUTORS: Record<(typeof ACTION_TYPES)[number], Executor> = {
 
 /** Runs one action with its config's templates filled. Throws ActionError on failure. */
 export async function executeAction(
-  action: WorkflowAction,
+  action: RunnableAction,
   run: ActionRun,
   deps: ActionDeps,
 ): Promise<ActionSuccess> {
@@ -172,10 +172,10 @@ function stringHeaders(h: unknown): Record<string, string> {
 }
 
 /** Parses the `actions` jsonb of a workflow row into runnable actions sorted by `order` (stable). */
-export function parseActions(raw: unknown): WorkflowAction[] {
+export function parseActions(raw: unknown): RunnableAction[] {
   const list = Array.isArray(raw) ? raw : [];
   return list
-    .map((a: unknown, index): WorkflowAction => {
+    .map((a: unknown, index): RunnableAction => {
       const o = (a !== null && typeof a === 'object' ? a : {}) as Record<string, unknown>;
       const order = typeof o.order === 'number' && Number.isFinite(o.order) ? o.order : 0;
       const config =

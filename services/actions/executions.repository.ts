@@ -1,4 +1,5 @@
 import type { ActionJob } from '../../schemas/action-job.schema.js';
+import type { WorkflowExecution } from '../../schemas/workflow.schema.js';
 import { openActions } from './action-secrets.js';
 import type { Pool } from '../shared/postgres.js';
 import type { SecretBox } from '../shared/secret-box.js';
@@ -8,7 +9,7 @@ export interface ActionRecord {
   index: number;
   type: string;
   order: number;
-  status: 'pending' | 'succeeded' | 'failed';
+  status: NonNullable<WorkflowExecution['actions']>[number]['status'];
   attempts: number;
   /** false after a failure that another attempt cannot fix */
   retryable?: boolean;

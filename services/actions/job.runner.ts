@@ -2,7 +2,7 @@ import pRetry, { AbortError } from 'p-retry';
 import type { ActionJob } from '../../schemas/action-job.schema.js';
 import type { Logger } from '../shared/logger.js';
 import { ActionError, RunnerStoppingError } from './action.errors.js';
-import { executeAction, parseActions, type ActionDeps, type WorkflowAction } from './action.executors.js';
+import { executeAction, parseActions, type ActionDeps, type RunnableAction } from './action.executors.js';
 import type { ActionRecord, ExecutionDetail, ExecutionsRepository } from './executions.repository.js';
 import { templateVars } from './template.renderer.js';
 import { WindowLimiter } from '../shared/window-limiter.js';
@@ -163,7 +163,7 @@ export class JobRunner {
   private async attempt(
     job: ActionJob,
     workflow: { sid: string; name: string },
-    actions: WorkflowAction[],
+    actions: RunnableAction[],
     detail: ExecutionDetail,
     vars: ReturnType<typeof templateVars>,
     stop: AbortSignal,

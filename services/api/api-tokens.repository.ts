@@ -2,7 +2,8 @@ import type pg from 'pg';
 import { ALL_SCOPES, TOKEN_PREFIX, hashToken, newTokenValue } from '../shared/credentials.js';
 import { notFound } from '../shared/errors.js';
 import { newSid } from '../shared/ids.js';
-import { iso, offsetOf, orderBy, pageOf, type ListQuery, type ListResult } from './pagination.js';
+import { AccountRows } from './account-rows.js';
+import { iso } from './pagination.js';
 
 export type ApiTokenRole = 'administrator' | 'user' | 'ingest';
 
@@ -37,7 +38,7 @@ interface Row {
   updated_at: Date | null;
 }
 
-// NOTE: never `SELECT *`: token_hash must not leave the repository.
+// Never `SELECT *`: token_hash must not leave the repository.
 const COLUMNS = `sid, account_sid, environment_sid, name, description, scopes, is_active, expires_at,
   last_used_at, created_at, updated_at`;
 
@@ -85,25 +86,15 @@ export interface ApiTokenInput {
   environmentSid?: string | null;
 }
 
-export class ApiTokensRepository {
-  constructor(private readonly pool: pg.Pool) {}
-
-  async list(accountSid: string, q: ListQuery): Promise<ListResult<ApiToken>> {
-    const r = await this.pool.query<Row>(
-      `SELECT ${COLUMNS} FROM api_tokens WHERE account_sid = $1
-       ORDER BY ${orderBy(q, SORT_COLUMNS)} LIMIT $2 OFFSET $3`,
-      [accountSid, q.limit + 1, offsetOf(q)],
-    );
-    return pageOf(r.rows.map(toToken), q.limit);
-  }
-
-  async get(accountSid: string, sid: string): Promise<ApiToken> {
-    const r = await this.pool.query<Row>(
-      `SELECT ${COLUMNS} FROM api_tokens WHERE account_sid = $1 AND sid = $2`,
-      [accountSid, sid],
-    );
-    if (!r.rows[0]) throw notFound('API token');
-    return toToken(r.rows[0]);
+export class ApiTokensRepository extends AccountRows<Row, ApiToken> {
+  constructor(pool: pg.Pool) {
+    super(pool, {
+      table: 'api_tokens',
+      columns: COLUMNS,
+      sorts: SORT_COLUMNS,
+      toRecord: toToken,
+      noun: 'API token',
+    });
   }
 
   /** The value is minted here, returned once in `token`, and only its SHA-256 is stored. */
@@ -145,13 +136,5 @@ export class ApiTokensRepository {
     );
     if (!r.rows[0]) throw notFound('API token');
     return toToken(r.rows[0]);
-  }
-
-  async delete(accountSid: string, sid: string): Promise<void> {
-    const r = await this.pool.query('DELETE FROM api_tokens WHERE account_sid = $1 AND sid = $2', [
-      accountSid,
-      sid,
-    ]);
-    if (r.rowCount === 0) throw notFound('API token');
   }
 }

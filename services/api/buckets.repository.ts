@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { newSid } from '../shared/ids.js';
 import { notFound } from '../shared/errors.js';
-import { iso, offsetOf, orderBy, pageOf, type ListQuery, type ListResult } from './pagination.js';
+import { AccountRows } from './account-rows.js';
+import { iso } from './pagination.js';
 
 export interface Bucket {
   sid: string;
@@ -35,25 +36,15 @@ const toBucket = (r: Row): Bucket => ({
 
 export const BUCKET_SORTS = ['createdAt', 'name'] as const;
 
-export class BucketsRepository {
-  constructor(private readonly pool: pg.Pool) {}
-
-  async list(accountSid: string, q: ListQuery): Promise<ListResult<Bucket>> {
-    const r = await this.pool.query<Row>(
-      `SELECT * FROM buckets WHERE account_sid = $1
-       ORDER BY ${orderBy(q, { createdAt: 'created_at', name: 'name' })} LIMIT $2 OFFSET $3`,
-      [accountSid, q.limit + 1, offsetOf(q)],
-    );
-    return pageOf(r.rows.map(toBucket), q.limit);
-  }
-
-  async get(accountSid: string, sid: string): Promise<Bucket> {
-    const r = await this.pool.query<Row>('SELECT * FROM buckets WHERE account_sid = $1 AND sid = $2', [
-      accountSid,
-      sid,
-    ]);
-    if (!r.rows[0]) throw notFound('Bucket');
-    return toBucket(r.rows[0]);
+export class BucketsRepository extends AccountRows<Row, Bucket> {
+  constructor(pool: pg.Pool) {
+    super(pool, {
+      table: 'buckets',
+      columns: '*',
+      sorts: { createdAt: 'created_at', name: 'name' },
+      toRecord: toBucket,
+      noun: 'Bucket',
+    });
   }
 
   async create(accountSid: string, input: { name: string; verifySslCerts?: boolean }): Promise<Bucket> {
@@ -76,13 +67,5 @@ export class BucketsRepository {
     );
     if (!r.rows[0]) throw notFound('Bucket');
     return toBucket(r.rows[0]);
-  }
-
-  async delete(accountSid: string, sid: string): Promise<void> {
-    const r = await this.pool.query('DELETE FROM buckets WHERE account_sid = $1 AND sid = $2', [
-      accountSid,
-      sid,
-    ]);
-    if (r.rowCount === 0) throw notFound('Bucket');
   }
 }

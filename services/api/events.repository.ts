@@ -279,13 +279,17 @@ export function rethrowBadValue(err: unknown): never {
 }
 
 /**
- * Events shown on a chart of `[start, end]` for a bucket and/or environment (for the metrics
- * engineer): the same overlap and scoping rules as the list endpoint, oldest first, at most `max`.
+ * Events shown on a chart of `[start, end]` (the metrics series) for a bucket, any of several
+ * buckets and/or an environment: the same overlap and scoping rules as the list endpoint, oldest
+ * first, at most `max`.
  */
 export async function listEventsInRange(
   pool: pg.Pool,
   accountSid: string,
-  range: { start: string | Date; end: string | Date; bucketSid?: string; environmentSid?: string },
+  range: Pick<EventFilters, 'bucketSid' | 'environmentSid' | 'anyOfBuckets'> & {
+    start: string | Date;
+    end: string | Date;
+  },
   max = 1000,
 ): Promise<EventMarker[]> {
   const { where, values } = whereOf(accountSid, {
@@ -293,6 +297,7 @@ export async function listEventsInRange(
     endTime: range.end,
     bucketSid: range.bucketSid,
     environmentSid: range.environmentSid,
+    anyOfBuckets: range.anyOfBuckets,
   });
   const r = await pool.query<Row>(
     `SELECT * FROM events WHERE ${where} ORDER BY started_at ASC, sid ASC LIMIT $${values.length + 1}`,

@@ -2,7 +2,8 @@ import type pg from 'pg';
 import { TOKEN_PREFIX, hashToken, newTokenValue } from '../shared/credentials.js';
 import { notFound, validation } from '../shared/errors.js';
 import { newSid } from '../shared/ids.js';
-import { iso, offsetOf, orderBy, pageOf, type ListQuery, type ListResult } from './pagination.js';
+import { AccountRows } from './account-rows.js';
+import { iso } from './pagination.js';
 
 export interface McpToken {
   sid: string;
@@ -37,7 +38,7 @@ interface Row {
   expires_at: Date | null;
 }
 
-// NOTE: never `SELECT *`: token_hash must not leave the repository.
+// Never `SELECT *`: token_hash must not leave the repository.
 const COLUMNS = `sid, account_sid, environment_sid, bucket_sids, name, token_prefix, token_suffix,
   is_revoked, last_used_at, created_at, updated_at, revoked_at, expires_at`;
 
@@ -66,25 +67,15 @@ const toToken = (r: Row): McpToken => ({
 export const MCP_TOKEN_SORTS = ['createdAt', 'name', 'lastUsedAt'] as const;
 const SORT_COLUMNS = { createdAt: 'created_at', name: 'name', lastUsedAt: 'last_used_at' };
 
-export class McpTokensRepository {
-  constructor(private readonly pool: pg.Pool) {}
-
-  async list(accountSid: string, q: ListQuery): Promise<ListResult<McpToken>> {
-    const r = await this.pool.query<Row>(
-      `SELECT ${COLUMNS} FROM mcp_tokens WHERE account_sid = $1
-       ORDER BY ${orderBy(q, SORT_COLUMNS)} LIMIT $2 OFFSET $3`,
-      [accountSid, q.limit + 1, offsetOf(q)],
-    );
-    return pageOf(r.rows.map(toToken), q.limit);
-  }
-
-  async get(accountSid: string, sid: string): Promise<McpToken> {
-    const r = await this.pool.query<Row>(
-      `SELECT ${COLUMNS} FROM mcp_tokens WHERE account_sid = $1 AND sid = $2`,
-      [accountSid, sid],
-    );
-    if (!r.rows[0]) throw notFound('MCP token');
-    return toToken(r.rows[0]);
+export class McpTokensRepository extends AccountRows<Row, McpToken> {
+  constructor(pool: pg.Pool) {
+    super(pool, {
+      table: 'mcp_tokens',
+      columns: COLUMNS,
+      sorts: SORT_COLUMNS,
+      toRecord: toToken,
+      noun: 'MCP token',
+    });
   }
 
   async create(

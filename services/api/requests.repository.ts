@@ -1,6 +1,11 @@
 import type pg from 'pg';
 import type { ClickHouseClient } from '../shared/clickhouse.js';
 import { notFound } from '../shared/errors.js';
+import {
+  REQUESTS_DELETED_COLUMNS,
+  requestsColumns,
+  type RequestsColumnName,
+} from '../shared/requests-row.js';
 import { BUCKET_TABLES, TABLES } from '../shared/tables.js';
 import { offsetOf, pageOf, type ListQuery, type ListResult } from './pagination.js';
 
@@ -15,7 +20,7 @@ export interface RequestFilters {
 }
 
 export const REQUEST_SORTS = ['createdAt', 'duration', 'statusCode'] as const;
-const SORT_COLUMNS: Record<string, string> = {
+const SORT_COLUMNS: Record<string, RequestsColumnName> = {
   createdAt: 'created_at',
   duration: 'duration',
   statusCode: 'status_code',
@@ -30,10 +35,9 @@ type ApiRecord = Record<string, unknown>;
 interface StoredRow {
   record: string;
   stored_at: string;
-  account_sid: string;
-  bucket_sid: string;
-  endpoint: string;
 }
+/** What an API record is read from: the stored record and, as text, when it was stored. */
+const STORED_ROW = `${requestsColumns('record')}, toString(${requestsColumns('stored_at')}) AS stored_at`;
 
 /**
  * Request records: reads from ClickHouse (every query filters by account and bucket), notes from
@@ -90,7 +94,7 @@ export class RequestsRepository {
     const col = SORT_COLUMNS[q.sort] ?? 'created_at';
     const dir = q.order === 'asc' ? 'ASC' : 'DESC';
     const rs = await this.ch.query({
-      query: `SELECT record, toString(stored_at) AS stored_at, account_sid, bucket_sid, endpoint FROM ${TABLES.requests}
+      query: `SELECT ${STORED_ROW} FROM ${TABLES.requests}
               WHERE ${where.join(' AND ')}
               ORDER BY ${col} ${dir}, sid ${dir} LIMIT {lim:UInt32} OFFSET {off:UInt64}`,
       query_params: params,
@@ -136,7 +140,8 @@ export class RequestsRepository {
     }
     const rs = await this.ch.query({
       // NOTE: the text form gets its own alias: `AS stored_at` would shadow the column in WHERE.
-      query: `SELECT record, toString(stored_at) AS stored_text, account_sid, bucket_sid, endpoint, sid FROM ${TABLES.requests}
+      query: `SELECT ${requestsColumns('record', 'sid')}, toString(${requestsColumns('stored_at')}) AS stored_text
+              FROM ${TABLES.requests}
               WHERE ${where.join(' AND ')}
               ORDER BY stored_at ASC, sid ASC LIMIT {lim:UInt32}`,
       query_params: params,
@@ -162,7 +167,7 @@ export class RequestsRepository {
 
   async get(accountSid: string, bucketSid: string, sid: string): Promise<ApiRecord> {
     const rs = await this.ch.query({
-      query: `SELECT record, toString(stored_at) AS stored_at, account_sid, bucket_sid, endpoint FROM ${TABLES.requests}
+      query: `SELECT ${STORED_ROW} FROM ${TABLES.requests}
               WHERE account_sid = {a:String} AND bucket_sid = {b:String} AND sid = {s:String} LIMIT 1`,
       query_params: { a: accountSid, b: bucketSid, s: sid },
       format: 'JSONEachRow',
@@ -203,11 +208,9 @@ export class RequestsRepository {
     });
     const stored = await rs.json<{ p: number | string; o: number | string }>();
     if (stored.length > 0) {
-      const columns =
-        'account_sid, bucket_sid, environment_sid, created_at, method, endpoint, status_code, duration, request_size, response_size, blocked';
       await this.ch.command({
-        query: `INSERT INTO ${TABLES.requestsDeleted} (${columns})
-                SELECT ${columns} FROM ${TABLES.requests} WHERE ${match}`,
+        query: `INSERT INTO ${TABLES.requestsDeleted} (${REQUESTS_DELETED_COLUMNS})
+                SELECT ${REQUESTS_DELETED_COLUMNS} FROM ${TABLES.requests} WHERE ${match}`,
         query_params: params,
         clickhouse_settings: {
           insert_deduplicate: 1,
@@ -237,14 +240,12 @@ export class RequestsRepository {
   }
 
   /**
-   * The API's record: the stored JSON text, with the fields that are also columns taken from the
-   * columns (the processor stores an unchanged record's text as ingest wrote it, without them).
+   * The API's record: the stored JSON text, which is the whole record as the processor stored it
+   * (accountSid, bucketSid, endpoint included), plus storedAt and a null workflowExecutions when no
+   * workflow fired.
    */
-  private toApi({ record, stored_at: storedAt, account_sid, bucket_sid, endpoint }: StoredRow): ApiRecord {
+  private toApi({ record, stored_at: storedAt }: StoredRow): ApiRecord {
     const r = JSON.parse(record) as ApiRecord;
-    r.accountSid = account_sid;
-    r.bucketSid = bucket_sid;
-    r.endpoint = endpoint;
     r.workflowExecutions ??= null;
     // Ingest always sets these; a record produced to Kafka by other means may lack them, and the
     // response schema requires them (the list must not fail for one such record).

@@ -19,9 +19,16 @@ import type { Config } from '../shared/config.js';
 import { AppError, notFound, unavailable } from '../shared/errors.js';
 import { newSid } from '../shared/ids.js';
 import { TOPICS } from '../shared/topics.js';
-import { iso, offsetOf, pageOf, type ListQuery, type ListResult } from './pagination.js';
+import { offsetOf, pageOf, type ListQuery, type ListResult } from './pagination.js';
 import { RequestsRepository } from './requests.repository.js';
-import type { Workflow, WorkflowAction } from './workflows.repository.js';
+import {
+  executionColumns,
+  toExecution,
+  type ExecutionRow,
+  type Workflow,
+  type WorkflowAction,
+  type WorkflowExecution,
+} from './workflows.repository.js';
 
 /** Where a sample comes from: a stored request of the bucket, or a synthetic one. */
 export interface SampleInfo {
@@ -49,17 +56,7 @@ export interface TestActionResult {
  * `trigger`, `deadLettered` and `actions` with `detail` (the list's `?detail=true`, one execution,
  * a re-run).
  */
-export interface ExecutionView {
-  sid: string;
-  workflowSid: string;
-  triggerType: string;
-  requestSid: string | null;
-  status: string;
-  attempts: number;
-  error: string | null;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
+export interface ExecutionView extends WorkflowExecution {
   trigger?: { type: string; message: string } | null;
   deadLettered?: boolean;
   actions?: {
@@ -79,19 +76,7 @@ export interface ExecutionFilters {
   deadLettered?: boolean;
 }
 
-interface ExecRow {
-  sid: string;
-  workflow_sid: string;
-  trigger_type: string;
-  request_sid: string | null;
-  status: string;
-  attempts: number;
-  error: string | null;
-  detail: Partial<ExecutionDetail> | null;
-  created_at: Date;
-  started_at: Date | null;
-  finished_at: Date | null;
-}
+type ExecRow = ExecutionRow & { detail: Partial<ExecutionDetail> | null };
 
 /**
  * The runner's dead-letter reason always starts "after N attempt(s): …" (job.runner.ts); other
@@ -100,18 +85,7 @@ interface ExecRow {
 const DEAD_LETTER_SQL = `(status = 'failed' AND error LIKE 'after %')`;
 
 function toView(r: ExecRow, detail = true): ExecutionView {
-  const summary: ExecutionView = {
-    sid: r.sid,
-    workflowSid: r.workflow_sid,
-    triggerType: r.trigger_type,
-    requestSid: r.request_sid,
-    status: r.status,
-    attempts: r.attempts,
-    error: r.error,
-    createdAt: r.created_at.toISOString(),
-    startedAt: iso(r.started_at),
-    finishedAt: iso(r.finished_at),
-  };
+  const summary: ExecutionView = toExecution(r);
   if (!detail) return summary;
   const d = r.detail ?? {};
   const trig = d.trigger && typeof d.trigger.message === 'string' ? d.trigger : null;
@@ -376,8 +350,7 @@ export class WorkflowTools {
     const dead =
       f.deadLettered === undefined ? 'TRUE' : f.deadLettered ? DEAD_LETTER_SQL : `NOT ${DEAD_LETTER_SQL}`;
     const r = await this.pool.query<ExecRow>(
-      `SELECT sid, workflow_sid, trigger_type, request_sid, status, attempts, error, detail,
-              created_at, started_at, finished_at
+      `SELECT ${executionColumns()}, detail
          FROM workflow_executions
         WHERE account_sid = $1 AND workflow_sid = $2
           AND ($3::text IS NULL OR status = $3)
@@ -404,8 +377,7 @@ export class WorkflowTools {
 
   async execution(accountSid: string, workflowSid: string, sid: string): Promise<ExecutionView> {
     const r = await this.pool.query<ExecRow>(
-      `SELECT sid, workflow_sid, trigger_type, request_sid, status, attempts, error, detail,
-              created_at, started_at, finished_at
+      `SELECT ${executionColumns()}, detail
          FROM workflow_executions WHERE account_sid = $1 AND workflow_sid = $2 AND sid = $3`,
       [accountSid, workflowSid, sid],
     );

@@ -81,7 +81,8 @@ interface Row {
   updated_at: Date | null;
 }
 
-interface ExecutionRow {
+/** A `workflow_executions` row as executionColumns() reads it. */
+export interface ExecutionRow {
   sid: string;
   workflow_sid: string;
   trigger_type: string;
@@ -108,7 +109,24 @@ const toWorkflow = (r: Row): Workflow => ({
   updatedAt: iso(r.updated_at),
 });
 
-const toExecution = (r: ExecutionRow): WorkflowExecution => ({
+const EXECUTION_COLUMNS = [
+  'sid',
+  'workflow_sid',
+  'trigger_type',
+  'request_sid',
+  'status',
+  'attempts',
+  'error',
+  'created_at',
+  'started_at',
+  'finished_at',
+];
+
+/** The summary columns of `workflow_executions` (ExecutionRow), each prefixed with `alias.` when given. */
+export const executionColumns = (alias?: string): string =>
+  EXECUTION_COLUMNS.map((c) => (alias ? `${alias}.${c}` : c)).join(', ');
+
+export const toExecution = (r: ExecutionRow): WorkflowExecution => ({
   sid: r.sid,
   workflowSid: r.workflow_sid,
   triggerType: r.trigger_type,
@@ -243,24 +261,6 @@ export class WorkflowsRepository {
     if (r.rowCount === 0) throw notFound('Workflow');
   }
 
-  /** Execution log of one workflow (the caller checked the workflow is in scope). */
-  async executions(
-    accountSid: string,
-    workflowSid: string,
-    q: ListQuery,
-    status?: string,
-  ): Promise<ListResult<WorkflowExecution>> {
-    const r = await this.pool.query<ExecutionRow>(
-      `SELECT sid, workflow_sid, trigger_type, request_sid, status, attempts, error,
-              created_at, started_at, finished_at
-       FROM workflow_executions
-       WHERE account_sid = $1 AND workflow_sid = $2 AND ($3::text IS NULL OR status = $3)
-       ORDER BY ${orderBy(q, { createdAt: 'created_at' })} LIMIT $4 OFFSET $5`,
-      [accountSid, workflowSid, status ?? null, q.limit + 1, offsetOf(q)],
-    );
-    return pageOf(r.rows.map(toExecution), q.limit);
-  }
-
   /**
    * Executions of every workflow matching `f` (one workflow with `workflowSid`), newest first, with
    * the workflow's name and the trigger's message: what fired, for MCP `list_workflow_executions`.
@@ -271,8 +271,7 @@ export class WorkflowsRepository {
     q: ListQuery,
   ): Promise<ListResult<WorkflowExecution & { workflowName: string; message: string | null }>> {
     const r = await this.pool.query<ExecutionRow & { workflow_name: string; message: string | null }>(
-      `SELECT e.sid, e.workflow_sid, e.trigger_type, e.request_sid, e.status, e.attempts, e.error,
-              e.created_at, e.started_at, e.finished_at, w.name AS workflow_name,
+      `SELECT ${executionColumns('e')}, w.name AS workflow_name,
               e.detail->'trigger'->>'message' AS message
        FROM workflow_executions e JOIN workflows w ON w.sid = e.workflow_sid
        WHERE e.account_sid = $1 AND w.account_sid = $1

@@ -25,7 +25,8 @@ const NEWLINE = 0x0a;
 
 /**
  * Version 2 of the `traffic.requests` payload (schemas/request-record.schema.ts): a header line,
- * then one record per line. The processor stores an unchanged record's line as it is.
+ * then one record per line. The processor stores a record no step changed as this line, with
+ * the fields its steps added spliced in.
  * NOTE: a Buffer, each line UTF-8-encoded once straight into it: kafkajs measures a string value
  * with Buffer.byteLength twice before writing it, and one string of all the lines would be
  * flattened (copied) before encoding (bench/README.md has the figures).

@@ -2,11 +2,17 @@ import type { ActionJob } from '../../schemas/action-job.schema.js';
 import { NO_RULES, type BucketRules } from './compiled-rules.js';
 
 /**
- * Pipeline steps return a result instead of throwing (PostHog's ingestion model): `ok` carries the
- * (possibly changed) record on, `drop` ends it silently with a reason (exclusions), `dlq` sends it
- * to the dead-letter topic. Throwing means an infrastructure failure: do not commit, retry.
- * Side effects are data, not calls: a step that wants an action job run returns it in `jobs`, and
- * the consumer produces the jobs of a block after its insert and before its offset commit.
+ * Pipeline steps return a result instead of throwing (PostHog's ingestion model) and say what they
+ * did to the record, so the sink can decide how to store it:
+ * - `ok`: content kept as received; `added` names the top-level fields the step set (`endpoint`,
+ *   `workflowExecutions`), which the sink adds to the record's own JSON line;
+ * - `changed`: content rewritten (redaction): the sink serialises the record;
+ * - `drop` ends it silently with a reason, `exclude` drops it as an exclusion rule match (counted);
+ * - `dlq` sends it to the dead-letter topic.
+ * A step that rewrites content and returns `ok` loses its change whenever the line is stored as
+ * received. Throwing means an infrastructure failure: do not commit, retry. Side effects are data,
+ * not calls: a step that wants an action job run returns it in `jobs`, and the sink produces the
+ * jobs of a block after its insert and before its offset commit.
  */
 export type StoredRecord = Record<string, unknown> & {
   sid: string;
@@ -20,13 +26,29 @@ export type StoredRecord = Record<string, unknown> & {
   endpoint?: string;
 };
 
+/** What a kept or changed record carries on besides itself. */
+export interface StepReport {
+  jobs?: ActionJob[];
+  /** top-level fields the step set on the record */
+  added?: readonly string[];
+}
+
 export type StepResult =
-  | { kind: 'ok'; record: StoredRecord; jobs?: ActionJob[] }
+  | ({ kind: 'ok' | 'changed'; record: StoredRecord } & StepReport)
   | { kind: 'drop'; reason: string; excluded?: boolean }
   | { kind: 'dlq'; reason: string };
 
-export const ok = (record: StoredRecord, jobs?: ActionJob[]): StepResult =>
-  jobs && jobs.length ? { kind: 'ok', record, jobs } : { kind: 'ok', record };
+function kept(kind: 'ok' | 'changed', record: StoredRecord, report?: StepReport): StepResult {
+  const res: StepResult = { kind, record };
+  if (report?.jobs?.length) res.jobs = report.jobs;
+  if (report?.added?.length) res.added = report.added;
+  return res;
+}
+
+export const ok = (record: StoredRecord, report?: StepReport): StepResult => kept('ok', record, report);
+/** The step rewrote the record's content: the sink serialises the record instead of reusing its line. */
+export const changed = (record: StoredRecord, report?: StepReport): StepResult =>
+  kept('changed', record, report);
 export const drop = (reason: string): StepResult => ({ kind: 'drop', reason });
 /** Dropped by an exclusion rule: never stored, counted per bucket (`excluded_minute`). */
 export const exclude = (ruleSid: string): StepResult => ({
@@ -49,14 +71,22 @@ export function baseContext(accountSid: string, bucketSid: string): StepContext 
 
 export type Step = (record: StoredRecord, ctx: StepContext) => StepResult;
 
+/**
+ * Runs the steps in order until one drops or dead-letters the record. The result is `changed` when
+ * any step changed it, with every step's jobs and added fields (each field named once).
+ */
 export function runSteps(record: StoredRecord, ctx: StepContext, steps: readonly Step[]): StepResult {
   let current = record;
   let jobs: ActionJob[] | undefined;
+  let added: string[] | undefined;
+  let anyChanged = false;
   for (const step of steps) {
     const res = step(current, ctx);
-    if (res.kind !== 'ok') return res;
+    if (res.kind !== 'ok' && res.kind !== 'changed') return res;
     current = res.record;
+    if (res.kind === 'changed') anyChanged = true;
     if (res.jobs) jobs = jobs ? [...jobs, ...res.jobs] : res.jobs;
+    if (res.added) for (const f of res.added) if (!added?.includes(f)) (added ??= []).push(f);
   }
-  return ok(current, jobs);
+  return kept(anyChanged ? 'changed' : 'ok', current, { jobs, added });
 }

@@ -4,72 +4,13 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { ClickHouseClient } from '../shared/clickhouse.js';
+import { REQUESTS_INSERT_COLUMNS, REQUESTS_INSERT_STRUCTURE } from '../shared/requests-row.js';
 import { TABLES } from '../shared/tables.js';
-import { RowBinary } from './row-binary.js';
-import type { RequestRow } from './row.mapper.js';
+import { rowBinary, type RequestRow } from './row.mapper.js';
 
 export interface OffsetRange {
   min: number;
   max: number;
-}
-
-/** The columns written, in RowBinary order (rowBinary below), and their types for `file()`. */
-const COLUMNS: [string, string][] = [
-  ['account_sid', 'String'],
-  ['bucket_sid', 'String'],
-  ['sid', 'String'],
-  ['environment_sid', 'String'],
-  ['context_sid', 'String'],
-  ['direction', 'String'],
-  ['created_at', "DateTime64(3, \\'UTC\\')"],
-  ['received_at', "DateTime64(3, \\'UTC\\')"],
-  ['method', 'String'],
-  ['host', 'String'],
-  ['path', 'String'],
-  ['endpoint', 'String'],
-  ['status_code', 'UInt16'],
-  ['duration', 'Nullable(Float64)'],
-  ['request_size', 'UInt64'],
-  ['response_size', 'UInt64'],
-  ['blocked', 'UInt8'],
-  ['tags', 'Map(String, String)'],
-  ['record', 'String'],
-  ['kafka_partition', 'UInt16'],
-  ['kafka_offset', 'UInt64'],
-];
-export const COLUMN_LIST = COLUMNS.map(([c]) => c).join(', ');
-export const STRUCTURE = COLUMNS.map(([c, t]) => `${c} ${t}`).join(', ');
-
-/** RowBinary bytes of rows, in COLUMNS order. */
-export function rowBinary(rows: RequestRow[]): Buffer {
-  let estimate = 0;
-  for (const r of rows) estimate += r.record.length + 512;
-  const w = new RowBinary(estimate);
-  for (const r of rows) {
-    w.string(r.account_sid);
-    w.string(r.bucket_sid);
-    w.string(r.sid);
-    w.string(r.environment_sid);
-    w.string(r.context_sid);
-    w.string(r.direction);
-    w.i64(r.created_at_ms);
-    w.i64(r.received_at_ms);
-    w.string(r.method);
-    w.string(r.host);
-    w.string(r.path);
-    w.string(r.endpoint);
-    w.u16(r.status_code);
-    w.nullableF64(r.duration);
-    w.u64(r.request_size);
-    w.u64(r.response_size);
-    w.u8(r.blocked);
-    w.map(r.tags);
-    if (typeof r.record === 'string') w.string(r.record);
-    else w.utf8(r.record);
-    w.u16(r.kafka_partition);
-    w.u64(r.kafka_offset);
-  }
-  return w.bytes();
 }
 
 /**
@@ -119,10 +60,8 @@ export class RequestsWriter {
   /**
    * One insert of a block, with the deduplication token of its offset range.
    * On chDB the block is written as RowBinary to a spool file and inserted with
-   * `INSERT … SELECT * FROM file(…, RowBinary)`. Measured per 2.5 KB record
-   * (test/bench/ch-decompose.ts, bench/README.md): chDB's raw insert of JSONEachRow text handed over
-   * as a Buffer cost ~70-85 CPU µs in chDB plus ~12 µs to build the lines; the same lines read by
-   * `file()` ~45 µs; RowBinary through `file()` less again (no parsing of the `record` text).
+   * `INSERT … SELECT * FROM file(…, RowBinary)`: the cheapest of chDB's insert paths per record, as
+   * `file()` reads RowBinary without parsing the `record` text (bench/README.md has the figures).
    */
   async insert(rows: RequestRow[], token: string): Promise<void> {
     if (rows.length === 0) return;
@@ -130,7 +69,7 @@ export class RequestsWriter {
       insert_deduplicate: 1,
       insert_deduplication_token: token,
       deduplicate_blocks_in_dependent_materialized_views: 1,
-      // NOTE: `requests` is partitioned by day; one ingest call may carry records of 101 days
+      // `requests` is partitioned by day; one ingest call may carry records of 101 days
       // (a backfill, or on purpose), and ClickHouse's default limit of 100 partitions per insert
       // then refuses the block on every retry, blocking the partition.
       max_partitions_per_insert_block: '0',
@@ -141,8 +80,8 @@ export class RequestsWriter {
       await fs.promises.writeFile(file, rowBinary(rows), { mode: 0o600 });
       try {
         await this.ch.command({
-          query: `INSERT INTO ${TABLES.requests} (${COLUMN_LIST})
-                  SELECT * FROM file('${file}', RowBinary, '${STRUCTURE}')`,
+          query: `INSERT INTO ${TABLES.requests} (${REQUESTS_INSERT_COLUMNS})
+                  SELECT * FROM file('${file}', RowBinary, '${REQUESTS_INSERT_STRUCTURE}')`,
           clickhouse_settings: settings,
         });
       } finally {
@@ -151,10 +90,10 @@ export class RequestsWriter {
       return;
     }
     // On a server the same RowBinary bytes go in the HTTP body (the client has no RowBinary
-    // insert, so through `exec` with the body as a stream): about half the CPU of both processes
-    // of the client's JSONEachRow insert (test/bench/ch-server-insert.ts, bench/README.md).
+    // insert, so through `exec` with the body as a stream), cheaper for both processes than the
+    // client's JSONEachRow insert (test/bench/ch-server-insert.ts, bench/README.md).
     const res = await this.ch.exec({
-      query: `INSERT INTO ${TABLES.requests} (${COLUMN_LIST}) FORMAT RowBinary`,
+      query: `INSERT INTO ${TABLES.requests} (${REQUESTS_INSERT_COLUMNS}) FORMAT RowBinary`,
       values: Readable.from([rowBinary(rows)]),
       clickhouse_settings: settings,
     });

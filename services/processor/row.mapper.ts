@@ -1,37 +1,11 @@
+import { REQUESTS_INSERTED, type RequestRow } from '../shared/requests-row.js';
 import type { StoredRecord } from './pipeline.js';
-import { epochMs } from './row-binary.js';
+import { epochMs, rowBinaryEncoder } from './row-binary.js';
 
-export interface RequestRow {
-  account_sid: string;
-  bucket_sid: string;
-  sid: string;
-  environment_sid: string;
-  context_sid: string;
-  direction: string;
-  created_at: string;
-  received_at: string;
-  /** the two instants as epoch milliseconds (the RowBinary insert writes DateTime64 as Int64) */
-  created_at_ms: number;
-  received_at_ms: number;
-  method: string;
-  host: string;
-  path: string;
-  endpoint: string;
-  status_code: number;
-  duration: number | null;
-  request_size: number;
-  response_size: number;
-  blocked: number;
-  tags: Record<string, string>;
-  /**
-   * JSON text of the stored record (always an object); UTF-8 bytes when it is the record's line of
-   * a version 2 Kafka message, stored as it came (the API fills accountSid, bucketSid and endpoint
-   * from their columns).
-   */
-  record: string | Buffer;
-  kafka_partition: number;
-  kafka_offset: number;
-}
+export type { RequestRow };
+
+/** The RowBinary bytes of rows, in the insert's column order (REQUESTS_INSERT_COLUMNS). */
+export const rowBinary = rowBinaryEncoder(REQUESTS_INSERTED);
 
 function size(part: Record<string, unknown> | null | undefined): number {
   const s = part?.size;
@@ -43,9 +17,14 @@ function size(part: Record<string, unknown> | null | undefined): number {
 
 /**
  * The ClickHouse row of a record: indexed columns for queries plus the whole record as JSON,
- * `text` when given (the record's own JSON text, unchanged by the steps), else serialised.
+ * `text` when given (the record's own JSON text, as a string or its UTF-8 bytes), else serialised.
  */
-export function toRow(r: StoredRecord, partition: number, offset: number, text?: Buffer): RequestRow {
+export function toRow(
+  r: StoredRecord,
+  partition: number,
+  offset: number,
+  text?: Buffer | string,
+): RequestRow {
   const tags: Record<string, string> = {};
   if (Array.isArray(r.tags))
     for (const t of r.tags as { key: string; value: string }[]) tags[t.key] = t.value;
@@ -65,7 +44,7 @@ export function toRow(r: StoredRecord, partition: number, offset: number, text?:
     environment_sid: typeof r.environmentSid === 'string' ? r.environmentSid : '',
     context_sid: typeof r.contextSid === 'string' ? r.contextSid : '',
     direction: typeof r.direction === 'string' ? r.direction : 'in',
-    // ISO strings for a ClickHouse server (JSONEachRow, best_effort); epoch ms for RowBinary.
+    // Epoch ms for RowBinary; the ISO text as received for JSON formats.
     created_at: r.createdAt,
     received_at: r.receivedAt,
     created_at_ms: createdMs,

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { Ajv } from 'ajv';
+import type { FromSchema } from 'json-schema-to-ts';
 import { validate as isValidCron } from 'node-cron';
 
 /**
@@ -90,6 +91,9 @@ const schema = {
   },
 } as const;
 
+/** The environment as the schema validates it: defaults applied, integers and booleans coerced. */
+type Env = FromSchema<typeof schema>;
+
 export interface Config {
   nodeEnv: string;
   roles: Set<Role>;
@@ -99,7 +103,7 @@ export interface Config {
   publicUrl: string | undefined;
   cacheDir: string;
   dataDir: string;
-  logLevel: string;
+  logLevel: Env['LOG_LEVEL'];
   logPretty: boolean;
   kafka: {
     brokers: string[] | undefined;
@@ -110,9 +114,9 @@ export interface Config {
     partitions: number;
     /**
      * partitions of traffic.requests when created: how many processor replicas can share the
-     * work. One processor inserts one block per partition, and a ClickHouse insert has a fixed
-     * cost (the materialized views' ~35 µs per record at 2,000-record blocks, ~11 at 20,000;
-     * test/bench/ch-decompose.ts), so one partition per processor makes the largest blocks.
+     * work. One processor inserts one block per partition, and a ClickHouse insert's cost per
+     * record falls as its block grows (the materialized views; test/bench/ch-decompose.ts
+     * measures it), so one partition per processor makes the largest blocks.
      */
     requestsPartitions: number;
   };
@@ -123,7 +127,7 @@ export interface Config {
      * `embedded`: chDB inside the process (the default of `npm start`); `server`: a ClickHouse
      * server, CLICKHOUSE_URL or, without it, one the local stack starts (ports 0 = free ones).
      */
-    mode: 'embedded' | 'server';
+    mode: Env['CLICKHOUSE_MODE'];
     httpPort: number;
     tcpPort: number;
     path: string;
@@ -140,7 +144,7 @@ export interface Config {
     produceTimeoutMs: number;
     lingerMs: number;
     /** with other roles in the process: run the ingest listener in a child process of its own */
-    process: 'separate' | 'inline';
+    process: Env['INGEST_PROCESS'];
     /** ingest worker processes when separate (they share the port) */
     processes: number;
   };
@@ -207,13 +211,9 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       .join('; ');
     throw new ConfigError(`Invalid environment: ${msg}`);
   }
-  const v = raw as Record<string, string | number | boolean | undefined>;
-  const str = (k: string) => v[k] as string;
-  const opt = (k: string) => v[k] as string | undefined;
-  const num = (k: string) => v[k] as number;
-  const bool = (k: string) => v[k] as boolean;
+  const v = raw as Env;
 
-  const roleList = str('ROLES') === 'all' ? [...ROLE_NAMES] : str('ROLES').split(',');
+  const roleList = v.ROLES === 'all' ? [...ROLE_NAMES] : v.ROLES.split(',');
   for (const role of roleList) {
     if (!(ROLE_NAMES as readonly string[]).includes(role)) {
       throw new ConfigError(
@@ -221,96 +221,95 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       );
     }
   }
-  const cacheDir = path.resolve(str('CACHE_DIR'));
-  const dataDir = path.resolve(opt('DATA_DIR') ?? path.join(cacheDir, 'data'));
-  const cert = opt('TLS_CERT');
-  const key = opt('TLS_KEY');
+  const cacheDir = path.resolve(v.CACHE_DIR);
+  const dataDir = path.resolve(v.DATA_DIR ?? path.join(cacheDir, 'data'));
+  const cert = v.TLS_CERT;
+  const key = v.TLS_KEY;
   if ((cert === undefined) !== (key === undefined)) {
     throw new ConfigError('Invalid environment: TLS_CERT and TLS_KEY must be set together');
   }
-  if (!isValidCron(str('SCHEDULER_THRESHOLD_CRON'))) {
+  if (!isValidCron(v.SCHEDULER_THRESHOLD_CRON)) {
     throw new ConfigError('Invalid environment: SCHEDULER_THRESHOLD_CRON is not a valid cron pattern');
   }
-  const brokers = opt('KAFKA_BROKERS');
+  const brokers = v.KAFKA_BROKERS;
   return {
-    nodeEnv: str('NODE_ENV'),
+    nodeEnv: v.NODE_ENV,
     roles: new Set(roleList as Role[]),
-    host: str('HOST'),
-    port: num('PORT'),
-    ingestPort: num('INGEST_PORT'),
-    publicUrl: opt('PUBLIC_URL'),
+    host: v.HOST,
+    port: v.PORT,
+    ingestPort: v.INGEST_PORT,
+    publicUrl: v.PUBLIC_URL,
     cacheDir,
     dataDir,
-    logLevel: str('LOG_LEVEL'),
+    logLevel: v.LOG_LEVEL,
     // Human-readable lines for a person at a terminal, JSON lines for everything else.
-    logPretty: v.LOG_PRETTY === undefined ? Boolean(process.stdout.isTTY) : bool('LOG_PRETTY'),
+    logPretty: v.LOG_PRETTY === undefined ? Boolean(process.stdout.isTTY) : v.LOG_PRETTY,
     kafka: {
       brokers: brokers ? brokers.split(',') : undefined,
-      port: num('KAFKA_PORT'),
-      controllerPort: num('KAFKA_CONTROLLER_PORT'),
-      heapMb: num('KAFKA_HEAP_MB'),
-      partitions: num('KAFKA_TOPIC_PARTITIONS'),
-      requestsPartitions: num('KAFKA_REQUESTS_PARTITIONS'),
+      port: v.KAFKA_PORT,
+      controllerPort: v.KAFKA_CONTROLLER_PORT,
+      heapMb: v.KAFKA_HEAP_MB,
+      partitions: v.KAFKA_TOPIC_PARTITIONS,
+      requestsPartitions: v.KAFKA_REQUESTS_PARTITIONS,
     },
-    postgres: { url: opt('DATABASE_URL'), port: num('PG_PORT'), poolSize: num('PG_POOL_SIZE') },
+    postgres: { url: v.DATABASE_URL, port: v.PG_PORT, poolSize: v.PG_POOL_SIZE },
     clickhouse: {
-      url: opt('CLICKHOUSE_URL'),
-      mode: opt('CLICKHOUSE_URL') ? 'server' : (str('CLICKHOUSE_MODE') as 'embedded' | 'server'),
-      httpPort: num('CLICKHOUSE_HTTP_PORT'),
-      tcpPort: num('CLICKHOUSE_TCP_PORT'),
+      url: v.CLICKHOUSE_URL,
+      mode: v.CLICKHOUSE_URL ? 'server' : v.CLICKHOUSE_MODE,
+      httpPort: v.CLICKHOUSE_HTTP_PORT,
+      tcpPort: v.CLICKHOUSE_TCP_PORT,
       path: path.join(dataDir, 'chdb'),
-      database: str('CLICKHOUSE_DATABASE'),
-      user: str('CLICKHOUSE_USER'),
-      password: str('CLICKHOUSE_PASSWORD'),
-      cluster: opt('CLICKHOUSE_CLUSTER'),
-      retentionDays: num('RETENTION_DAYS'),
+      database: v.CLICKHOUSE_DATABASE,
+      user: v.CLICKHOUSE_USER,
+      password: v.CLICKHOUSE_PASSWORD,
+      cluster: v.CLICKHOUSE_CLUSTER,
+      retentionDays: v.RETENTION_DAYS,
     },
     ingest: {
-      maxRecords: num('INGEST_MAX_RECORDS'),
-      maxBytes: num('INGEST_MAX_BYTES'),
-      produceTimeoutMs: num('INGEST_PRODUCE_TIMEOUT_MS'),
-      lingerMs: num('INGEST_LINGER_MS'),
-      process: str('INGEST_PROCESS') as 'separate' | 'inline',
-      processes: num('INGEST_PROCESSES'),
+      maxRecords: v.INGEST_MAX_RECORDS,
+      maxBytes: v.INGEST_MAX_BYTES,
+      produceTimeoutMs: v.INGEST_PRODUCE_TIMEOUT_MS,
+      lingerMs: v.INGEST_LINGER_MS,
+      process: v.INGEST_PROCESS,
+      processes: v.INGEST_PROCESSES,
     },
     processor: {
-      flushMs: num('PROCESSOR_FLUSH_MS'),
-      maxBatch: num('PROCESSOR_MAX_BATCH'),
-      fetchMinBytes: num('PROCESSOR_FETCH_MIN_BYTES'),
-      crashAfterInsert: bool('FAULT_CRASH_AFTER_INSERT'),
+      flushMs: v.PROCESSOR_FLUSH_MS,
+      maxBatch: v.PROCESSOR_MAX_BATCH,
+      fetchMinBytes: v.PROCESSOR_FETCH_MIN_BYTES,
+      crashAfterInsert: v.FAULT_CRASH_AFTER_INSERT,
     },
     tls: cert && key ? { cert, key } : undefined,
-    smtp: { url: opt('SMTP_URL'), from: str('SMTP_FROM') },
+    smtp: { url: v.SMTP_URL, from: v.SMTP_FROM },
     actions: {
-      outboundAllow: str('OUTBOUND_ALLOW')
-        .split(',')
+      outboundAllow: v.OUTBOUND_ALLOW.split(',')
         .map((s) => s.trim())
         .filter(Boolean),
-      timeoutMs: num('ACTION_TIMEOUT_MS'),
-      maxAttempts: num('ACTION_MAX_ATTEMPTS'),
-      backoffMs: num('ACTION_BACKOFF_MS'),
-      concurrency: num('ACTION_CONCURRENCY'),
-      perWorkflowPerMinute: num('ACTION_RATE_LIMIT_WORKFLOW'),
-      perAccountPerMinute: num('ACTION_RATE_LIMIT_ACCOUNT'),
+      timeoutMs: v.ACTION_TIMEOUT_MS,
+      maxAttempts: v.ACTION_MAX_ATTEMPTS,
+      backoffMs: v.ACTION_BACKOFF_MS,
+      concurrency: v.ACTION_CONCURRENCY,
+      perWorkflowPerMinute: v.ACTION_RATE_LIMIT_WORKFLOW,
+      perAccountPerMinute: v.ACTION_RATE_LIMIT_ACCOUNT,
     },
-    scheduler: { thresholdCron: str('SCHEDULER_THRESHOLD_CRON') },
+    scheduler: { thresholdCron: v.SCHEDULER_THRESHOLD_CRON },
     rateLimits: {
-      standard: num('RATE_LIMIT_STANDARD'),
-      pro: num('RATE_LIMIT_PRO'),
-      enterprise: num('RATE_LIMIT_ENTERPRISE'),
+      standard: v.RATE_LIMIT_STANDARD,
+      pro: v.RATE_LIMIT_PRO,
+      enterprise: v.RATE_LIMIT_ENTERPRISE,
     },
-    rulesReloadMs: num('RULES_RELOAD_MS'),
-    demoAccount: bool('DEMO_ACCOUNT'),
-    sessionTtlDays: num('SESSION_TTL_DAYS'),
+    rulesReloadMs: v.RULES_RELOAD_MS,
+    demoAccount: v.DEMO_ACCOUNT,
+    sessionTtlDays: v.SESSION_TTL_DAYS,
     limits: {
-      httpRequestTimeoutMs: num('HTTP_REQUEST_TIMEOUT_MS'),
-      httpConnectionTimeoutMs: num('HTTP_CONNECTION_TIMEOUT_MS'),
-      ingestPerToken: num('INGEST_RATE_LIMIT_TOKEN'),
-      ingestPerBucket: num('INGEST_RATE_LIMIT_BUCKET'),
-      mcpPerToken: num('MCP_RATE_LIMIT'),
-      authLookupsPerSecond: num('AUTH_LOOKUPS_PER_SECOND'),
+      httpRequestTimeoutMs: v.HTTP_REQUEST_TIMEOUT_MS,
+      httpConnectionTimeoutMs: v.HTTP_CONNECTION_TIMEOUT_MS,
+      ingestPerToken: v.INGEST_RATE_LIMIT_TOKEN,
+      ingestPerBucket: v.INGEST_RATE_LIMIT_BUCKET,
+      mcpPerToken: v.MCP_RATE_LIMIT,
+      authLookupsPerSecond: v.AUTH_LOOKUPS_PER_SECOND,
     },
-    secrets: { key: opt('SECRETS_KEY'), chatHashKey: opt('CHAT_HASH_KEY') },
+    secrets: { key: v.SECRETS_KEY, chatHashKey: v.CHAT_HASH_KEY },
   };
 }
 

@@ -11,17 +11,18 @@
 
 /**
  * `duration_hist` counts durations per index of a geometric grid (a Map(Int16, Int64) summed by
- * sumMap): index = round(log2(ms) * GRID), 0 ms (and below) = ZERO_INDEX. Reading an index back
- * gives the duration within 2^(1/(2 GRID)) - 1 = 0.35% (the bound asked for is 1%). The views that
+ * sumMap): index = round(log2(ms) * HIST_GRID), 0 ms (and below) = HIST_ZERO_INDEX. Reading an index back
+ * gives the duration within 2^(1/(2 HIST_GRID)) - 1 = 0.35% (the bound asked for is 1%). The views that
  * fill the histograms use the same constant (infra/clickhouse/migrations/004_duration_histograms.sql).
  */
-export const DIGEST_GRID = 100;
-export const DIGEST_ZERO_INDEX = -32768;
-export const DIGEST_LEVELS = [0.5, 0.95, 0.99] as const;
+export const HIST_GRID = 100;
+const HIST_ZERO_INDEX = -32768;
+/** The percentiles every metrics answer carries: p50, p95, p99. */
+export const PERCENTILE_LEVELS = [0.5, 0.95, 0.99] as const;
 
 /** Grid index -> milliseconds (an Int16 SQL expression in, Float64 out). */
-export const digestValue = (index: string): string =>
-  `if(${index} = ${DIGEST_ZERO_INDEX}, 0., exp2(${index} / ${DIGEST_GRID}))`;
+const gridValue = (index: string): string =>
+  `if(${index} = ${HIST_ZERO_INDEX}, 0., exp2(${index} / ${HIST_GRID}))`;
 
 const hasDurations = 'sum(duration_count) > 0';
 /** The merged histogram: its keys come back sorted (sumMap), its counts are net of deletions. */
@@ -32,7 +33,7 @@ const HIST = 'sumMap(duration_hist)';
  * The same aggregate `sumMap(duration_hist)` appears several times: ClickHouse computes it once.
  */
 const merged = (levels: readonly number[]): string =>
-  `arrayMap(r -> ${digestValue(`mapKeys(${HIST})[arrayFirstIndex(c -> c >= r, arrayCumSum(mapValues(${HIST})))]`)},
+  `arrayMap(r -> ${gridValue(`mapKeys(${HIST})[arrayFirstIndex(c -> c >= r, arrayCumSum(mapValues(${HIST})))]`)},
     arrayMap(l -> toInt64(floor(l * arraySum(mapValues(${HIST})))) + 1, [${levels.join(', ')}]))`;
 
 /**
@@ -59,10 +60,9 @@ export function percentile(level: number): string {
 }
 
 /**
- * NOTE: never alias a result with a column name (`sum(errors) AS errors`): `errorRate` would then
- * contain an aggregate inside an aggregate.
- * NOTE: each `p*` expression merges the whole histogram; a query needing several percentiles should use
- * `MERGE.percentiles` (one merge, [p50, p95, p99]) instead of three merges.
+ * A result is never aliased with a column name (`sum(errors) AS errors`): `errorRate` would then
+ * contain an aggregate inside an aggregate. `p95` merges the whole histogram; a query needing
+ * several percentiles uses `percentiles` (one merge, [p50, p95, p99]).
  */
 export const MERGE = {
   requests: 'sum(requests)',
@@ -73,10 +73,8 @@ export const MERGE = {
   durationCount: 'sum(duration_count)',
   min: 'min(duration_min)',
   max: 'max(duration_max)',
-  percentiles: percentiles(DIGEST_LEVELS),
-  p50: percentile(0.5),
+  percentiles: percentiles(PERCENTILE_LEVELS),
   p95: percentile(0.95),
-  p99: percentile(0.99),
   avg: 'sum(duration_sum) / nullIf(sum(duration_count), 0)',
   errorRate: '100 * sum(errors) / nullIf(sum(requests), 0)',
 } as const;

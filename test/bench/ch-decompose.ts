@@ -14,8 +14,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { StoredRecord } from '../../services/processor/pipeline.js';
-import { RequestsWriter, rowBinary } from '../../services/processor/requests.writer.js';
-import { toRow } from '../../services/processor/row.mapper.js';
+import { RequestsWriter } from '../../services/processor/requests.writer.js';
+import { rowBinary, toRow } from '../../services/processor/row.mapper.js';
 import { ROOT } from './bench-stack.js';
 import { cpuMs, noMerges, processorRecords, scratchClickHouse } from './ch-scratch.js';
 import { jsonEachRow } from './legacy-insert.js';

@@ -27,8 +27,8 @@ import { ensureClickHouseDatabase } from '../../services/shared/clickhouse-datab
 import { parseConfig } from '../../services/shared/config.js';
 import { newSid } from '../../services/shared/ids.js';
 import type { StoredRecord } from '../../services/processor/pipeline.js';
-import { COLUMN_LIST, rowBinary } from '../../services/processor/requests.writer.js';
-import { toRow, type RequestRow } from '../../services/processor/row.mapper.js';
+import { rowBinary, toRow, type RequestRow } from '../../services/processor/row.mapper.js';
+import { REQUESTS_INSERT_COLUMNS as COLUMN_LIST } from '../../services/shared/requests-row.js';
 import { endpointTemplate } from '../../services/processor/steps/endpoint.step.js';
 import { TABLES } from '../../services/shared/tables.js';
 import { cpuSeconds } from './bench-stack.js';

@@ -8,13 +8,12 @@
 import fs from 'node:fs';
 import type { ClickHouseSettings } from '@clickhouse/client';
 import path from 'node:path';
+import { RequestsWriter } from '../../services/processor/requests.writer.js';
+import { rowBinary, toRow } from '../../services/processor/row.mapper.js';
 import {
-  COLUMN_LIST,
-  RequestsWriter,
-  rowBinary,
-  STRUCTURE,
-} from '../../services/processor/requests.writer.js';
-import { toRow } from '../../services/processor/row.mapper.js';
+  REQUESTS_INSERT_COLUMNS as COLUMN_LIST,
+  REQUESTS_INSERT_STRUCTURE as STRUCTURE,
+} from '../../services/shared/requests-row.js';
 import { cpuMs, noMerges, processorRecords, scratchClickHouse } from './ch-scratch.js';
 
 const ROUNDS = Number(process.argv[2] ?? 20);

@@ -19,7 +19,7 @@ import type { RequestRow } from '../../services/processor/row.mapper.js';
 import { createClickHouse, migrateClickHouse } from '../../services/shared/clickhouse.js';
 import { parseConfig } from '../../services/shared/config.js';
 import { logger } from '../../services/shared/logger.js';
-import { DIGEST_GRID, MERGE } from '../../services/shared/metrics-sql.js';
+import { HIST_GRID, MERGE } from '../../services/shared/metrics-sql.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapline-dedup-'));
 const cfg = parseConfig({ ...process.env, DATA_DIR: dir, CLICKHOUSE_URL: '' });
@@ -94,7 +94,7 @@ async function exact() {
   const rs = await ch.query({
     query: `SELECT count() AS r, countIf(status_code >= 400) AS e, sum(request_size + response_size) AS b,
               sum(duration) AS ds, count(duration) AS dc,
-              arrayMap(x -> round(if(x > 0, exp2(round(log2(x) * ${DIGEST_GRID}) / ${DIGEST_GRID}), 0), 3),
+              arrayMap(x -> round(if(x > 0, exp2(round(log2(x) * ${HIST_GRID}) / ${HIST_GRID}), 0), 3),
                 quantilesExact(0.5, 0.95, 0.99)(duration)) AS pct
             FROM requests WHERE account_sid = 'acc_dedup'`,
     format: 'JSONEachRow',
@@ -121,7 +121,7 @@ try {
   check('raw row count', two.r, 150);
 
   // The tests' exact percentile (sorted[floor(level * n)]) is ClickHouse's quantileExact, and the
-  // API's merged histogram is that same rank's value on the digest grid (DIGEST_GRID).
+  // API's merged histogram is that same rank's value on the histogram grid (HIST_GRID).
   {
     const rs = await ch.query({
       query: `SELECT groupArray(duration) AS d, quantilesExact(0.5, 0.95, 0.99)(duration) AS q,
@@ -136,7 +136,7 @@ try {
     );
     check('JS sorted[floor(level * n)] equals quantileExact', js, r!.q);
     const grid = (v: number) =>
-      Math.round(2 ** (Math.round(Math.log2(v) * DIGEST_GRID) / DIGEST_GRID) * 1000) / 1000;
+      Math.round(2 ** (Math.round(Math.log2(v) * HIST_GRID) / HIST_GRID) * 1000) / 1000;
     check(
       'merged digest equals quantileExact on the grid',
       r!.api.map((v) => Math.round(v * 1000) / 1000),

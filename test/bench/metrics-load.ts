@@ -4,7 +4,7 @@
  * Opens its OWN chDB data directory (never the service's), applies the service's ClickHouse
  * migrations (services/shared/clickhouse.ts), loads N synthetic rows into `requests` with
  * INSERT ... SELECT FROM numbers(N) — so the materialized views fill the aggregates exactly as in
- * production — then times the SQL the API runs (the builders exported by metrics.repository.ts):
+ * production — then times the SQL the API runs (the builders exported by metrics-queries.ts):
  * median and p95 of `runs` calls each.
  *
  *   npx tsx test/bench/metrics-load.ts [rows=1000000] [--days=30] [--runs=50] [--dir=PATH] [--keep]
@@ -25,13 +25,12 @@ import {
   comparisonSql,
   errorsSql,
   performanceSql,
-  resolveRange,
   responseTimeSql,
-  scopeOf,
   seriesSql,
   summarySql,
   type Sql,
-} from '../../services/api/metrics.repository.js';
+} from '../../services/api/metrics-queries.js';
+import { resolveRange, scopeOf } from '../../services/api/metrics-range.js';
 import { createClickHouse, migrateClickHouse } from '../../services/shared/clickhouse.js';
 import { parseConfig } from '../../services/shared/config.js';
 import { logger } from '../../services/shared/logger.js';

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { CONSUMER_GROUPS, TOPICS } from '../../services/shared/topics.js';
+import { MAX_PAGE_DEPTH } from '../../services/api/pagination.js';
 import { waitFor } from '../helpers/service-process.js';
 import { groupLag, lagAdmin, type GroupLag } from './consumer-lag.js';
 import { FAULT_RUNS_DIR, type FaultAccount } from './fault-stack.js';
@@ -144,18 +145,36 @@ export async function collect(stack: StackLike, acct: FaultAccount, since: Date)
     },
     { timeoutMs: 60_000, what: 'pipeline stats' },
   );
+  // The list pages at most MAX_PAGE_DEPTH rows deep (services/api/pagination.ts), so it is read in
+  // disjoint createdAt windows (both bounds inclusive, to the millisecond), halved while one holds
+  // more; the load's records are created from `since` on. rawRows (the exact count) shows a row
+  // outside the windows.
   const rows: Json[] = [];
-  for (let page = 1; ; page++) {
-    const r = await apiGet<{ hasMore: boolean; records: Json[] }>(
-      stack,
-      acct,
-      `${base}/buckets/${acct.bucketSid}/requests?limit=100&page=${page}`,
-      30_000,
-    );
-    if (r.status !== 200) throw new Error(`list page ${page}: ${r.status} ${JSON.stringify(r.body)}`);
-    rows.push(...r.body.records);
-    if (!r.body.hasMore) break;
-  }
+  const readWindow = async (from: number, to: number): Promise<void> => {
+    const part: Json[] = [];
+    const range = `startDate=${new Date(from).toISOString()}&endDate=${new Date(to).toISOString()}`;
+    for (let page = 1; ; page++) {
+      if (page * 100 > MAX_PAGE_DEPTH) {
+        const mid = Math.floor((from + to) / 2);
+        await readWindow(from, mid);
+        await readWindow(mid + 1, to);
+        return;
+      }
+      const r = await apiGet<{ hasMore: boolean; records: Json[] }>(
+        stack,
+        acct,
+        `${base}/buckets/${acct.bucketSid}/requests?limit=100&page=${page}&${range}`,
+        30_000,
+      );
+      if (r.status !== 200) throw new Error(`list page ${page}: ${r.status} ${JSON.stringify(r.body)}`);
+      part.push(...r.body.records);
+      if (!r.body.hasMore) break;
+    }
+    rows.push(...part);
+  };
+  const last = Date.now() + 60_000;
+  for (let from = since.getTime() - 60_000; from <= last; from += 30_000)
+    await readWindow(from, Math.min(from + 29_999, last));
   const start = new Date(since.getTime() - 3600_000).toISOString();
   const end = new Date(Date.now() + 3600_000).toISOString();
   const summary = await apiGet<{ totalRequests: number }>(

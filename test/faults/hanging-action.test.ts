@@ -80,6 +80,10 @@ describe('fault: an action receiver that hangs', () => {
       ACTION_TIMEOUT_MS: String(ACTION_TIMEOUT_MS),
       ACTION_MAX_ATTEMPTS: '2',
       ACTION_BACKOFF_MS: '200',
+      // Every record of the load is an execution: above the default per-minute limits, which would
+      // skip them instead of calling the receiver.
+      ACTION_RATE_LIMIT_WORKFLOW: '1000000',
+      ACTION_RATE_LIMIT_ACCOUNT: '1000000',
     });
     await stack.startIngest();
     acct = await stack.createAccount();

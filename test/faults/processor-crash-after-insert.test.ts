@@ -16,7 +16,7 @@ import { IngestLoad } from './ingest-load.js';
 /**
  * Fault b: the processor dies in the worst window, after ClickHouse confirmed a block's insert and
  * before the offsets are committed. FAULT_CRASH_AFTER_INSERT=true makes it SIGKILL itself right
- * there (processor.consumer.ts). The restarted processor gets the same messages again, re-forms
+ * there (requests.sink.ts). The restarted processor gets the same messages again, re-forms
  * the same offset range and re-sends it with the same insert_deduplication_token: ClickHouse drops
  * the block in the raw table and in the requests_minute aggregate alike.
  */

@@ -652,8 +652,8 @@ describe('dead letters', () => {
       return d.length === 2 ? d : undefined;
     });
     const reasons = dead.map((m) => m.headers?.reason?.toString() ?? '');
-    expect(reasons[0]).toBe('message is not JSON');
-    expect(reasons[1]).toMatch(/^message breaks kafkaRequestBatch/);
+    expect(reasons[0]).toBe('message header is not JSON');
+    expect(reasons[1]).toMatch(/^message breaks kafkaRequestHeader/);
     for (const m of dead) {
       expect(m.headers?.partition?.toString()).toMatch(/^\d+$/);
       expect(m.headers?.offset?.toString()).toMatch(/^\d+$/);

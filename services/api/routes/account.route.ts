@@ -1,11 +1,14 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { ref } from '../../../schemas/index.js';
+import type { SchemaTypes } from '../api.types.js';
+import type { ACCOUNT_PLANS } from '../../../schemas/account.schema.js';
 import { accountParams } from '../../../schemas/common.schema.js';
 import { notFound } from '../../shared/errors.js';
 import { TABLES } from '../../shared/tables.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 import { planLimit, RATE_WINDOW_MS } from '../plugins/rate-limit.plugin.js';
 
-type Plan = 'standard' | 'pro' | 'enterprise';
+type Plan = (typeof ACCOUNT_PLANS)[number];
 interface Row {
   sid: string;
   name: string;
@@ -25,7 +28,8 @@ const header = (reply: FastifyReply, name: string): number | null => {
  * environments seen are usage figures every member may see); renaming needs `users:write`, which
  * only an administrator's session holds.
  */
-export default async function accountRoutes(app: FastifyInstance): Promise<void> {
+export default async function accountRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>();
   const { pg, ch, cfg } = app.deps;
 
   async function load(accountSid: string, reply: FastifyReply) {
@@ -68,7 +72,7 @@ export default async function accountRoutes(app: FastifyInstance): Promise<void>
     };
   }
 
-  app.get<{ Params: { accountSid: string } }>(
+  app.get(
     '/v1/accounts/:accountSid',
     {
       preHandler: requireScope('metrics:read'),
@@ -76,13 +80,13 @@ export default async function accountRoutes(app: FastifyInstance): Promise<void>
         tags: ['account'],
         summary: 'Get the account: name, plan, rate limit and its use, environments seen',
         params: accountParams,
-        response: { 200: { $ref: 'account#' } },
-      },
+        response: { 200: ref('account') },
+      } as const,
     },
     async (req, reply) => load(req.params.accountSid, reply),
   );
 
-  app.put<{ Params: { accountSid: string }; Body: { name: string } }>(
+  app.put(
     '/v1/accounts/:accountSid',
     {
       preHandler: requireScope('users:write'),
@@ -90,9 +94,9 @@ export default async function accountRoutes(app: FastifyInstance): Promise<void>
         tags: ['account'],
         summary: 'Rename the account (administrators)',
         params: accountParams,
-        body: { $ref: 'accountUpdate#' },
-        response: { 200: { $ref: 'account#' } },
-      },
+        body: ref('accountUpdate'),
+        response: { 200: ref('account') },
+      } as const,
     },
     async (req, reply) => {
       await pg.query('UPDATE accounts SET name = $2 WHERE sid = $1', [

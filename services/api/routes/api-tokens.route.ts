@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
+import type { SchemaTypes } from '../api.types.js';
+import { ref } from '../../../schemas/index.js';
 import { accountParams, listQuery } from '../../../schemas/common.schema.js';
 import { ALL_SCOPES } from '../../shared/credentials.js';
 import { AppError, validation } from '../../shared/errors.js';
 import { requireScope } from '../plugins/auth.plugin.js';
-import { API_TOKEN_SORTS, ApiTokensRepository, type ApiTokenInput } from '../api-tokens.repository.js';
-import type { ListQuery } from '../pagination.js';
+import { API_TOKEN_SORTS, ApiTokensRepository } from '../api-tokens.repository.js';
 
 const tokenParams = {
   type: 'object',
@@ -15,18 +16,17 @@ const tokenParams = {
   },
 } as const;
 
-type P = { accountSid: string; apiTokenSid: string };
-
 const KNOWN_SCOPES: ReadonlySet<string> = new Set(ALL_SCOPES);
 
 /** API tokens (spec 4.2). The value is shown once, on create; scopes and value never change. */
-export default async function apiTokensRoutes(app: FastifyInstance): Promise<void> {
+export default async function apiTokensRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>();
   const repo = new ApiTokensRepository(app.deps.pg);
   // The NOTIFY trigger clears other processes' caches; this process clears its own before
   // answering, so the very next request with the token already fails.
   const dropCachedCredentials = () => app.deps.credentials.invalidate();
 
-  app.get<{ Params: { accountSid: string }; Querystring: ListQuery }>(
+  app.get(
     '/v1/accounts/:accountSid/apiTokens',
     {
       preHandler: requireScope('tokens:read'),
@@ -35,13 +35,13 @@ export default async function apiTokensRoutes(app: FastifyInstance): Promise<voi
         summary: 'List API tokens (values are never shown)',
         params: accountParams,
         querystring: listQuery(API_TOKEN_SORTS, 'createdAt'),
-        response: { 200: { $ref: 'apiTokenList#' } },
+        response: { 200: ref('apiTokenList') },
       },
     },
     async (req) => repo.list(req.params.accountSid, req.query),
   );
 
-  app.get<{ Params: P }>(
+  app.get(
     '/v1/accounts/:accountSid/apiTokens/:apiTokenSid',
     {
       preHandler: requireScope('tokens:read'),
@@ -49,13 +49,13 @@ export default async function apiTokensRoutes(app: FastifyInstance): Promise<voi
         tags: ['apiTokens'],
         summary: 'Get an API token (without its value)',
         params: tokenParams,
-        response: { 200: { $ref: 'apiToken#' } },
+        response: { 200: ref('apiToken') },
       },
     },
     async (req) => repo.get(req.params.accountSid, req.params.apiTokenSid),
   );
 
-  app.post<{ Params: { accountSid: string }; Body: ApiTokenInput }>(
+  app.post(
     '/v1/accounts/:accountSid/apiTokens',
     {
       preHandler: requireScope('tokens:write'),
@@ -63,8 +63,8 @@ export default async function apiTokensRoutes(app: FastifyInstance): Promise<voi
         tags: ['apiTokens'],
         summary: 'Create an API token; the response carries its value, once',
         params: accountParams,
-        body: { $ref: 'apiTokenCreate#' },
-        response: { 201: { $ref: 'apiToken#' } },
+        body: ref('apiTokenCreate'),
+        response: { 201: ref('apiToken') },
       },
     },
     async (req, reply) => {
@@ -97,7 +97,7 @@ export default async function apiTokensRoutes(app: FastifyInstance): Promise<voi
     },
   );
 
-  app.put<{ Params: P; Body: { name: string; description?: string; isActive: boolean } }>(
+  app.put(
     '/v1/accounts/:accountSid/apiTokens/:apiTokenSid',
     {
       preHandler: requireScope('tokens:write'),
@@ -108,8 +108,8 @@ export default async function apiTokensRoutes(app: FastifyInstance): Promise<voi
           'Scopes never change. A caller may only change a token whose scopes it holds itself ' +
           '(403 with `details.notHeld` otherwise), so no one reactivates or takes over a stronger token.',
         params: tokenParams,
-        body: { $ref: 'apiTokenUpdate#' },
-        response: { 200: { $ref: 'apiToken#' } },
+        body: ref('apiTokenUpdate'),
+        response: { 200: ref('apiToken') },
       },
     },
     async (req) => {
@@ -131,7 +131,7 @@ export default async function apiTokensRoutes(app: FastifyInstance): Promise<voi
     },
   );
 
-  app.delete<{ Params: P }>(
+  app.delete(
     '/v1/accounts/:accountSid/apiTokens/:apiTokenSid',
     {
       preHandler: requireScope('tokens:delete'),
@@ -139,7 +139,7 @@ export default async function apiTokensRoutes(app: FastifyInstance): Promise<voi
         tags: ['apiTokens'],
         summary: 'Delete an API token; access ends at once',
         params: tokenParams,
-        response: { 200: { $ref: 'deleted#' } },
+        response: { 200: ref('deleted') },
       },
     },
     async (req) => {

@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import type { SchemaTypes } from '../api.types.js';
+import { ref } from '../../../schemas/index.js';
 import { AppError, notFound } from '../../shared/errors.js';
 import { IMPLIED_BY } from '../../shared/scope-grants.js';
 import { chatUserHash } from '../../shared/secret-box.js';
@@ -37,7 +39,8 @@ const profileSchema = {
   },
 } as const;
 
-export default async function authenticationRoutes(app: FastifyInstance): Promise<void> {
+export default async function authenticationRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>();
   const pool = app.deps.pg;
   const cfg = app.deps.cfg;
 
@@ -51,7 +54,7 @@ export default async function authenticationRoutes(app: FastifyInstance): Promis
           "A session: the user and every account they are a member of. An API token: the account's " +
           'first administrator, with only the token’s own account in `accounts`.',
         response: { 200: profileSchema },
-      },
+      } as const,
     },
     async (req) => {
       const p = req.principal;
@@ -108,7 +111,7 @@ export default async function authenticationRoutes(app: FastifyInstance): Promis
         response: {
           200: { type: 'object', required: ['accountSid'], properties: { accountSid: { type: 'string' } } },
         },
-      },
+      } as const,
     },
     async (req) => ({ accountSid: req.principal.accountSid }),
   );
@@ -121,7 +124,7 @@ export default async function authenticationRoutes(app: FastifyInstance): Promis
         response: {
           200: { type: 'object', required: ['success'], properties: { success: { type: 'boolean' } } },
         },
-      },
+      } as const,
     },
     async (req, reply) => {
       const p = req.principal;
@@ -143,8 +146,8 @@ export default async function authenticationRoutes(app: FastifyInstance): Promis
         tags: ['authentication'],
         summary:
           "The caller's credential: account, role, scopes, expiry and user (the dashboard's first call)",
-        response: { 200: { $ref: 'sessionInfo#' } },
-      },
+        response: { 200: ref('sessionInfo') },
+      } as const,
     },
     async (req) => {
       const p = req.principal;
@@ -170,7 +173,7 @@ export default async function authenticationRoutes(app: FastifyInstance): Promis
       // (an ingest token's requests:write also grants streamViews:write, scope-grants.ts).
       const given = scopes.filter((s) => !(IMPLIED_BY[s] ?? []).some((g) => p.scopes.has(g)));
       return {
-        kind: p.kind === 'session' ? 'session' : 'apiToken',
+        kind: p.kind === 'session' ? ('session' as const) : ('apiToken' as const),
         accountSid: p.accountSid,
         role:
           p.role ??
@@ -188,7 +191,7 @@ export default async function authenticationRoutes(app: FastifyInstance): Promis
     },
   );
 
-  app.post<{ Body: { accountSid: string } }>(
+  app.post(
     '/v1/authentication/account',
     {
       schema: {
@@ -207,7 +210,7 @@ export default async function authenticationRoutes(app: FastifyInstance): Promis
             properties: { accountSid: { type: 'string' }, role: { type: 'string' } },
           },
         },
-      },
+      } as const,
     },
     async (req) => {
       const p = req.principal;

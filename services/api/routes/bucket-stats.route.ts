@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { SchemaTypes } from '../api.types.js';
 import { TABLES } from '../../shared/tables.js';
 import { BucketsRepository } from '../buckets.repository.js';
 import { requireScope } from '../plugins/auth.plugin.js';
@@ -29,9 +30,10 @@ const response = {
  * it. `excluded` counts records dropped by exclusion rules (never stored): `total` over the
  * retention period, `last24h` for records created in the last 24 hours (docs/processing.md).
  */
-export default async function bucketStatsRoutes(app: FastifyInstance): Promise<void> {
+export default async function bucketStatsRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>();
   const buckets = new BucketsRepository(app.deps.pg);
-  app.get<{ Params: { accountSid: string; bucketSid: string } }>(
+  app.get(
     '/v1/accounts/:accountSid/buckets/:bucketSid/stats',
     {
       preHandler: requireScope('buckets:read'),
@@ -40,7 +42,7 @@ export default async function bucketStatsRoutes(app: FastifyInstance): Promise<v
         summary: 'Processing counters of a bucket (records excluded by exclusion rules)',
         params,
         response: { 200: response },
-      },
+      } as const,
     },
     async (req) => {
       const { accountSid, bucketSid } = req.params;

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
+import type { SchemaTypes } from '../api.types.js';
+import { ref } from '../../../schemas/index.js';
 import { accountParams, listQuery } from '../../../schemas/common.schema.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 import { BUCKET_SORTS, BucketsRepository } from '../buckets.repository.js';
 import { RequestsRepository } from '../requests.repository.js';
-import type { ListQuery } from '../pagination.js';
 
 const bucketParams = {
   type: 'object',
@@ -11,13 +12,12 @@ const bucketParams = {
   properties: { accountSid: { type: 'string' }, bucketSid: { type: 'string' } },
 } as const;
 
-type P = { accountSid: string; bucketSid: string };
-
-export default async function bucketsRoutes(app: FastifyInstance): Promise<void> {
+export default async function bucketsRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>();
   const repo = new BucketsRepository(app.deps.pg);
   const requests = new RequestsRepository(app.deps.ch, app.deps.pg);
 
-  app.get<{ Params: { accountSid: string }; Querystring: ListQuery }>(
+  app.get(
     '/v1/accounts/:accountSid/buckets',
     {
       preHandler: requireScope('buckets:read'),
@@ -25,54 +25,54 @@ export default async function bucketsRoutes(app: FastifyInstance): Promise<void>
         tags: ['buckets'],
         params: accountParams,
         querystring: listQuery(BUCKET_SORTS, 'createdAt'),
-        response: { 200: { $ref: 'bucketList#' } },
+        response: { 200: ref('bucketList') },
       },
     },
     async (req) => repo.list(req.params.accountSid, req.query),
   );
 
-  app.get<{ Params: P }>(
+  app.get(
     '/v1/accounts/:accountSid/buckets/:bucketSid',
     {
       preHandler: requireScope('buckets:read'),
-      schema: { tags: ['buckets'], params: bucketParams, response: { 200: { $ref: 'bucket#' } } },
+      schema: { tags: ['buckets'], params: bucketParams, response: { 200: ref('bucket') } },
     },
     async (req) => repo.get(req.params.accountSid, req.params.bucketSid),
   );
 
-  app.post<{ Params: { accountSid: string }; Body: { name: string; verifySslCerts?: boolean } }>(
+  app.post(
     '/v1/accounts/:accountSid/buckets',
     {
       preHandler: requireScope('buckets:write'),
       schema: {
         tags: ['buckets'],
         params: accountParams,
-        body: { $ref: 'bucketCreate#' },
-        response: { 201: { $ref: 'bucket#' } },
+        body: ref('bucketCreate'),
+        response: { 201: ref('bucket') },
       },
     },
     async (req, reply) => reply.status(201).send(await repo.create(req.params.accountSid, req.body)),
   );
 
-  app.put<{ Params: P; Body: { name: string; verifySslCerts: boolean } }>(
+  app.put(
     '/v1/accounts/:accountSid/buckets/:bucketSid',
     {
       preHandler: requireScope('buckets:write'),
       schema: {
         tags: ['buckets'],
         params: bucketParams,
-        body: { $ref: 'bucketUpdate#' },
-        response: { 200: { $ref: 'bucket#' } },
+        body: ref('bucketUpdate'),
+        response: { 200: ref('bucket') },
       },
     },
     async (req) => repo.update(req.params.accountSid, req.params.bucketSid, req.body),
   );
 
-  app.delete<{ Params: P }>(
+  app.delete(
     '/v1/accounts/:accountSid/buckets/:bucketSid',
     {
       preHandler: requireScope('buckets:delete'),
-      schema: { tags: ['buckets'], params: bucketParams, response: { 200: { $ref: 'deleted#' } } },
+      schema: { tags: ['buckets'], params: bucketParams, response: { 200: ref('deleted') } },
     },
     async (req) => {
       const { accountSid, bucketSid } = req.params;

@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
+import type { SchemaTypes } from '../api.types.js';
+import { ref } from '../../../schemas/index.js';
 import { accountParams } from '../../../schemas/common.schema.js';
 import { eventListQuery } from '../../../schemas/events.schema.js';
 import { validation } from '../../shared/errors.js';
-import { EventsRepository, type EventInput } from '../events.repository.js';
+import { EventsRepository } from '../events.repository.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 
 const eventParams = {
@@ -11,26 +13,13 @@ const eventParams = {
   properties: { accountSid: { type: 'string', maxLength: 64 }, eventSid: { type: 'string' } },
 } as const;
 
-type P = { accountSid: string; eventSid: string };
-type ListQ = {
-  type?: string;
-  startTime?: string;
-  endTime?: string;
-  bucketSid?: string;
-  environmentSid?: string;
-  source?: string;
-  limit: number;
-  page: number;
-  sort: string;
-  order: 'asc' | 'desc';
-};
-
 /** Event markers (spec 4.9): chart annotations, scoped to buckets and environments. */
-export default async function eventsRoutes(app: FastifyInstance): Promise<void> {
+export default async function eventsRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>();
   const repo = new EventsRepository(app.deps.pg);
   const tags = ['events'] as const;
 
-  app.get<{ Params: { accountSid: string }; Querystring: ListQ }>(
+  app.get(
     '/v1/accounts/:accountSid/events',
     {
       preHandler: requireScope('events:read'),
@@ -39,7 +28,7 @@ export default async function eventsRoutes(app: FastifyInstance): Promise<void> 
         summary: 'List event markers, newest startedAt first',
         params: accountParams,
         querystring: eventListQuery,
-        response: { 200: { $ref: 'eventList#' } },
+        response: { 200: ref('eventList') },
       },
     },
     async (req) => {
@@ -63,30 +52,30 @@ export default async function eventsRoutes(app: FastifyInstance): Promise<void> 
     },
   );
 
-  app.get<{ Params: P }>(
+  app.get(
     '/v1/accounts/:accountSid/events/:eventSid',
     {
       preHandler: requireScope('events:read'),
-      schema: { tags, params: eventParams, response: { 200: { $ref: 'event#' } } },
+      schema: { tags, params: eventParams, response: { 200: ref('event') } },
     },
     async (req) => repo.get(req.params.accountSid, req.params.eventSid),
   );
 
-  app.post<{ Params: { accountSid: string }; Body: EventInput & { type: string; name: string } }>(
+  app.post(
     '/v1/accounts/:accountSid/events',
     {
       preHandler: requireScope('events:write'),
       schema: {
         tags,
         params: accountParams,
-        body: { $ref: 'eventCreate#' },
-        response: { 201: { $ref: 'event#' } },
+        body: ref('eventCreate'),
+        response: { 201: ref('event') },
       },
     },
     async (req, reply) => reply.status(201).send(await repo.create(req.params.accountSid, req.body)),
   );
 
-  app.put<{ Params: P; Body: EventInput }>(
+  app.put(
     '/v1/accounts/:accountSid/events/:eventSid',
     {
       preHandler: requireScope('events:write'),
@@ -94,18 +83,18 @@ export default async function eventsRoutes(app: FastifyInstance): Promise<void> 
         tags,
         summary: 'Update an event marker; only the provided fields change (e.g. close it with endedAt)',
         params: eventParams,
-        body: { $ref: 'eventUpdate#' },
-        response: { 200: { $ref: 'event#' } },
+        body: ref('eventUpdate'),
+        response: { 200: ref('event') },
       },
     },
     async (req) => repo.update(req.params.accountSid, req.params.eventSid, req.body),
   );
 
-  app.delete<{ Params: P }>(
+  app.delete(
     '/v1/accounts/:accountSid/events/:eventSid',
     {
       preHandler: requireScope('events:delete'),
-      schema: { tags, params: eventParams, response: { 200: { $ref: 'deleted#' } } },
+      schema: { tags, params: eventParams, response: { 200: ref('deleted') } },
     },
     async (req) => {
       await repo.delete(req.params.accountSid, req.params.eventSid);

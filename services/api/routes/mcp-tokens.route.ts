@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
+import type { SchemaTypes } from '../api.types.js';
+import { ref } from '../../../schemas/index.js';
 import { accountParams, listQuery } from '../../../schemas/common.schema.js';
 import { AppError, validation } from '../../shared/errors.js';
 import type { Principal } from '../../shared/credentials.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 import { MCP_TOKEN_SORTS, McpTokensRepository } from '../mcp-tokens.repository.js';
-import type { ListQuery } from '../pagination.js';
 
 const tokenParams = {
   type: 'object',
@@ -14,8 +15,6 @@ const tokenParams = {
     mcpTokenSid: { type: 'string', maxLength: 64 },
   },
 } as const;
-
-type P = { accountSid: string; mcpTokenSid: string };
 
 /**
  * What an MCP token can do through /mcp (list_events, create_event). Minting one needs these
@@ -46,12 +45,13 @@ function checkExpiry(expiresAt: string | null | undefined): void {
 }
 
 /** MCP tokens (spec 4.3): value shown once on create, masked elsewhere; DELETE revokes. */
-export default async function mcpTokensRoutes(app: FastifyInstance): Promise<void> {
+export default async function mcpTokensRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>();
   const repo = new McpTokensRepository(app.deps.pg);
   // This process forgets cached credentials before answering; others follow the NOTIFY.
   const dropCachedCredentials = () => app.deps.credentials.invalidate();
 
-  app.get<{ Params: { accountSid: string }; Querystring: ListQuery }>(
+  app.get(
     '/v1/accounts/:accountSid/mcpTokens',
     {
       preHandler: requireScope('mcpTokens:read'),
@@ -60,13 +60,13 @@ export default async function mcpTokensRoutes(app: FastifyInstance): Promise<voi
         summary: 'List MCP tokens (values masked), revoked ones included',
         params: accountParams,
         querystring: listQuery(MCP_TOKEN_SORTS, 'createdAt'),
-        response: { 200: { $ref: 'mcpTokenList#' } },
+        response: { 200: ref('mcpTokenList') },
       },
     },
     async (req) => repo.list(req.params.accountSid, req.query),
   );
 
-  app.get<{ Params: P }>(
+  app.get(
     '/v1/accounts/:accountSid/mcpTokens/:mcpTokenSid',
     {
       preHandler: requireScope('mcpTokens:read'),
@@ -74,16 +74,13 @@ export default async function mcpTokensRoutes(app: FastifyInstance): Promise<voi
         tags: ['mcpTokens'],
         summary: 'Get an MCP token (value masked)',
         params: tokenParams,
-        response: { 200: { $ref: 'mcpToken#' } },
+        response: { 200: ref('mcpToken') },
       },
     },
     async (req) => repo.get(req.params.accountSid, req.params.mcpTokenSid),
   );
 
-  app.post<{
-    Params: { accountSid: string };
-    Body: { name: string; environmentSid: string; bucketSids?: string[]; expiresAt?: string | null };
-  }>(
+  app.post(
     '/v1/accounts/:accountSid/mcpTokens',
     {
       preHandler: requireScope('mcpTokens:write'),
@@ -91,8 +88,8 @@ export default async function mcpTokensRoutes(app: FastifyInstance): Promise<voi
         tags: ['mcpTokens'],
         summary: 'Create an MCP token; the response carries its full value, once',
         params: accountParams,
-        body: { $ref: 'mcpTokenCreate#' },
-        response: { 201: { $ref: 'mcpToken#' } },
+        body: ref('mcpTokenCreate'),
+        response: { 201: ref('mcpToken') },
       },
     },
     async (req, reply) => {
@@ -104,7 +101,7 @@ export default async function mcpTokensRoutes(app: FastifyInstance): Promise<voi
     },
   );
 
-  app.put<{ Params: P; Body: { name?: string; bucketSids?: string[]; expiresAt?: string | null } }>(
+  app.put(
     '/v1/accounts/:accountSid/mcpTokens/:mcpTokenSid',
     {
       preHandler: requireScope('mcpTokens:write'),
@@ -115,8 +112,8 @@ export default async function mcpTokensRoutes(app: FastifyInstance): Promise<voi
           'Changing `bucketSids` or `expiresAt` needs `events:read` and `events:write`, as creating ' +
           'a token does (docs/auth.md "Token rules").',
         params: tokenParams,
-        body: { $ref: 'mcpTokenUpdate#' },
-        response: { 200: { $ref: 'mcpToken#' } },
+        body: ref('mcpTokenUpdate'),
+        response: { 200: ref('mcpToken') },
       },
     },
     async (req) => {
@@ -129,7 +126,7 @@ export default async function mcpTokensRoutes(app: FastifyInstance): Promise<voi
     },
   );
 
-  app.delete<{ Params: P }>(
+  app.delete(
     '/v1/accounts/:accountSid/mcpTokens/:mcpTokenSid',
     {
       preHandler: requireScope('mcpTokens:delete'),
@@ -137,7 +134,7 @@ export default async function mcpTokensRoutes(app: FastifyInstance): Promise<voi
         tags: ['mcpTokens'],
         summary: 'Revoke an MCP token; access ends at once',
         params: tokenParams,
-        response: { 200: { $ref: 'deleted#' } },
+        response: { 200: ref('deleted') },
       },
     },
     async (req) => {

@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { ref, type SchemaId } from '../../../schemas/index.js';
+import type { SchemaTypes } from '../api.types.js';
 import { accountParams } from '../../../schemas/common.schema.js';
 import {
   errorsQuery,
@@ -11,21 +13,15 @@ import {
 } from '../../../schemas/metrics.schema.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 import { BucketsRepository } from '../buckets.repository.js';
-import {
-  MetricsRepository,
-  resolveRange,
-  type GroupBy,
-  type Interval,
-  type Query,
-} from '../metrics.repository.js';
-
-type P = { accountSid: string };
+import { resolveRange, type Query } from '../metrics-range.js';
+import { MetricsRepository } from '../metrics.repository.js';
 
 /**
  * Metrics (spec 4.8): Shape B on the spec's paths, Shape A (spec 2.10) under /metrics/shapeA.
  * Every answer is read from the per-minute aggregates; see docs/metrics.md for the time model.
  */
-export default async function metricsRoutes(app: FastifyInstance): Promise<void> {
+export default async function metricsRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>();
   const repo = new MetricsRepository(app.deps.ch, app.deps.pg, app.deps.cfg.clickhouse.retentionDays);
   const buckets = new BucketsRepository(app.deps.pg);
   const base = '/v1/accounts/:accountSid/metrics';
@@ -45,27 +41,32 @@ export default async function metricsRoutes(app: FastifyInstance): Promise<void>
     };
   }
 
-  const schema = (querystring: object, ref: string, summary: string) => ({
-    tags: ['metrics'],
-    summary,
-    params: accountParams,
-    querystring,
-    response: { 200: { $ref: `${ref}#` } },
-  });
+  const schema = <const Q extends object, const Id extends SchemaId>(
+    querystring: Q,
+    id: Id,
+    summary: string,
+  ) =>
+    ({
+      tags: ['metrics'],
+      summary,
+      params: accountParams,
+      querystring,
+      response: { 200: ref(id) },
+    }) as const;
 
-  app.get<{ Params: P; Querystring: MetricsScopeQuery }>(
+  app.get(
     `${base}/summary`,
     { preHandler: pre, schema: schema(metricsScopeQuery, 'metricsSummary', 'Metrics summary (Shape B)') },
     async (req) => repo.summary(await scope(req.params.accountSid, req.query)),
   );
 
-  app.get<{ Params: P; Querystring: MetricsScopeQuery & { interval: Interval } }>(
+  app.get(
     `${base}/throughput`,
     { preHandler: pre, schema: schema(throughputQuery, 'metricsThroughput', 'Throughput series (Shape B)') },
     async (req) => repo.throughput(await scope(req.params.accountSid, req.query), req.query.interval),
   );
 
-  app.get<{ Params: P; Querystring: MetricsScopeQuery & { groupBy: GroupBy; limit: number } }>(
+  app.get(
     `${base}/performance`,
     {
       preHandler: pre,
@@ -75,14 +76,14 @@ export default async function metricsRoutes(app: FastifyInstance): Promise<void>
       repo.performance(await scope(req.params.accountSid, req.query), req.query.groupBy, req.query.limit),
   );
 
-  app.get<{ Params: P; Querystring: MetricsScopeQuery & { statusCode?: number; limit: number } }>(
+  app.get(
     `${base}/errors`,
     { preHandler: pre, schema: schema(errorsQuery, 'metricsErrors', 'Errors (Shape B)') },
     async (req) =>
       repo.errors(await scope(req.params.accountSid, req.query), req.query.statusCode, req.query.limit),
   );
 
-  app.get<{ Params: P; Querystring: MetricsScopeQuery }>(
+  app.get(
     `${base}/shapeA/summary`,
     {
       preHandler: pre,
@@ -95,10 +96,7 @@ export default async function metricsRoutes(app: FastifyInstance): Promise<void>
     async (req) => repo.shapeASummary(await scope(req.params.accountSid, req.query)),
   );
 
-  app.get<{
-    Params: P;
-    Querystring: MetricsScopeQuery & { interval: Interval; averageUnits: 'rpm' | 'rps' };
-  }>(
+  app.get(
     `${base}/shapeA/throughput`,
     {
       preHandler: pre,
@@ -112,7 +110,7 @@ export default async function metricsRoutes(app: FastifyInstance): Promise<void>
       ),
   );
 
-  app.get<{ Params: P; Querystring: MetricsScopeQuery & { interval: Interval } }>(
+  app.get(
     `${base}/shapeA/responseTime`,
     {
       preHandler: pre,

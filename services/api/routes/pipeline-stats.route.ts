@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { SchemaTypes } from '../api.types.js';
 import { validation } from '../../shared/errors.js';
 import { TABLES } from '../../shared/tables.js';
 import { requireScope } from '../plugins/auth.plugin.js';
@@ -36,22 +37,20 @@ const response = {
  * listener's receive time (`receivedAt`) to the ClickHouse insert (`storedAt`), exact quantiles.
  * Used by operators and by the benchmark.
  */
-export default async function pipelineStatsRoutes(app: FastifyInstance): Promise<void> {
+export default async function pipelineStatsRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>();
   const buckets = new BucketsRepository(app.deps.pg);
-  app.get<{
-    Params: { accountSid: string };
-    Querystring: { bucketSid: string; startDate?: string; endDate?: string };
-  }>(
+  app.get(
     '/v1/accounts/:accountSid/pipeline/stats',
     {
       preHandler: requireScope('requests:read'),
       schema: {
         tags: ['pipeline'],
         summary: 'Stored-record count and freshness of a bucket',
-        params: { type: 'object', properties: { accountSid: { type: 'string' } } },
+        params: { type: 'object', required: ['accountSid'], properties: { accountSid: { type: 'string' } } },
         querystring,
         response: { 200: response },
-      },
+      } as const,
     },
     async (req) => {
       const { accountSid } = req.params;

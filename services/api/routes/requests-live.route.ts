@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import type { SchemaTypes } from '../api.types.js';
+import { ref } from '../../../schemas/index.js';
 import { AppError, validation } from '../../shared/errors.js';
 import { BucketsRepository } from '../buckets.repository.js';
 import { requireScope } from '../plugins/auth.plugin.js';
@@ -14,9 +16,6 @@ export const LIVE_MAX_PER_ACCOUNT = 20;
 /** Most rows one poll sends; more wait for the next poll. */
 const LIVE_BATCH = 500;
 
-type P = { accountSid: string; bucketSid: string };
-type Q = { q?: string; view?: string; since?: string };
-
 /** `<storedAt ISO>|<sid>`: where a stream resumes (the SSE `id:` of each event, Last-Event-ID). */
 function parseCursor(v: string | undefined): { storedAt: string; sid: string } | undefined {
   if (!v) return undefined;
@@ -31,9 +30,10 @@ function parseCursor(v: string | undefined): { storedAt: string; sid: string } |
  * same repository as the list endpoint; it never reads the Kafka stream.
  */
 export default async function requestsLiveRoutes(
-  app: FastifyInstance,
+  fastify: FastifyInstance,
   opts: { criteria?: CriteriaResolver },
 ): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>();
   const repo = new RequestsRepository(app.deps.ch, app.deps.pg);
   const buckets = new BucketsRepository(app.deps.pg);
   const open = new Map<string, number>();
@@ -42,7 +42,7 @@ export default async function requestsLiveRoutes(
     for (const stop of [...closing]) stop();
   });
 
-  app.get<{ Params: P; Querystring: Q }>(
+  app.get(
     '/v1/accounts/:accountSid/buckets/:bucketSid/requests/live',
     {
       preHandler: requireScope('requests:read'),
@@ -70,7 +70,7 @@ export default async function requestsLiveRoutes(
             content: { 'text/event-stream': { schema: { type: 'string' } } },
           },
         },
-      },
+      } as const,
     },
     async (req, reply) => {
       const { accountSid, bucketSid } = req.params;
@@ -93,7 +93,7 @@ export default async function requestsLiveRoutes(
       cursor ??= { storedAt: await repo.storeNow(), sid: '' };
 
       open.set(accountSid, (open.get(accountSid) ?? 0) + 1);
-      const serialize = reply.compileSerializationSchema({ $ref: 'requestRecord#' });
+      const serialize = reply.compileSerializationSchema(ref('requestRecord'));
       reply.hijack();
       const res = reply.raw;
       res.writeHead(200, {

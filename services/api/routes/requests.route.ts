@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify';
+import type { SchemaTypes } from '../api.types.js';
+import { ref } from '../../../schemas/index.js';
+import type { RequestRecord } from '../../../schemas/request-record.schema.js';
 import { listQuery } from '../../../schemas/common.schema.js';
 import { validation } from '../../shared/errors.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 import { BucketsRepository } from '../buckets.repository.js';
 import { REQUEST_SORTS, RequestsRepository, type RequestFilters } from '../requests.repository.js';
-import type { ListQuery } from '../pagination.js';
 
 const params = {
   type: 'object',
@@ -39,20 +41,12 @@ export const requestListQuery = {
   },
 } as const;
 
-export type RequestListQuery = ListQuery & {
-  startDate?: string;
-  endDate?: string;
-  start_date?: string;
-  end_date?: string;
-  method?: string;
-  statusCode?: number;
-  path?: string;
-  q?: string;
-  view?: string;
-};
-
-type P = { accountSid: string; bucketSid: string };
-type P1 = P & { requestSid: string };
+/**
+ * NOTE: the repository answers stored records as the JSON the processor wrote (untyped: a record
+ * carries whatever fields its client sent within the ingest schema); they are the reply schema's
+ * records by construction, which this assertion states.
+ */
+const asRecord = (r: Record<string, unknown>) => r as RequestRecord;
 
 /** Hook for `q=` and `view=` (stream-view criteria): returns compiled SQL or throws 400. */
 export type CriteriaResolver = (
@@ -62,13 +56,14 @@ export type CriteriaResolver = (
 ) => Promise<RequestFilters['criteria']>;
 
 export default async function requestsRoutes(
-  app: FastifyInstance,
+  fastify: FastifyInstance,
   opts: { criteria?: CriteriaResolver },
 ): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>();
   const repo = new RequestsRepository(app.deps.ch, app.deps.pg);
   const buckets = new BucketsRepository(app.deps.pg);
 
-  app.get<{ Params: P; Querystring: RequestListQuery }>(
+  app.get(
     '/v1/accounts/:accountSid/buckets/:bucketSid/requests',
     {
       preHandler: requireScope('requests:read'),
@@ -82,11 +77,11 @@ export default async function requestsRoutes(
             required: ['hasMore', 'records'],
             properties: {
               hasMore: { type: 'boolean' },
-              records: { type: 'array', items: { $ref: 'requestRecord#' } },
+              records: { type: 'array', items: ref('requestRecord') },
             },
           },
         },
-      },
+      } as const,
     },
     async (req) => {
       const { accountSid, bucketSid } = req.params;
@@ -100,7 +95,7 @@ export default async function requestsRoutes(
       let criteria: RequestFilters['criteria'];
       if ((q.q || q.view) && opts.criteria) criteria = await opts.criteria(accountSid, bucketSid, q);
       else if (q.q || q.view) throw validation('Search criteria are not supported', { q: 'unsupported' });
-      return repo.list(accountSid, bucketSid, q, {
+      const page = await repo.list(accountSid, bucketSid, q, {
         startDate,
         endDate,
         method: q.method,
@@ -108,19 +103,21 @@ export default async function requestsRoutes(
         path: q.path,
         criteria,
       });
+      return page as { hasMore: boolean; records: RequestRecord[] };
     },
   );
 
-  app.get<{ Params: P1 }>(
+  app.get(
     '/v1/accounts/:accountSid/buckets/:bucketSid/requests/:requestSid',
     {
       preHandler: requireScope('requests:read'),
-      schema: { tags: ['requests'], params: oneParams, response: { 200: { $ref: 'requestRecord#' } } },
+      schema: { tags: ['requests'], params: oneParams, response: { 200: ref('requestRecord') } } as const,
     },
-    async (req) => repo.get(req.params.accountSid, req.params.bucketSid, req.params.requestSid),
+    async (req) =>
+      asRecord(await repo.get(req.params.accountSid, req.params.bucketSid, req.params.requestSid)),
   );
 
-  app.put<{ Params: P1; Body: { note?: string | null } }>(
+  app.put(
     '/v1/accounts/:accountSid/buckets/:bucketSid/requests/:requestSid',
     {
       preHandler: requireScope('requests:write'),
@@ -132,18 +129,25 @@ export default async function requestsRoutes(
           additionalProperties: false,
           properties: { note: { type: ['string', 'null'], maxLength: 10000 } },
         },
-        response: { 200: { $ref: 'requestRecord#' } },
-      },
+        response: { 200: ref('requestRecord') },
+      } as const,
     },
     async (req) =>
-      repo.setNote(req.params.accountSid, req.params.bucketSid, req.params.requestSid, req.body.note ?? null),
+      asRecord(
+        await repo.setNote(
+          req.params.accountSid,
+          req.params.bucketSid,
+          req.params.requestSid,
+          req.body.note ?? null,
+        ),
+      ),
   );
 
-  app.delete<{ Params: P1 }>(
+  app.delete(
     '/v1/accounts/:accountSid/buckets/:bucketSid/requests/:requestSid',
     {
       preHandler: requireScope('requests:delete'),
-      schema: { tags: ['requests'], params: oneParams, response: { 200: { $ref: 'deleted#' } } },
+      schema: { tags: ['requests'], params: oneParams, response: { 200: ref('deleted') } } as const,
     },
     async (req) => {
       await repo.delete(req.params.accountSid, req.params.bucketSid, req.params.requestSid);

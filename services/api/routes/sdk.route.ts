@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { SdkSettingValues } from '../../../schemas/rules.schema.js';
+import type { SchemaTypes } from '../api.types.js';
+import { ref } from '../../../schemas/index.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 import { BucketsRepository } from '../buckets.repository.js';
 import { registerSdkRoute } from '../sdk-bootstrap.js';
@@ -11,20 +12,19 @@ const params = {
   properties: { accountSid: { type: 'string', maxLength: 64 }, bucketSid: { type: 'string', maxLength: 64 } },
 } as const;
 
-type P = { accountSid: string; bucketSid: string };
-
 /**
  * The SDK bootstrap `GET /v1/buckets/{b}/sdk` (services/api/sdk-bootstrap.ts, shared with the
  * ingest listener) and the bucket's configurable SDK settings it serves.
  */
-export default async function sdkRoutes(app: FastifyInstance): Promise<void> {
+export default async function sdkRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>();
   registerSdkRoute(app, { pg: app.deps.pg, principalOf: async (req) => req.principal });
 
   const buckets = new BucketsRepository(app.deps.pg);
   const settings = new SdkSettingsRepository(app.deps.pg);
   const path = '/v1/accounts/:accountSid/buckets/:bucketSid/sdkSettings';
 
-  app.get<{ Params: P }>(
+  app.get(
     path,
     {
       preHandler: requireScope('buckets:read'),
@@ -33,7 +33,7 @@ export default async function sdkRoutes(app: FastifyInstance): Promise<void> {
         summary: 'Get the SDK settings of a bucket',
         description: 'Every setting with its value, and the defaults (docs/rules.md, "SDK settings").',
         params,
-        response: { 200: { $ref: 'bucketSdkSettings#' } },
+        response: { 200: ref('bucketSdkSettings') },
       },
     },
     async (req) => {
@@ -42,7 +42,7 @@ export default async function sdkRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.put<{ Params: P; Body: Partial<SdkSettingValues> }>(
+  app.put(
     path,
     {
       preHandler: requireScope('buckets:write'),
@@ -53,8 +53,8 @@ export default async function sdkRoutes(app: FastifyInstance): Promise<void> {
           'Partial update: the settings in the body change, the others keep their value. SDKs see ' +
           'the change on their next `GET /v1/buckets/{bucketSid}/sdk`.',
         params,
-        body: { $ref: 'sdkSettingsUpdate#' },
-        response: { 200: { $ref: 'bucketSdkSettings#' } },
+        body: ref('sdkSettingsUpdate'),
+        response: { 200: ref('bucketSdkSettings') },
       },
     },
     async (req) => {

@@ -1,4 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ref } from '../../../schemas/index.js';
+import type { SchemaTypes } from '../api.types.js';
 import { createAccount } from '../accounts.service.js';
 import { hashToken } from '../../shared/credentials.js';
 import { AppError, notFound } from '../../shared/errors.js';
@@ -23,7 +25,8 @@ const tags = ['authentication'];
  * creation, and accepting an invitation. Each answers like a sign-in: the session in cookies for
  * the dashboard, and its token in the body for API clients.
  */
-export default async function signinRoutes(app: FastifyInstance): Promise<void> {
+export default async function signinRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>();
   const pool = app.deps.pg;
   const cfg = app.deps.cfg;
   const throttle = new SigninThrottle();
@@ -48,16 +51,16 @@ export default async function signinRoutes(app: FastifyInstance): Promise<void> 
     };
   };
 
-  app.post<{ Body: { email: string; password: string } }>(
+  app.post(
     '/v1/authentication/signin',
     {
       schema: {
         tags,
         summary: 'Sign in with email and password (sets the dashboard session cookie)',
         security: [],
-        body: { $ref: 'signinBody#' },
-        response: { 200: { $ref: 'signinResult#' } },
-      },
+        body: ref('signinBody'),
+        response: { 200: ref('signinResult') },
+      } as const,
     },
     async (req, reply) => {
       const email = req.body.email.trim().toLowerCase();
@@ -100,8 +103,8 @@ export default async function signinRoutes(app: FastifyInstance): Promise<void> 
         tags,
         summary: 'Whether Tapline still needs its first account',
         security: [],
-        response: { 200: { $ref: 'setupStatus#' } },
-      },
+        response: { 200: ref('setupStatus') },
+      } as const,
     },
     async (req) => {
       const r = await pool.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM accounts) AS any');
@@ -118,16 +121,16 @@ export default async function signinRoutes(app: FastifyInstance): Promise<void> 
     },
   );
 
-  app.post<{ Body: { name: string; email: string; password: string; accountName?: string } }>(
+  app.post(
     '/v1/setup',
     {
       schema: {
         tags,
         summary: 'First run: create the first account and its administrator, signed in',
         security: [],
-        body: { $ref: 'setupBody#' },
-        response: { 200: { $ref: 'signinResult#' } },
-      },
+        body: ref('setupBody'),
+        response: { 200: ref('signinResult') },
+      } as const,
     },
     async (req, reply) => {
       const b = req.body;
@@ -195,9 +198,9 @@ export default async function signinRoutes(app: FastifyInstance): Promise<void> 
     properties: { token: { type: 'string', minLength: 10, maxLength: 100 } },
   } as const;
 
-  app.get<{ Params: { token: string } }>(
+  app.get(
     '/v1/invites/:token',
-    { schema: { tags, security: [], params: tokenParams, response: { 200: { $ref: 'inviteInfo#' } } } },
+    { schema: { tags, security: [], params: tokenParams, response: { 200: ref('inviteInfo') } } as const },
     async (req) => {
       const inv = await findInvite(req.params.token);
       return {
@@ -209,7 +212,7 @@ export default async function signinRoutes(app: FastifyInstance): Promise<void> 
     },
   );
 
-  app.post<{ Params: { token: string }; Body: { password: string; firstName?: string; lastName?: string } }>(
+  app.post(
     '/v1/invites/:token/accept',
     {
       schema: {
@@ -217,9 +220,9 @@ export default async function signinRoutes(app: FastifyInstance): Promise<void> 
         summary: 'Accept an invitation: set the password, join the account, signed in',
         security: [],
         params: tokenParams,
-        body: { $ref: 'inviteAccept#' },
-        response: { 200: { $ref: 'signinResult#' } },
-      },
+        body: ref('inviteAccept'),
+        response: { 200: ref('signinResult') },
+      } as const,
     },
     async (req, reply) => {
       const inv = await findInvite(req.params.token);

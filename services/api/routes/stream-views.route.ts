@@ -1,15 +1,12 @@
 import type { FastifyInstance } from 'fastify';
+import type { SchemaTypes } from '../api.types.js';
+import { ref } from '../../../schemas/index.js';
 import type pg from 'pg';
 import { listQuery } from '../../../schemas/common.schema.js';
 import { BucketsRepository } from '../buckets.repository.js';
 import { compileCriteria, type CompiledCriteria } from '../criteria.compiler.js';
-import type { ListQuery } from '../pagination.js';
 import { requireScope } from '../plugins/auth.plugin.js';
-import {
-  STREAM_VIEW_SORTS,
-  StreamViewsRepository,
-  type StreamViewInput,
-} from '../stream-views.repository.js';
+import { STREAM_VIEW_SORTS, StreamViewsRepository } from '../stream-views.repository.js';
 import type { CriteriaResolver } from './requests.route.js';
 
 const bucketParams = {
@@ -26,9 +23,6 @@ const viewParams = {
     streamViewSid: { type: 'string' },
   },
 } as const;
-
-type B = { accountSid: string; bucketSid: string };
-type P = B & { streamViewSid: string };
 
 /**
  * `q=` and `view=` of the requests list: the view (same account and bucket, else 404) and the
@@ -52,13 +46,14 @@ export function streamViewCriteria(pool: pg.Pool): CriteriaResolver {
 }
 
 /** Stream views (spec 2.8): saved searches under a bucket. Endpoints designed here (spec 4.11). */
-export default async function streamViewsRoutes(app: FastifyInstance): Promise<void> {
+export default async function streamViewsRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>();
   const repo = new StreamViewsRepository(app.deps.pg);
   const buckets = new BucketsRepository(app.deps.pg);
   const tags = ['streamViews'] as const;
   const base = '/v1/accounts/:accountSid/buckets/:bucketSid/streamViews';
 
-  app.get<{ Params: B; Querystring: ListQuery }>(
+  app.get(
     base,
     {
       preHandler: requireScope('streamViews:read'),
@@ -66,7 +61,7 @@ export default async function streamViewsRoutes(app: FastifyInstance): Promise<v
         tags,
         params: bucketParams,
         querystring: listQuery(STREAM_VIEW_SORTS, 'createdAt'),
-        response: { 200: { $ref: 'streamViewList#' } },
+        response: { 200: ref('streamViewList') },
       },
     },
     async (req) => {
@@ -75,16 +70,16 @@ export default async function streamViewsRoutes(app: FastifyInstance): Promise<v
     },
   );
 
-  app.get<{ Params: P }>(
+  app.get(
     `${base}/:streamViewSid`,
     {
       preHandler: requireScope('streamViews:read'),
-      schema: { tags, params: viewParams, response: { 200: { $ref: 'streamView#' } } },
+      schema: { tags, params: viewParams, response: { 200: ref('streamView') } },
     },
     async (req) => repo.get(req.params.accountSid, req.params.bucketSid, req.params.streamViewSid),
   );
 
-  app.post<{ Params: B; Body: { name: string; criteria: string; icon?: string } }>(
+  app.post(
     base,
     {
       preHandler: requireScope('streamViews:write'),
@@ -92,8 +87,8 @@ export default async function streamViewsRoutes(app: FastifyInstance): Promise<v
         tags,
         summary: 'Save a search (criteria in the language of docs/search.md) as a stream view',
         params: bucketParams,
-        body: { $ref: 'streamViewCreate#' },
-        response: { 201: { $ref: 'streamView#' } },
+        body: ref('streamViewCreate'),
+        response: { 201: ref('streamView') },
       },
     },
     async (req, reply) => {
@@ -103,7 +98,7 @@ export default async function streamViewsRoutes(app: FastifyInstance): Promise<v
     },
   );
 
-  app.put<{ Params: P; Body: StreamViewInput }>(
+  app.put(
     `${base}/:streamViewSid`,
     {
       preHandler: requireScope('streamViews:write'),
@@ -111,19 +106,19 @@ export default async function streamViewsRoutes(app: FastifyInstance): Promise<v
         tags,
         summary: 'Update a stream view; only the provided fields change',
         params: viewParams,
-        body: { $ref: 'streamViewUpdate#' },
-        response: { 200: { $ref: 'streamView#' } },
+        body: ref('streamViewUpdate'),
+        response: { 200: ref('streamView') },
       },
     },
     async (req) =>
       repo.update(req.params.accountSid, req.params.bucketSid, req.params.streamViewSid, req.body),
   );
 
-  app.delete<{ Params: P }>(
+  app.delete(
     `${base}/:streamViewSid`,
     {
       preHandler: requireScope('streamViews:delete'),
-      schema: { tags, params: viewParams, response: { 200: { $ref: 'deleted#' } } },
+      schema: { tags, params: viewParams, response: { 200: ref('deleted') } },
     },
     async (req) => {
       await repo.delete(req.params.accountSid, req.params.bucketSid, req.params.streamViewSid);

@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import type { SchemaTypes } from '../api.types.js';
+import { ref } from '../../../schemas/index.js';
 import { hashToken } from '../../shared/credentials.js';
 import { AppError, notFound } from '../../shared/errors.js';
 import { newSid, randomAlnum } from '../../shared/ids.js';
@@ -43,7 +45,8 @@ const toMember = (r: MemberRow) => ({
  * Members of an account (people who sign in to the dashboard) and invitations. Only
  * administrators' sessions hold the `users:*` scopes (docs/auth.md, "Roles").
  */
-export default async function usersRoutes(app: FastifyInstance): Promise<void> {
+export default async function usersRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>();
   const pool = app.deps.pg;
   const base = '/v1/accounts/:accountSid/users';
 
@@ -71,19 +74,16 @@ export default async function usersRoutes(app: FastifyInstance): Promise<void> {
       throw new AppError(409, 'CONFLICT', 'An account keeps at least one administrator');
   };
 
-  app.get<{ Params: { accountSid: string } }>(
+  app.get(
     base,
     {
       preHandler: requireScope('users:read'),
-      schema: { tags, params: accountParams, response: { 200: { $ref: 'memberList#' } } },
+      schema: { tags, params: accountParams, response: { 200: ref('memberList') } } as const,
     },
     async (req) => ({ hasMore: false, users: (await members(req.params.accountSid)).map(toMember) }),
   );
 
-  app.post<{
-    Params: { accountSid: string };
-    Body: { email: string; role: string; firstName?: string; lastName?: string };
-  }>(
+  app.post(
     base,
     {
       preHandler: requireScope('users:write'),
@@ -91,9 +91,9 @@ export default async function usersRoutes(app: FastifyInstance): Promise<void> {
         tags,
         summary: 'Invite someone: the answer holds a one-time link that sets their password',
         params: accountParams,
-        body: { $ref: 'inviteBody#' },
-        response: { 201: { $ref: 'inviteResult#' } },
-      },
+        body: ref('inviteBody'),
+        response: { 201: ref('inviteResult') },
+      } as const,
     },
     async (req, reply) => {
       const a = req.params.accountSid;
@@ -140,16 +140,16 @@ export default async function usersRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.put<{ Params: { accountSid: string; userSid: string }; Body: { role: string } }>(
+  app.put(
     `${base}/:userSid`,
     {
       preHandler: requireScope('users:write'),
       schema: {
         tags,
         params: userParams,
-        body: { $ref: 'memberUpdate#' },
-        response: { 200: { $ref: 'member#' } },
-      },
+        body: ref('memberUpdate'),
+        response: { 200: ref('member') },
+      } as const,
     },
     async (req) => {
       const { accountSid: a, userSid } = req.params;
@@ -175,11 +175,11 @@ export default async function usersRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.delete<{ Params: { accountSid: string; userSid: string } }>(
+  app.delete(
     `${base}/:userSid`,
     {
       preHandler: requireScope('users:delete'),
-      schema: { tags, params: userParams, response: { 200: { $ref: 'deleted#' } } },
+      schema: { tags, params: userParams, response: { 200: ref('deleted') } } as const,
     },
     async (req) => {
       const { accountSid: a, userSid } = req.params;

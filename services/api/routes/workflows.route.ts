@@ -3,8 +3,16 @@ import { Ajv } from 'ajv';
 import type { FastifyInstance, preHandlerAsyncHookHandler, preValidationAsyncHookHandler } from 'fastify';
 import { validate as isValidCron, validateDetailed as explainCron } from 'node-cron';
 import { accountParams, environmentSid, listQuery } from '../../../schemas/common.schema.js';
-import { ALL_SCHEMAS } from '../../../schemas/index.js';
-import { EXECUTION_STATUSES, TRIGGER_TYPES } from '../../../schemas/workflow.schema.js';
+import type { FromSchema } from 'json-schema-to-ts';
+import { ALL_SCHEMAS, ref, type Reply } from '../../../schemas/index.js';
+import {
+  EXECUTION_STATUSES,
+  TRIGGER_TYPES,
+  type workflowExecutionSchema,
+  type workflowPreviewSchema,
+  type WorkflowCreate,
+  type WorkflowUpdate,
+} from '../../../schemas/workflow.schema.js';
 import { AppError, notFound, validation } from '../../shared/errors.js';
 import { ENVIRONMENT_SID } from '../../shared/ids.js';
 import { secretBox } from '../../shared/secret-box.js';
@@ -12,7 +20,7 @@ import { maskWorkflowPayload, unmaskActions } from '../../actions/action-secrets
 import { requireScope } from '../plugins/auth.plugin.js';
 import { WorkflowTools } from '../workflow-tools.service.js';
 import { BucketsRepository } from '../buckets.repository.js';
-import type { ListQuery } from '../pagination.js';
+import type { SchemaTypes } from '../api.types.js';
 import {
   EXECUTION_SORTS,
   WORKFLOW_SORTS,
@@ -129,12 +137,15 @@ const requireRequestsRead = requireRequestsReadFor([{ type: 'webhook' }]);
 /** For create/update: only when the body's actions are outbound. */
 const requireRequestsReadForBody = requireRequestsReadFor(undefined);
 
-type ScopeP = { accountSid: string; environmentSid: string; bucketSid: string };
-type OneP = ScopeP & { workflowSid: string };
-type ExecP = OneP & { executionSid: string };
-type Body = Omit<WorkflowInput, 'trigger'> & {
-  trigger: WorkflowTrigger & { schedule?: string | null; timezone?: string };
-};
+type ScopeP = FromSchema<typeof scopeParams>;
+
+/**
+ * NOTE: the workflow tools' views (workflow-tools.service.ts: an execution's per-action `status`,
+ * the preview's `rendered`) are typed more loosely than their reply schemas, which the values
+ * meet; these three replies are asserted to the schema's type. When those views are the
+ * schemas' types (`WorkflowExecution`, `WorkflowPreview`), the assertions go.
+ */
+type ExecutionReply = Reply<typeof workflowExecutionSchema>;
 
 const upper = (o: unknown): void => {
   const v = o as { method?: unknown } | null;
@@ -178,7 +189,7 @@ function isTimeZone(tz: string): boolean {
 }
 
 /** Checks beyond the schema (cron, time zone, window length) and the stored normal form. */
-function normalise(body: Body): WorkflowInput {
+function normalise(body: WorkflowCreate | WorkflowUpdate): WorkflowInput {
   const t = body.trigger;
   const details: Record<string, string> = {};
   if (t.type === 'schedule') {
@@ -197,7 +208,7 @@ function normalise(body: Body): WorkflowInput {
 
   const trigger: WorkflowTrigger = {
     type: t.type,
-    conditions: t.conditions ?? [],
+    conditions: t.type === 'schedule' ? [] : (t.conditions ?? []),
     ...(t.type === 'schedule' ? { schedule: t.schedule! } : {}),
     ...(t.type === 'schedule' && t.timezone !== undefined ? { timezone: t.timezone } : {}),
   };
@@ -210,7 +221,8 @@ function normalise(body: Body): WorkflowInput {
   return { name: body.name, description: body.description ?? '', trigger, actions, isActive: body.isActive };
 }
 
-export default async function workflowsRoutes(app: FastifyInstance): Promise<void> {
+export default async function workflowsRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<SchemaTypes>();
   const bodyAjv = workflowAjv(false);
   const partAjv = workflowAjv(true);
   app.setValidatorCompiler(({ schema, httpPart }) =>
@@ -232,10 +244,7 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
     return { accountSid: p.accountSid, environmentSid: p.environmentSid, bucketSid: p.bucketSid };
   };
 
-  app.get<{
-    Params: { accountSid: string };
-    Querystring: ListQuery & { bucketSid?: string; environmentSid?: string; isActive?: boolean };
-  }>(
+  app.get(
     '/v1/accounts/:accountSid/workflows',
     {
       preHandler: requireScope('workflows:read'),
@@ -244,7 +253,7 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
         summary: 'List the workflows of an account',
         params: accountParams,
         querystring: accountListQuery,
-        response: { 200: { $ref: 'workflowList#' } },
+        response: { 200: ref('workflowList') },
       },
     },
     async (req) => {
@@ -253,7 +262,7 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
     },
   );
 
-  app.get<{ Params: ScopeP; Querystring: ListQuery & { isActive?: boolean } }>(
+  app.get(
     path,
     {
       preHandler: requireScope('workflows:read'),
@@ -262,7 +271,7 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
         summary: 'List the workflows of a bucket in an environment',
         params: scopeParams,
         querystring: scopedListQuery,
-        response: { 200: { $ref: 'workflowList#' } },
+        response: { 200: ref('workflowList') },
       },
     },
     async (req) => {
@@ -275,7 +284,7 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
     },
   );
 
-  app.post<{ Params: ScopeP; Body: Body }>(
+  app.post(
     path,
     {
       preValidation: upperCaseMethods,
@@ -286,8 +295,8 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
         description:
           'Needs `requests:read` too when an action is outbound (webhook, email, chat, automation).',
         params: scopeParams,
-        body: { $ref: 'workflowCreate#' },
-        response: { 201: { $ref: 'workflow#' } },
+        body: ref('workflowCreate'),
+        response: { 201: ref('workflow') },
       },
     },
     async (req, reply) => {
@@ -296,7 +305,7 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
     },
   );
 
-  app.get<{ Params: OneP }>(
+  app.get(
     `${path}/:workflowSid`,
     {
       preHandler: requireScope('workflows:read'),
@@ -304,13 +313,13 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
         tags,
         summary: 'Get a workflow',
         params: oneParams,
-        response: { 200: { $ref: 'workflow#' } },
+        response: { 200: ref('workflow') },
       },
     },
     async (req) => repo.get(await scopeOf(req.params), req.params.workflowSid),
   );
 
-  app.put<{ Params: OneP; Body: Body }>(
+  app.put(
     `${path}/:workflowSid`,
     {
       preValidation: upperCaseMethods,
@@ -323,14 +332,14 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
           'The environment and bucket of a workflow do not change. Needs `requests:read` too when ' +
           'an action is outbound (webhook, email, chat, automation).',
         params: oneParams,
-        body: { $ref: 'workflowUpdate#' },
-        response: { 200: { $ref: 'workflow#' } },
+        body: ref('workflowUpdate'),
+        response: { 200: ref('workflow') },
       },
     },
     async (req) => repo.update(await scopeOf(req.params), req.params.workflowSid, normalise(req.body)),
   );
 
-  app.delete<{ Params: OneP }>(
+  app.delete(
     `${path}/:workflowSid`,
     {
       preHandler: requireScope('workflows:delete'),
@@ -338,7 +347,7 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
         tags,
         summary: 'Delete a workflow and its execution log',
         params: oneParams,
-        response: { 200: { $ref: 'deleted#' } },
+        response: { 200: ref('deleted') },
       },
     },
     async (req) => {
@@ -347,16 +356,7 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
     },
   );
 
-  app.get<{
-    Params: OneP;
-    Querystring: ListQuery & {
-      status?: string;
-      triggerType?: string;
-      requestSid?: string;
-      deadLettered?: boolean;
-      detail?: boolean;
-    };
-  }>(
+  app.get(
     `${path}/:workflowSid/executions`,
     {
       preHandler: requireScope('workflows:read'),
@@ -365,23 +365,24 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
         summary: 'List the executions of a workflow, newest first',
         params: oneParams,
         querystring: executionsQuery,
-        response: { 200: { $ref: 'workflowExecutionList#' } },
+        response: { 200: ref('workflowExecutionList') },
       },
     },
     async (req) => {
       const wf = await repo.get(await scopeOf(req.params), req.params.workflowSid);
       const { status, triggerType, requestSid, deadLettered, detail } = req.query;
-      return tools.executions(
+      const page = await tools.executions(
         wf.accountSid,
         wf.sid,
         req.query,
         { status, triggerType, requestSid, deadLettered },
         detail === true,
       );
+      return page as { hasMore: boolean; records: ExecutionReply[] };
     },
   );
 
-  app.post<{ Params: ExecP }>(
+  app.post(
     `${path}/:workflowSid/executions/:executionSid/retry`,
     {
       preHandler: [requireScope('workflows:write'), requireRequestsRead],
@@ -395,16 +396,17 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
           'retries and dead letter. 409 unless the execution is `failed`, or when its request is ' +
           'no longer stored. Needs `requests:read` too.',
         params: executionParams,
-        response: { 202: { $ref: 'workflowExecution#' } },
+        response: { 202: ref('workflowExecution') },
       },
     },
     async (req, reply) => {
       const wf = await repo.get(await scopeOf(req.params), req.params.workflowSid);
-      return reply.status(202).send(await tools.retry(wf, req.params.executionSid));
+      const execution = await tools.retry(wf, req.params.executionSid);
+      return reply.status(202).send(execution as ExecutionReply);
     },
   );
 
-  app.post<{ Params: OneP; Body: { requestSid?: string | null; actions?: Body['actions'] } }>(
+  app.post(
     `${path}/:workflowSid/test`,
     {
       preValidation: upperCaseMethods,
@@ -419,8 +421,8 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
           "workflow's environment, else a synthetic one. Answers each action's result. Writes " +
           'nothing to the execution log. Needs `requests:read` too.',
         params: oneParams,
-        body: { $ref: 'workflowTestBody#' },
-        response: { 200: { $ref: 'workflowTestResult#' } },
+        body: ref('workflowTestBody'),
+        response: { 200: ref('workflowTestResult') },
       },
     },
     async (req) => {
@@ -439,10 +441,7 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
     },
   );
 
-  app.post<{
-    Params: ScopeP;
-    Body: { triggerType?: WorkflowTrigger['type']; requestSid?: string | null; configs?: object[] };
-  }>(
+  app.post(
     `${path}/preview`,
     {
       preHandler: [requireScope('workflows:read'), requireRequestsRead],
@@ -455,18 +454,19 @@ export default async function workflowsRoutes(app: FastifyInstance): Promise<voi
           "newest stored request of the path's environment (an error first for `triggerType: " +
           'error`), else a synthetic one. Sends nothing. Needs `requests:read` too.',
         params: scopeParams,
-        body: { $ref: 'workflowPreviewBody#' },
-        response: { 200: { $ref: 'workflowPreview#' } },
+        body: ref('workflowPreviewBody'),
+        response: { 200: ref('workflowPreview') },
       },
     },
     async (req) => {
       const s = await scopeOf(req.params);
       const type = req.body?.triggerType ?? 'request';
-      return tools.preview(
+      const preview = await tools.preview(
         { ...s, sid: 'wfl_preview', name: '(preview)', trigger: { type, conditions: [] } },
         req.body?.requestSid,
         req.body?.configs ?? [],
       );
+      return preview as Reply<typeof workflowPreviewSchema>;
     },
   );
 }

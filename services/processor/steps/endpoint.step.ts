@@ -37,5 +37,5 @@ export const endpointStep: Step = (record) => {
   if (typeof record.endpoint === 'string' && record.endpoint !== '') return ok(record);
   const path = typeof record.request.path === 'string' ? record.request.path : '';
   record.endpoint = path ? endpointTemplate(path) : '';
-  return ok(record);
+  return ok(record, { added: ['endpoint'] });
 };

@@ -1,13 +1,16 @@
 import { AppError } from '../../../shared/errors.js';
 import {
+  MINUTE,
   intervalStart,
   nextInterval,
+  previousRange,
+  rangeOut,
   resolveRange,
   type GroupBy,
   type Interval,
   type Query,
   type TimeRange,
-} from '../../metrics.repository.js';
+} from '../../metrics-range.js';
 import { bucketFilter, bucketsInScope, ToolError, type ToolContext } from '../mcp.context.js';
 import type { COMPARE_SORTS, PERFORMANCE_SORTS } from '../mcp.inputs.js';
 import {
@@ -21,7 +24,6 @@ import {
 import { fitList, type Truncation } from '../mcp.output.js';
 import { defineTool } from './tool.js';
 
-const MINUTE = 60_000;
 /** A timeseries answer holds at most this many points (the interval is picked to fit). */
 export const MAX_POINTS = 200;
 /** get_metrics_summary's per-bucket lines: at most this many buckets. */
@@ -32,7 +34,15 @@ const MAX_SERIES_EVENTS = 30;
 const ALL_GROUPS = 1000;
 
 const r3 = (v: number): number => Math.round(v * 1000) / 1000;
-const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** The `truncated` field of an answer whose list was cut at `shown`. */
+const cutAt = (field: string, shown: number, total: number | null, howToGetMore: string): Truncation => ({
+  field,
+  shown,
+  total,
+  reason: 'limit',
+  howToGetMore,
+});
 
 interface RangeArgs {
   startDate?: string;
@@ -42,8 +52,15 @@ interface RangeArgs {
   method?: string;
 }
 
-/** The token's environment, the bucket filter and the narrowing filters around a range. */
-async function queryOf(ctx: ToolContext, args: RangeArgs, range: TimeRange): Promise<Query> {
+/**
+ * The token's environment, the bucket filter and the narrowing filters around a range (by default
+ * the one of `args`).
+ */
+async function queryOf(
+  ctx: ToolContext,
+  args: RangeArgs,
+  range: TimeRange = resolveRange(args, Date.now()),
+): Promise<Query> {
   return {
     accountSid: ctx.scope.accountSid,
     environmentSid: ctx.scope.environmentSid,
@@ -53,14 +70,6 @@ async function queryOf(ctx: ToolContext, args: RangeArgs, range: TimeRange): Pro
     range,
   };
 }
-
-const rangeOut = (r: TimeRange) => ({ startDate: iso(r.start), endDate: iso(r.end + MINUTE - 1) });
-
-/** The range of equal length just before `r`. */
-const previousOf = (r: TimeRange): TimeRange => {
-  const length = r.end - r.start + MINUTE;
-  return { start: r.start - length, end: r.start - MINUTE };
-};
 
 interface Stats {
   requests: number;
@@ -119,16 +128,14 @@ export const listBuckets = defineTool<Record<string, never>>(
         lastTrafficAt: last.get(b.sid) ?? null,
         createdAt: b.createdAt,
       })),
-      truncated: (more
-        ? {
-            field: 'buckets',
-            shown: buckets.length,
-            total: null,
-            reason: 'limit',
-            howToGetMore:
-              'Only the oldest buckets are listed; the other tools accept any bucketSid of this token.',
-          }
-        : false) as Truncation | false,
+      truncated: more
+        ? cutAt(
+            'buckets',
+            buckets.length,
+            null,
+            'Only the oldest buckets are listed; the other tools accept any bucketSid of this token.',
+          )
+        : false,
     };
     return fitList(
       out,
@@ -149,9 +156,9 @@ export const getMetricsSummary = defineTool<RangeArgs>(
     inputSchema: metricsSummaryInput,
   },
   async (ctx, args) => {
-    const range = resolveRange(args, Date.now());
-    const previous = previousOf(range);
-    const q = await queryOf(ctx, args, range);
+    const q = await queryOf(ctx, args);
+    const range = q.range;
+    const previous = previousRange(range);
     const pq = { ...q, range: previous };
     const [current, prev, summary] = await Promise.all([
       totalsOf(ctx, q),
@@ -183,13 +190,12 @@ export const getMetricsSummary = defineTool<RangeArgs>(
       out.byBucket = lines.sort((x, y) => y.requests - x.requests);
       out.truncated =
         more || buckets.length > shown.length
-          ? {
-              field: 'byBucket',
-              shown: shown.length,
-              total: more ? null : buckets.length,
-              reason: 'limit',
-              howToGetMore: 'Call again with bucketSid for a bucket not listed (list_buckets).',
-            }
+          ? cutAt(
+              'byBucket',
+              shown.length,
+              more ? null : buckets.length,
+              'Call again with bucketSid for a bucket not listed (list_buckets).',
+            )
           : false;
     }
     return out;
@@ -213,8 +219,7 @@ export const getEndpointPerformance = defineTool<PerformanceArgs>(
     inputSchema: endpointPerformanceInput,
   },
   async (ctx, args) => {
-    const range = resolveRange(args, Date.now());
-    const q = await queryOf(ctx, args, range);
+    const q = await queryOf(ctx, args);
     let metrics;
     let total: number | null = null;
     if (args.sortBy === 'requestCount') {
@@ -229,20 +234,19 @@ export const getEndpointPerformance = defineTool<PerformanceArgs>(
     const cut = metrics.length > args.limit;
     const out = {
       environmentSid: ctx.scope.environmentSid,
-      ...rangeOut(range),
+      ...rangeOut(q.range),
       groupBy: args.groupBy,
       sortBy: args.sortBy,
       // The REST numbers as they are: this list equals GET …/metrics/performance.
       metrics: metrics.slice(0, args.limit),
-      truncated: (cut
-        ? {
-            field: 'metrics',
-            shown: args.limit,
+      truncated: cut
+        ? cutAt(
+            'metrics',
+            args.limit,
             total,
-            reason: 'limit',
-            howToGetMore: 'Raise limit (≤ 100) or narrow with endpoint, method or bucketSid.',
-          }
-        : false) as Truncation | false,
+            'Raise limit (≤ 100) or narrow with endpoint, method or bucketSid.',
+          )
+        : false,
     };
     return fitList(out, 'metrics', 'Lower limit or narrow with endpoint, method or bucketSid.');
   },
@@ -263,8 +267,7 @@ export const getErrors = defineTool<ErrorsArgs>(
     inputSchema: errorsInput,
   },
   async (ctx, args) => {
-    const range = resolveRange(args, Date.now());
-    const q = await queryOf(ctx, args, range);
+    const q = await queryOf(ctx, args);
     const res = await ctx.deps.metrics.errors(q, args.statusCode, args.limit + 1);
     const cut = res.errorsByEndpoint.length > args.limit;
     const out = {
@@ -274,15 +277,14 @@ export const getErrors = defineTool<ErrorsArgs>(
       errorsByEndpoint: res.errorsByEndpoint
         .slice(0, args.limit)
         .map((e) => ({ ...e, errorRate: r3(e.errorRate), mostCommonErrors: e.mostCommonErrors.slice(0, 5) })),
-      truncated: (cut
-        ? {
-            field: 'errorsByEndpoint',
-            shown: args.limit,
-            total: null,
-            reason: 'limit',
-            howToGetMore: 'Raise limit (≤ 100) or narrow with statusCode, endpoint or method.',
-          }
-        : false) as Truncation | false,
+      truncated: cut
+        ? cutAt(
+            'errorsByEndpoint',
+            args.limit,
+            null,
+            'Raise limit (≤ 100) or narrow with statusCode, endpoint or method.',
+          )
+        : false,
     };
     return fitList(out, 'errorsByEndpoint', 'Lower limit or narrow with statusCode, endpoint or method.');
   },
@@ -352,15 +354,15 @@ export const getTimeseries = defineTool<TimeseriesArgs>(
       columns: ['start', 'requests', 'errors', 'avgMs', 'p50Ms', 'p95Ms', 'p99Ms'],
       points,
       events,
-      truncated: (tp.events.length > events.length
-        ? {
-            field: 'events',
-            shown: events.length,
-            total: tp.events.length,
-            reason: 'limit',
-            howToGetMore: 'list_events with startTime and endTime lists every marker of the range.',
-          }
-        : false) as Truncation | false,
+      truncated:
+        tp.events.length > events.length
+          ? cutAt(
+              'events',
+              events.length,
+              tp.events.length,
+              'list_events with startTime and endTime lists every marker of the range.',
+            )
+          : false,
     };
     return fitList(out, 'events', 'list_events with startTime and endTime lists every marker of the range.');
   },
@@ -517,15 +519,15 @@ export const comparePeriods = defineTool<CompareArgs>(
       change: changeOf(ta, tb),
       sortBy: args.sortBy,
       endpoints: rows.slice(0, args.limit),
-      truncated: (rows.length > args.limit
-        ? {
-            field: 'endpoints',
-            shown: args.limit,
-            total: rows.length,
-            reason: 'limit',
-            howToGetMore: 'Raise limit (≤ 100) or narrow with bucketSid or method.',
-          }
-        : false) as Truncation | false,
+      truncated:
+        rows.length > args.limit
+          ? cutAt(
+              'endpoints',
+              args.limit,
+              rows.length,
+              'Raise limit (≤ 100) or narrow with bucketSid or method.',
+            )
+          : false,
     };
     return fitList(out, 'endpoints', 'Lower limit or narrow with bucketSid or method.', rows.length);
   },

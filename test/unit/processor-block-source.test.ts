@@ -1,0 +1,194 @@
+import { Kafka, logLevel, type KafkaMessage } from 'kafkajs';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import {
+  BlockSource,
+  planBlocks,
+  type BatchControl,
+  type Block,
+  type RangeStore,
+} from '../../services/processor/block-source.js';
+import type { OffsetRange } from '../../services/processor/requests.writer.js';
+
+// The block source's decisions (which blocks, replay, skip, save, commit) against fakes of its own
+// interfaces (RangeStore, BatchControl); the Kafka consumer itself runs in
+// test/integration/processor-added-step.test.ts and the fault suite.
+
+const msgs = (from: number, to: number): KafkaMessage[] =>
+  Array.from(
+    { length: to - from + 1 },
+    (_, i) => ({ offset: String(from + i), value: Buffer.from(`m${from + i}`) }) as KafkaMessage,
+  );
+
+const shape = (blocks: Block[]) =>
+  blocks.map((b) => ({ range: b.range, n: b.messages.length, replay: b.replay, skip: b.skip ?? false }));
+
+const never = async () => {
+  throw new Error('rangeStored must not be asked');
+};
+
+describe('planBlocks', () => {
+  it('without a saved range: blocks of at most maxBlock messages, in order', async () => {
+    expect(shape(await planBlocks('t', 0, msgs(10, 24), undefined, 6, never))).toEqual([
+      { range: { min: 10, max: 15 }, n: 6, replay: false, skip: false },
+      { range: { min: 16, max: 21 }, n: 6, replay: false, skip: false },
+      { range: { min: 22, max: 24 }, n: 3, replay: false, skip: false },
+    ]);
+  });
+
+  it('a saved range the fetch covers exactly is re-sent as it was (replay), the rest as new blocks', async () => {
+    const blocks = await planBlocks('t', 2, msgs(10, 24), { min: 10, max: 17 }, 100, never);
+    expect(shape(blocks)).toEqual([
+      { range: { min: 10, max: 17 }, n: 8, replay: true, skip: false },
+      { range: { min: 18, max: 24 }, n: 7, replay: false, skip: false },
+    ]);
+    expect(blocks[0]!.partition).toBe(2);
+    expect(blocks[0]!.topic).toBe('t');
+  });
+
+  it('a saved range the fetch covers in part: skipped when stored, processed as new when not', async () => {
+    const asked: OffsetRange[] = [];
+    const stored = async (r: OffsetRange) => (asked.push(r), true);
+    expect(shape(await planBlocks('t', 0, msgs(12, 20), { min: 10, max: 15 }, 100, stored))).toEqual([
+      { range: { min: 12, max: 15 }, n: 0, replay: true, skip: true },
+      { range: { min: 16, max: 20 }, n: 5, replay: false, skip: false },
+    ]);
+    expect(asked).toEqual([{ min: 10, max: 15 }]);
+    // Stored and nothing after it in this fetch: still a skip block, so the commit moves past it.
+    expect(shape(await planBlocks('t', 0, msgs(12, 15), { min: 10, max: 15 }, 100, stored))).toEqual([
+      { range: { min: 12, max: 15 }, n: 0, replay: true, skip: true },
+    ]);
+    const notStored = async () => false;
+    expect(shape(await planBlocks('t', 0, msgs(12, 20), { min: 10, max: 15 }, 100, notStored))).toEqual([
+      { range: { min: 12, max: 20 }, n: 9, replay: false, skip: false },
+    ]);
+  });
+
+  it('a saved range outside the fetch plays no part', async () => {
+    expect(shape(await planBlocks('t', 0, msgs(30, 31), { min: 10, max: 15 }, 100, never))).toEqual([
+      { range: { min: 30, max: 31 }, n: 2, replay: false, skip: false },
+    ]);
+  });
+});
+
+/** A RangeStore in memory that records what the source asked of it. */
+class MemoryRanges implements RangeStore {
+  saved: string[] = [];
+  stored = false;
+  async loadRanges() {
+    return new Map<number, OffsetRange>();
+  }
+  async saveRange(topic: string, partition: number, r: OffsetRange) {
+    this.saved.push(`${topic}/${partition}:${r.min}-${r.max}`);
+  }
+  async rangeStored() {
+    return this.stored;
+  }
+}
+
+function control(log: string[], opts: { runningFor?: number } = {}): BatchControl {
+  let checks = 0;
+  return {
+    resolveOffset: (o) => void log.push(`resolve ${o}`),
+    commit: async (o) => void log.push(`commit ${o}`),
+    heartbeat: async () => undefined,
+    isRunning: () => opts.runningFor === undefined || checks++ < opts.runningFor,
+    isStale: () => false,
+  };
+}
+
+function source(ranges: RangeStore, sink: (b: Block) => Promise<void>, maxBatch = 4) {
+  return new BlockSource({
+    // Never connected: onBatch is driven directly.
+    kafka: new Kafka({ clientId: 'block-source-test', brokers: ['127.0.0.1:1'], logLevel: logLevel.NOTHING }),
+    topic: 't',
+    groupId: 'g',
+    maxBatch,
+    flushMs: 100,
+    fetchMinBytes: 1,
+    ranges,
+    log: pino({ level: 'silent' }),
+    sink,
+  });
+}
+
+describe('BlockSource.onBatch', () => {
+  it('per block: save the range, hand it to the sink, then resolve and commit past it', async () => {
+    const ranges = new MemoryRanges();
+    const log: string[] = [];
+    const s = source(
+      ranges,
+      async (b) => void log.push(`sink ${b.range.min}-${b.range.max} saved=${ranges.saved.length}`),
+    );
+    await s.onBatch('t', 1, msgs(0, 5), control(log));
+    expect(ranges.saved).toEqual(['t/1:0-3', 't/1:4-5']);
+    expect(log).toEqual([
+      'sink 0-3 saved=1',
+      'resolve 3',
+      'commit 4',
+      'sink 4-5 saved=2',
+      'resolve 5',
+      'commit 6',
+    ]);
+  });
+
+  it('a sink that fails commits nothing; the batch delivered again replays the saved range with it', async () => {
+    const ranges = new MemoryRanges();
+    const log: string[] = [];
+    const seen: Block[] = [];
+    let fail = true;
+    const s = source(
+      ranges,
+      async (b) => {
+        seen.push(b);
+        if (fail) throw new Error('insert failed');
+      },
+      100,
+    );
+    await expect(s.onBatch('t', 0, msgs(7, 9), control(log))).rejects.toThrow('insert failed');
+    expect(log).toEqual([]);
+    fail = false;
+    await s.onBatch('t', 0, msgs(7, 12), control(log));
+    expect(shape(seen)).toEqual([
+      { range: { min: 7, max: 9 }, n: 3, replay: false, skip: false },
+      { range: { min: 7, max: 9 }, n: 3, replay: true, skip: false },
+      { range: { min: 10, max: 12 }, n: 3, replay: false, skip: false },
+    ]);
+    // The replayed range is saved once (before its first attempt), the new one once.
+    expect(ranges.saved).toEqual(['t/0:7-9', 't/0:10-12']);
+    expect(log).toEqual(['resolve 9', 'commit 10', 'resolve 12', 'commit 13']);
+  });
+
+  it('a range already stored is skipped: no sink, committed past it', async () => {
+    const ranges = new MemoryRanges();
+    const seen: Block[] = [];
+    const log: string[] = [];
+    const s = source(ranges, async (b) => void seen.push(b), 100);
+    // A first attempt saves 0-9, then the batch comes back from offset 4 (a fetch that starts inside it).
+    await expect(
+      s.onBatch('t', 0, msgs(0, 9), {
+        ...control(log),
+        commit: async () => Promise.reject(new Error('broker gone')),
+      }),
+    ).rejects.toThrow('broker gone');
+    ranges.stored = true;
+    seen.length = 0;
+    log.length = 0;
+    await s.onBatch('t', 0, msgs(4, 11), control(log));
+    expect(shape(seen)).toEqual([{ range: { min: 10, max: 11 }, n: 2, replay: false, skip: false }]);
+    expect(log).toEqual(['resolve 9', 'commit 10', 'resolve 11', 'commit 12']);
+  });
+
+  it('stops between blocks when the consumer stops running; an empty batch does nothing', async () => {
+    const ranges = new MemoryRanges();
+    const seen: Block[] = [];
+    const log: string[] = [];
+    const s = source(ranges, async (b) => void seen.push(b), 2);
+    await s.onBatch('t', 0, [], control(log));
+    expect(seen).toEqual([]);
+    // Running for the batch check and the first block only.
+    await s.onBatch('t', 0, msgs(0, 5), control(log, { runningFor: 2 }));
+    expect(shape(seen)).toEqual([{ range: { min: 0, max: 1 }, n: 2, replay: false, skip: false }]);
+    expect(log).toEqual(['resolve 1', 'commit 2']);
+  });
+});

@@ -1,0 +1,146 @@
+import { Kafka, logLevel } from 'kafkajs';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import type { Block } from '../../services/processor/block-source.js';
+import { Decoder, type DecodedRecord } from '../../services/processor/decoder.js';
+import { changed, dlq, exclude, ok } from '../../services/processor/pipeline.js';
+import { RequestsSink, SinkBlock, splicedLine } from '../../services/processor/requests.sink.js';
+import type { RequestsWriter } from '../../services/processor/requests.writer.js';
+
+// The sink's per-record decisions (which text is stored, drops, excluded counts, dead letters,
+// repeats). Its writes (ClickHouse, dead-letter and job topics) run against real chDB and Kafka in
+// test/integration/processor-sink.test.ts.
+
+const header = JSON.stringify({ v: 2, accountSid: 'acc_1', bucketSid: 'bkt_1' });
+const base = {
+  sid: 'req_AAAAAAAAAAAAAAAAAAAAAAAAAAA',
+  createdAt: '2026-11-22T10:00:00.000Z',
+  receivedAt: '2026-11-22T10:00:00.100Z',
+  bucketSid: 'bkt_1',
+  request: { method: 'GET', path: '/users/1', body: '{"endpoint":"x"}' },
+};
+
+function decoded(line: string): DecodedRecord {
+  const out = new Decoder().decode(Buffer.from(`${header}\n${line}`), 0, '0');
+  if (out.records.length !== 1) throw new Error(JSON.stringify(out.dead));
+  return out.records[0]!;
+}
+
+describe('splicedLine', () => {
+  it('adds the header and step fields before the closing brace; each key once', () => {
+    const d = decoded(JSON.stringify(base));
+    d.record.endpoint = '/users/{id}';
+    const text = splicedLine(d.record, d.line, d.received, ['accountSid', 'bucketSid', 'endpoint'])!;
+    expect(text.toString()).toBe(
+      `${JSON.stringify(base).slice(0, -1)},"accountSid":"acc_1","endpoint":"/users/{id}"}`,
+    );
+    expect(JSON.parse(text.toString())).toEqual({ ...base, accountSid: 'acc_1', endpoint: '/users/{id}' });
+  });
+
+  it('returns the line itself when it already holds every added field with the same value', () => {
+    const line = JSON.stringify({ ...base, accountSid: 'acc_1', endpoint: '/u/:id' });
+    const d = decoded(line);
+    expect(splicedLine(d.record, d.line, d.received, ['accountSid', 'bucketSid', 'endpoint'])).toBe(d.line);
+  });
+
+  it('undefined (serialise) when the line holds an added field with another value', () => {
+    const d = decoded(JSON.stringify({ ...base, endpoint: null }));
+    d.record.endpoint = '/users/{id}';
+    expect(splicedLine(d.record, d.line, d.received, ['accountSid', 'endpoint'])).toBeUndefined();
+    const other = decoded(JSON.stringify({ ...base, accountSid: 'acc_other' }));
+    expect(splicedLine(other.record, other.line, other.received, ['accountSid'])).toBeUndefined();
+  });
+
+  it('keeps whitespace after the brace and skips fields a step reported but left undefined', () => {
+    const d = decoded(`${JSON.stringify(base)} \r`);
+    const text = splicedLine(d.record, d.line, d.received, ['accountSid', 'nothing'])!.toString();
+    expect(text).toBe(`${JSON.stringify(base).slice(0, -1)},"accountSid":"acc_1"} \r`);
+  });
+
+  it('serialises arrays and strings needing escapes exactly as JSON.stringify', () => {
+    const d = decoded(JSON.stringify(base));
+    d.record.workflowExecutions = [{ sid: 'wfx_1', note: 'a "quoted"\nline é' }];
+    const text = splicedLine(d.record, d.line, d.received, ['workflowExecutions'])!.toString();
+    expect(JSON.parse(text).workflowExecutions).toEqual(d.record.workflowExecutions);
+  });
+});
+
+const block: Block = { topic: 't', partition: 3, range: { min: 5, max: 9 }, messages: [], replay: false };
+
+function sink() {
+  const kafka = new Kafka({ clientId: 'sink-test', brokers: ['127.0.0.1:1'], logLevel: logLevel.NOTHING });
+  // add() never writes: no connection and no ClickHouse are used here.
+  return new RequestsSink({
+    producer: kafka.producer(),
+    writer: {} as RequestsWriter,
+    log: pino({ level: 'silent' }),
+  });
+}
+
+describe('RequestsSink.add', () => {
+  it('ok: the row stores the spliced line; changed: the record serialised', () => {
+    const s = sink();
+    const out = new SinkBlock(block);
+    const kept = decoded(JSON.stringify(base));
+    kept.record.endpoint = '/users/{id}';
+    s.add(out, '7', kept, ok(kept.record, { added: ['endpoint'] }));
+    const red = decoded(JSON.stringify({ ...base, sid: 'req_BBBBBBBBBBBBBBBBBBBBBBBBBBB' }));
+    red.record.request.body = '[REDACTED]';
+    s.add(out, '8', red, changed(red.record));
+    expect(out.rows).toHaveLength(2);
+    const [a, b] = out.rows.map((r) => (typeof r.record === 'string' ? r.record : r.record.toString()));
+    expect(a).toBe(`${JSON.stringify(base).slice(0, -1)},"accountSid":"acc_1","endpoint":"/users/{id}"}`);
+    expect(b).toBe(JSON.stringify(red.record));
+    expect(JSON.parse(b!)).toMatchObject({
+      accountSid: 'acc_1',
+      bucketSid: 'bkt_1',
+      request: { body: '[REDACTED]' },
+    });
+    expect(out.rows.map((r) => [r.kafka_partition, r.kafka_offset])).toEqual([
+      [3, 7],
+      [3, 8],
+    ]);
+    expect([...out.sids]).toEqual([base.sid, 'req_BBBBBBBBBBBBBBBBBBBBBBBBBBB']);
+  });
+
+  it('a step that reports nothing stores the line as received (the contract a step must keep)', () => {
+    const s = sink();
+    const out = new SinkBlock(block);
+    const d = decoded(JSON.stringify(base));
+    d.record.request.path = '/changed-without-saying-so';
+    s.add(out, '5', d, ok(d.record));
+    expect(JSON.parse(out.rows[0]!.record.toString()).request.path).toBe('/users/1');
+  });
+
+  it('drops, exclusions, dead letters and repeats are counted, not stored', () => {
+    const s = sink();
+    const out = new SinkBlock(block);
+    const d = decoded(JSON.stringify(base));
+    s.add(out, '5', d, exclude('exc_1'));
+    s.add(out, '5', d, { kind: 'drop', reason: 'x' });
+    s.add(out, '6', d, dlq('no good'));
+    const badDate = decoded(JSON.stringify({ ...base, createdAt: 'yesterday' }));
+    s.add(out, '7', badDate, ok(badDate.record));
+    expect(out.rows).toEqual([]);
+    expect([...out.excluded.values()]).toEqual([
+      {
+        accountSid: 'acc_1',
+        bucketSid: 'bkt_1',
+        minute: Date.parse('2026-11-22T10:00:00Z') / 1000,
+        excluded: 1,
+      },
+    ]);
+    expect(out.dead.map((x) => [x.reason, x.offset, x.partition])).toEqual([
+      ['no good', '6', 3],
+      ['row mapping failed: createdAt or receivedAt is not a date-time', '7', 3],
+    ]);
+    expect(JSON.parse(out.dead[0]!.value)).toMatchObject({ sid: base.sid, accountSid: 'acc_1' });
+    expect(s.stats).toMatchObject({ dropped: 2, excluded: 1, duplicates: 0 });
+    expect(s.stats.droppedByBucket.get('bkt_1')).toBe(2);
+
+    s.add(out, '8', d, ok(d.record));
+    expect(s.isRepeat(out, base.sid)).toBe(true);
+    expect(s.isRepeat(out, 'req_other')).toBe(false);
+    expect(s.stats.duplicates).toBe(1);
+  });
+});
