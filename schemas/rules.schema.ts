@@ -1,8 +1,11 @@
 /**
  * Exclusion and redaction rules (spec 2.5, 2.6, 4.5, 4.6) and the SDK settings document (4.4).
- * Shape B fields plus Shape A's scoping (`buckets`, `environments`) and `redactAt`.
+ * Both shapes share the routes and the tables (docs/rules.md): Shape B (`name`, `pathPattern`,
+ * `fieldPath`, …, with Shape A's scoping `buckets`, `environments`, `redactAt`) and Shape A
+ * (`criteria`; `type`, `level`, `scopes`, `pattern`, `applyTo`; `enabled`, `deletedAt`).
  */
-import { environmentSid, listOf, timestamp } from './common.schema.js';
+import type { FromSchema } from 'json-schema-to-ts';
+import { environmentSid, listOf, nullableTimestamp, timestamp } from './common.schema.js';
 
 export const HTTP_METHODS = [
   'GET',
@@ -91,7 +94,46 @@ export const exclusionSchema = {
   },
 } as const;
 
-export const exclusionListSchema = { $id: 'exclusionList', ...listOf('exclusion') } as const;
+/**
+ * Shape A exclusion (spec 2.5): `criteria` in the stream-view search language (docs/search.md),
+ * evaluated on each record by the processor. `deletedAt` set = soft-deleted (no longer applied).
+ */
+export const exclusionASchema = {
+  $id: 'exclusionA',
+  type: 'object',
+  required: [
+    'sid',
+    'accountSid',
+    'description',
+    'criteria',
+    'buckets',
+    'environments',
+    'enabled',
+    'createdAt',
+    'updatedAt',
+    'deletedAt',
+  ],
+  properties: {
+    sid: { type: 'string' },
+    accountSid: { type: 'string' },
+    description: { type: ['string', 'null'] },
+    criteria: { type: 'string' },
+    buckets: nullableStrings,
+    environments: nullableStrings,
+    enabled: { type: 'boolean' },
+    createdAt: timestamp,
+    updatedAt: nullableTimestamp,
+    deletedAt: nullableTimestamp,
+  },
+} as const;
+
+/** An exclusion in the shape it was created in: Shape B (`pathPattern`…) or Shape A (`criteria`). */
+export const exclusionAnySchema = {
+  $id: 'exclusionAny',
+  anyOf: [{ $ref: 'exclusion#' }, { $ref: 'exclusionA#' }],
+} as const;
+
+export const exclusionListSchema = { $id: 'exclusionList', ...listOf('exclusionAny') } as const;
 
 const exclusionFields = {
   name: ruleName,
@@ -119,6 +161,66 @@ export const exclusionUpdateSchema = {
   additionalProperties: false,
   properties: exclusionFields,
 } as const;
+
+const shapeADescription = {
+  type: ['string', 'null'],
+  maxLength: 2000,
+  description: 'Short description; null or omitted is stored as null',
+} as const;
+
+export const criteriaField = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 4096,
+  pattern: '\\S',
+  description:
+    'Search criteria (docs/search.md), e.g. `method:OPTIONS status:2xx` or `path:/internal/* -env:prod01`; ' +
+    'a text that does not parse is a 400 giving the position. Not empty: empty criteria would exclude everything.',
+} as const;
+
+const exclusionAFields = {
+  description: shapeADescription,
+  criteria: criteriaField,
+  buckets: bucketScope,
+  environments: environmentScope,
+  enabled: { type: 'boolean' },
+} as const;
+
+/** Shape A create: recognised by `criteria`. */
+export const exclusionCreateASchema = {
+  $id: 'exclusionCreateA',
+  type: 'object',
+  required: ['criteria'],
+  additionalProperties: false,
+  properties: { ...exclusionAFields, enabled: { type: 'boolean', default: true } },
+} as const;
+
+/** Shape A replace: omitted description becomes null, omitted buckets/environments keep their value. */
+export const exclusionUpdateASchema = {
+  $id: 'exclusionUpdateA',
+  type: 'object',
+  required: ['criteria', 'enabled'],
+  additionalProperties: false,
+  properties: exclusionAFields,
+} as const;
+
+/** The documented body of POST: either shape (the route tells them apart, docs/rules.md). */
+export const exclusionCreateAnySchema = {
+  $id: 'exclusionCreateAny',
+  anyOf: [{ $ref: 'exclusionCreate#' }, { $ref: 'exclusionCreateA#' }],
+} as const;
+export const exclusionUpdateAnySchema = {
+  $id: 'exclusionUpdateAny',
+  anyOf: [{ $ref: 'exclusionUpdate#' }, { $ref: 'exclusionUpdateA#' }],
+} as const;
+
+/** Fields only one shape has: a body with fields of both is refused (docs/rules.md). */
+export const EXCLUSION_A_ONLY = ['criteria', 'enabled'] as const;
+export const EXCLUSION_B_ONLY = ['name', 'pathPattern', 'method', 'statusCode', 'isActive'] as const;
+
+export type ExclusionA = FromSchema<typeof exclusionASchema>;
+export type ExclusionCreateA = FromSchema<typeof exclusionCreateASchema>;
+export type ExclusionUpdateA = FromSchema<typeof exclusionUpdateASchema>;
 
 // ---------------------------------------------------------------- redactions
 
@@ -160,7 +262,73 @@ export const redactionSchema = {
   },
 } as const;
 
-export const redactionListSchema = { $id: 'redactionList', ...listOf('redaction') } as const;
+/**
+ * Scopes and levels of the sensitive-data engine (services/processor/sensitive/types.ts
+ * SENSITIVE_SCOPES + `*`, LEVELS), listed here for the schemas; the Shape A API test holds them
+ * equal to the engine's catalogue.
+ */
+export const REDACTION_SCOPES = [
+  'request.headers',
+  'request.query',
+  'request.body',
+  'request.url',
+  'response.headers',
+  'response.body',
+  '*',
+] as const;
+export const REDACTION_LEVELS = ['full', 'mask', 'partial'] as const;
+export const APPLY_TO = ['key', 'value'] as const;
+
+/**
+ * Shape A redaction (spec 2.6): a predefined type (`pattern`, `applyTo` null) or a custom type
+ * (`pattern` an RE2 expression, `applyTo` key or value), redacted at `level` in `scopes`.
+ */
+export const redactionASchema = {
+  $id: 'redactionA',
+  type: 'object',
+  required: [
+    'sid',
+    'accountSid',
+    'description',
+    'buckets',
+    'scopes',
+    'pattern',
+    'type',
+    'redactAt',
+    'level',
+    'applyTo',
+    'environments',
+    'enabled',
+    'createdAt',
+    'updatedAt',
+    'deletedAt',
+  ],
+  properties: {
+    sid: { type: 'string' },
+    accountSid: { type: 'string' },
+    description: { type: ['string', 'null'] },
+    buckets: nullableStrings,
+    scopes: { type: 'array', items: { type: 'string', enum: REDACTION_SCOPES } },
+    pattern: { type: ['string', 'null'] },
+    type: { type: 'string' },
+    redactAt: { type: 'string', enum: REDACT_AT },
+    level: { type: 'string', enum: REDACTION_LEVELS },
+    applyTo: { type: ['string', 'null'], enum: [...APPLY_TO, null] },
+    environments: nullableStrings,
+    enabled: { type: 'boolean' },
+    createdAt: timestamp,
+    updatedAt: nullableTimestamp,
+    deletedAt: nullableTimestamp,
+  },
+} as const;
+
+/** A redaction in the shape it was created in: Shape B (`fieldPath`…) or Shape A (`type`…). */
+export const redactionAnySchema = {
+  $id: 'redactionAny',
+  anyOf: [{ $ref: 'redaction#' }, { $ref: 'redactionA#' }],
+} as const;
+
+export const redactionListSchema = { $id: 'redactionList', ...listOf('redactionAny') } as const;
 
 const redactionFields = {
   name: ruleName,
@@ -202,6 +370,136 @@ export const redactionUpdateSchema = {
   required: ['name', 'fieldPath', 'redactionType', 'isActive'],
   additionalProperties: false,
   properties: redactionFields,
+} as const;
+
+const redactionAFields = {
+  description: shapeADescription,
+  buckets: bucketScope,
+  environments: environmentScope,
+  scopes: {
+    type: 'array',
+    items: { type: 'string', enum: REDACTION_SCOPES },
+    uniqueItems: true,
+    maxItems: REDACTION_SCOPES.length,
+    description: 'Where to look (docs/rules.md "Scopes"); omitted or [] = `["*"]`, every scope',
+  },
+  pattern: {
+    type: ['string', 'null'],
+    maxLength: 1024,
+    description:
+      'Custom types: an RE2 regular expression (a pattern RE2 cannot compile is a 400 naming it); predefined types: null',
+  },
+  type: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 64,
+    description:
+      'A predefined type (`GET /v1/accounts/{accountSid}/redactions/types`) or, with `pattern` and `applyTo`, ' +
+      'the name of a custom type (a letter, then letters, digits, `_`, `.`, `-`)',
+  },
+  redactAt: {
+    type: 'string',
+    enum: REDACT_AT,
+    description: '`client`: served to SDKs and applied again on the server; `server`: the server only',
+  },
+  level: {
+    type: 'string',
+    enum: REDACTION_LEVELS,
+    description:
+      '`full` replaces, `mask` stars letters and digits, `partial` keeps a safe part (docs/rules.md)',
+  },
+  applyTo: {
+    type: ['string', 'null'],
+    enum: [...APPLY_TO, null],
+    description: 'Custom types: `key` (field names) or `value` (any text); predefined types: null',
+  },
+  enabled: { type: 'boolean' },
+} as const;
+
+/** Shape A create: recognised by `type`, `level` or `scopes`. */
+export const redactionCreateASchema = {
+  $id: 'redactionCreateA',
+  type: 'object',
+  required: ['type', 'level'],
+  additionalProperties: false,
+  properties: {
+    ...redactionAFields,
+    redactAt: { ...redactionAFields.redactAt, default: 'server' },
+    enabled: { type: 'boolean', default: true },
+  },
+} as const;
+
+/**
+ * Shape A replace: omitted description/pattern/applyTo become null, omitted scopes `["*"]`;
+ * omitted redactAt/buckets/environments keep their value.
+ */
+export const redactionUpdateASchema = {
+  $id: 'redactionUpdateA',
+  type: 'object',
+  required: ['type', 'level', 'enabled'],
+  additionalProperties: false,
+  properties: redactionAFields,
+} as const;
+
+export const redactionCreateAnySchema = {
+  $id: 'redactionCreateAny',
+  anyOf: [{ $ref: 'redactionCreate#' }, { $ref: 'redactionCreateA#' }],
+} as const;
+export const redactionUpdateAnySchema = {
+  $id: 'redactionUpdateAny',
+  anyOf: [{ $ref: 'redactionUpdate#' }, { $ref: 'redactionUpdateA#' }],
+} as const;
+
+/** Shape A is recognised by these fields; the other Shape A-only fields count for mixing. */
+export const REDACTION_A_MARKERS = ['type', 'level', 'scopes'] as const;
+export const REDACTION_A_ONLY = ['type', 'level', 'scopes', 'pattern', 'applyTo', 'enabled'] as const;
+export const REDACTION_B_ONLY = [
+  'name',
+  'fieldPath',
+  'redactionType',
+  'replacementValue',
+  'isActive',
+] as const;
+
+export type RedactionA = FromSchema<typeof redactionASchema>;
+export type RedactionCreateA = FromSchema<typeof redactionCreateASchema>;
+export type RedactionUpdateA = FromSchema<typeof redactionUpdateASchema>;
+
+/** `GET /v1/accounts/{a}/redactions/types`: the predefined types with what they match. */
+export const redactionTypesSchema = {
+  $id: 'redactionTypes',
+  type: 'object',
+  required: ['types', 'scopes', 'levels'],
+  properties: {
+    types: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['name', 'description', 'detects', 'validation', 'partial', 'examples'],
+        properties: {
+          name: { type: 'string' },
+          description: { type: 'string' },
+          detects: {
+            type: 'array',
+            items: { type: 'string', enum: ['value', 'key'] },
+            description: '`value`: found in any text; `key`: a field name designates it',
+          },
+          validation: { type: 'string', description: 'what the detector accepts and rejects' },
+          partial: { type: 'string', description: 'what the `partial` level keeps' },
+          examples: {
+            type: 'object',
+            required: ['matches', 'nonMatches'],
+            properties: {
+              matches: { type: 'array', items: { type: 'string' } },
+              nonMatches: { type: 'array', items: { type: 'string' } },
+            },
+          },
+        },
+      },
+    },
+    scopes: { type: 'array', items: { type: 'string' } },
+    levels: { type: 'array', items: { type: 'string' } },
+  },
 } as const;
 
 // ---------------------------------------------------------------- SDK settings
@@ -303,6 +601,40 @@ export const sdkSettingsSchema = {
         },
       },
     },
+    sensitiveRules: {
+      type: 'array',
+      description:
+        'Shape A redaction rules of this redactAt, in the form the sensitive-data engine compiles ' +
+        '(docs/rules.md "SDK settings"); present only when there is at least one',
+      items: {
+        type: 'object',
+        required: ['sid', 'type', 'pattern', 'applyTo', 'level', 'scopes', 'environments'],
+        properties: {
+          sid: { type: 'string' },
+          type: { type: 'string' },
+          pattern: { type: ['string', 'null'] },
+          applyTo: { type: ['string', 'null'] },
+          level: { type: 'string', enum: REDACTION_LEVELS },
+          scopes: { type: 'array', items: { type: 'string' } },
+          environments: nullableStrings,
+        },
+      },
+    },
+    exclusionCriteria: {
+      type: 'array',
+      description:
+        'Shape A exclusions (search criteria); the processor applies them in any case. Present only ' +
+        'when there is at least one',
+      items: {
+        type: 'object',
+        required: ['sid', 'criteria', 'environments'],
+        properties: {
+          sid: { type: 'string' },
+          criteria: { type: 'string' },
+          environments: nullableStrings,
+        },
+      },
+    },
     exclusionRules: {
       type: 'array',
       items: {
@@ -387,6 +719,30 @@ export const redactionPreviewBodySchema = {
   },
 } as const;
 
+/** A Shape A draft redaction (`type` and `level` required), told apart by its Shape A fields. */
+export const redactionPreviewBodyASchema = {
+  $id: 'redactionPreviewBodyA',
+  type: 'object',
+  required: ['rule'],
+  additionalProperties: false,
+  properties: {
+    rule: {
+      type: 'object',
+      required: ['type', 'level'],
+      additionalProperties: false,
+      properties: redactionAFields,
+      description: 'The draft Shape A rule: the fields of a Shape A redaction (`type` and `level` required)',
+    },
+    ...previewSource,
+  },
+} as const;
+
+/** The preview body of either shape, for the OpenAPI document (the route picks one by its fields). */
+export const redactionPreviewBodyAnySchema = {
+  $id: 'redactionPreviewBodyAny',
+  anyOf: [{ $ref: 'redactionPreviewBody#' }, { $ref: 'redactionPreviewBodyA#' }],
+} as const;
+
 export const redactionPreviewSchema = {
   $id: 'redactionPreview',
   type: 'object',
@@ -434,6 +790,29 @@ export const exclusionPreviewBodySchema = {
   },
 } as const;
 
+/** A Shape A draft exclusion (`criteria` required). */
+export const exclusionPreviewBodyASchema = {
+  $id: 'exclusionPreviewBodyA',
+  type: 'object',
+  required: ['rule'],
+  additionalProperties: false,
+  properties: {
+    rule: {
+      type: 'object',
+      required: ['criteria'],
+      additionalProperties: false,
+      properties: exclusionAFields,
+      description: 'The draft Shape A rule: the fields of a Shape A exclusion (`criteria` required)',
+    },
+    ...previewSource,
+  },
+} as const;
+
+export const exclusionPreviewBodyAnySchema = {
+  $id: 'exclusionPreviewBodyAny',
+  anyOf: [{ $ref: 'exclusionPreviewBody#' }, { $ref: 'exclusionPreviewBodyA#' }],
+} as const;
+
 export const exclusionPreviewSchema = {
   $id: 'exclusionPreview',
   type: 'object',
@@ -461,19 +840,36 @@ export const exclusionPreviewSchema = {
 
 export const RULE_SCHEMAS = [
   exclusionSchema,
+  exclusionASchema,
+  exclusionAnySchema,
   exclusionListSchema,
   exclusionCreateSchema,
   exclusionUpdateSchema,
+  exclusionCreateASchema,
+  exclusionUpdateASchema,
+  exclusionCreateAnySchema,
+  exclusionUpdateAnySchema,
   redactionSchema,
+  redactionASchema,
+  redactionAnySchema,
   redactionListSchema,
   redactionCreateSchema,
   redactionUpdateSchema,
+  redactionCreateASchema,
+  redactionUpdateASchema,
+  redactionCreateAnySchema,
+  redactionUpdateAnySchema,
+  redactionTypesSchema,
   sdkSettingsSchema,
   sdkSettingValuesSchema,
   sdkSettingsUpdateSchema,
   bucketSdkSettingsSchema,
   redactionPreviewBodySchema,
+  redactionPreviewBodyASchema,
+  redactionPreviewBodyAnySchema,
   redactionPreviewSchema,
   exclusionPreviewBodySchema,
+  exclusionPreviewBodyASchema,
+  exclusionPreviewBodyAnySchema,
   exclusionPreviewSchema,
 ] as const;

@@ -1,57 +1,66 @@
 import type pg from 'pg';
+import type { FromSchema } from 'json-schema-to-ts';
+import type {
+  ExclusionA,
+  ExclusionCreateA,
+  ExclusionUpdateA,
+  exclusionSchema,
+  exclusionUpdateSchema,
+} from '../../schemas/rules.schema.js';
 import { validation } from '../shared/errors.js';
 import { newSid } from '../shared/ids.js';
 import { AccountTable } from './account-table.js';
-import { iso } from './pagination.js';
+import { iso, offsetOf, orderBy, pageOf, type ListQuery, type ListResult } from './pagination.js';
 
-export interface Exclusion {
-  sid: string;
-  accountSid: string;
-  name: string;
-  description: string;
-  pathPattern: string;
-  method: string;
-  statusCode: number | null;
-  buckets: string[] | null;
-  environments: string[] | null;
-  isActive: boolean;
-  createdAt: string;
-  updatedAt: string | null;
-}
+export type RuleShape = 'A' | 'B';
+
+/** A Shape B exclusion (path × method × status), as the API answers it. */
+export type Exclusion = FromSchema<typeof exclusionSchema>;
 
 /** Create and update bodies after schema validation (PUT: full replace, see docs/rules.md). */
-export interface ExclusionInput {
-  name: string;
-  description?: string | null;
-  pathPattern: string;
-  method: string;
-  statusCode?: number | null;
-  isActive: boolean;
-  buckets?: string[] | null;
-  environments?: string[] | null;
-}
+export type ExclusionInput = FromSchema<typeof exclusionUpdateSchema>;
+
+export type { ExclusionA };
+/** An exclusion in the shape it was created in. */
+export type AnyExclusion = Exclusion | ExclusionA;
 
 interface Row {
   sid: string;
   account_sid: string;
-  name: string;
-  description: string;
-  path_pattern: string;
+  shape: RuleShape;
+  name: string | null;
+  description: string | null;
+  path_pattern: string | null;
   method: string;
   status_code: number | null;
+  criteria: string | null;
   buckets: string[] | null;
   environments: string[] | null;
   is_active: boolean;
   created_at: Date;
   updated_at: Date | null;
+  deleted_at: Date | null;
 }
 
-const toExclusion = (r: Row): Exclusion => ({
+const toExclusionA = (r: Row): ExclusionA => ({
   sid: r.sid,
   accountSid: r.account_sid,
-  name: r.name,
   description: r.description,
-  pathPattern: r.path_pattern,
+  criteria: r.criteria ?? '',
+  buckets: r.buckets,
+  environments: r.environments,
+  enabled: r.is_active,
+  createdAt: r.created_at.toISOString(),
+  updatedAt: iso(r.updated_at),
+  deletedAt: iso(r.deleted_at),
+});
+
+const toExclusionB = (r: Row): Exclusion => ({
+  sid: r.sid,
+  accountSid: r.account_sid,
+  name: r.name ?? '',
+  description: r.description ?? '',
+  pathPattern: r.path_pattern ?? '',
   method: r.method,
   statusCode: r.status_code,
   buckets: r.buckets,
@@ -60,6 +69,77 @@ const toExclusion = (r: Row): Exclusion => ({
   createdAt: r.created_at.toISOString(),
   updatedAt: iso(r.updated_at),
 });
+
+/** Each row in its own shape: Shape A rows have `criteria`, Shape B rows `pathPattern`. */
+const toExclusion = (r: Row): AnyExclusion => (r.shape === 'A' ? toExclusionA(r) : toExclusionB(r));
+
+/**
+ * List filters of both rule lists: soft-deleted Shape A rules are left out unless asked for
+ * (`includeDeleted=true` adds them, `deleted=true` lists only them); `shape` keeps one shape.
+ */
+export interface RuleListQuery extends ListQuery {
+  includeDeleted?: boolean;
+  deleted?: boolean;
+  shape?: RuleShape;
+}
+
+export const RULE_LIST_FILTERS = {
+  includeDeleted: {
+    type: 'boolean',
+    default: false,
+    description: 'true: soft-deleted Shape A rules are listed too (with their `deletedAt`)',
+  },
+  deleted: { type: 'boolean', description: 'true: only soft-deleted rules; false: only the others' },
+  shape: { type: 'string', enum: ['A', 'B'], description: 'only rules of this shape' },
+} as const;
+
+/** WHERE conditions (after `account_sid = $1`) of a rule list; values are constants, never input. */
+export function ruleListWhere(q: RuleListQuery): string {
+  const where: string[] = [];
+  if (q.deleted === true) where.push('deleted_at IS NOT NULL');
+  else if (q.deleted === false || !q.includeDeleted) where.push('deleted_at IS NULL');
+  if (q.shape === 'A') where.push(`shape = 'A'`);
+  if (q.shape === 'B') where.push(`shape = 'B'`);
+  return where.map((w) => ` AND ${w}`).join('');
+}
+
+/** The shape of a rule and whether it is soft-deleted, or undefined when the account has no such rule. */
+export async function ruleShapeOf(
+  pool: pg.Pool,
+  table: 'exclusions' | 'redactions',
+  accountSid: string,
+  sid: string,
+): Promise<{ shape: RuleShape; deleted: boolean } | undefined> {
+  const r = await pool.query<{ shape: RuleShape; deleted: boolean }>(
+    `SELECT shape, deleted_at IS NOT NULL AS deleted FROM ${table} WHERE account_sid = $1 AND sid = $2`,
+    [accountSid, sid],
+  );
+  return r.rows[0];
+}
+
+/**
+ * DELETE of a rule: a Shape A rule is soft-deleted (`deleted_at` set, no longer applied, listed
+ * with `includeDeleted`), a Shape B rule is removed. A soft-deleted rule is not found again.
+ * @returns false when the account has no such (undeleted) rule
+ */
+export async function deleteRule(
+  pool: pg.Pool,
+  table: 'exclusions' | 'redactions',
+  accountSid: string,
+  sid: string,
+): Promise<boolean> {
+  const soft = await pool.query(
+    `UPDATE ${table} SET deleted_at = now()
+     WHERE account_sid = $1 AND sid = $2 AND shape = 'A' AND deleted_at IS NULL`,
+    [accountSid, sid],
+  );
+  if (soft.rowCount) return true;
+  const hard = await pool.query(`DELETE FROM ${table} WHERE account_sid = $1 AND sid = $2 AND shape = 'B'`, [
+    accountSid,
+    sid,
+  ]);
+  return (hard.rowCount ?? 0) > 0;
+}
 
 export const RULE_SORTS = ['createdAt', 'updatedAt', 'name'] as const;
 // A never-updated rule sorts by its creation time, not first or last as NULL would.
@@ -94,7 +174,7 @@ export async function assertOwnBuckets(
   if (Object.keys(details).length) throw validation('Unknown bucket in buckets', details);
 }
 
-export class ExclusionsRepository extends AccountTable<Row, Exclusion> {
+export class ExclusionsRepository extends AccountTable<Row, AnyExclusion> {
   constructor(pool: pg.Pool) {
     super(pool, {
       table: 'exclusions',
@@ -103,6 +183,72 @@ export class ExclusionsRepository extends AccountTable<Row, Exclusion> {
       sortColumns: RULE_SORT_COLUMNS,
       map: toExclusion,
     });
+  }
+
+  /** Both shapes, newest first by default; soft-deleted rules only on request (RuleListQuery). */
+  override async list(accountSid: string, q: RuleListQuery): Promise<ListResult<AnyExclusion>> {
+    const r = await this.pool.query<Row>(
+      `SELECT * FROM exclusions WHERE account_sid = $1${ruleListWhere(q)}
+       ORDER BY ${orderBy(q, RULE_SORT_COLUMNS)} LIMIT $2 OFFSET $3`,
+      [accountSid, q.limit + 1, offsetOf(q)],
+    );
+    return pageOf(r.rows.map(toExclusion), q.limit);
+  }
+
+  shapeOf(accountSid: string, sid: string): Promise<{ shape: RuleShape; deleted: boolean } | undefined> {
+    this.requireSid(sid);
+    return ruleShapeOf(this.pool, 'exclusions', accountSid, sid);
+  }
+
+  /** Soft delete (Shape A) or delete (Shape B). */
+  override async delete(accountSid: string, sid: string): Promise<void> {
+    this.requireSid(sid);
+    if (!(await deleteRule(this.pool, 'exclusions', accountSid, sid))) throw this.notFound();
+  }
+
+  /** Creates a Shape A exclusion; `criteria` is checked by the caller (it parses). */
+  async createA(accountSid: string, input: ExclusionCreateA): Promise<ExclusionA> {
+    await assertOwnBuckets(this.pool, accountSid, input.buckets);
+    const r = await this.pool.query<Row>(
+      `INSERT INTO exclusions (sid, account_sid, shape, description, criteria, buckets, environments, is_active)
+       VALUES ($1, $2, 'A', $3, $4, $5, $6, $7) RETURNING *`,
+      [
+        newSid('exclusion'),
+        accountSid,
+        input.description ?? null,
+        input.criteria,
+        scopeOrNull(input.buckets),
+        scopeOrNull(input.environments),
+        input.enabled ?? true,
+      ],
+    );
+    return toExclusionA(r.rows[0]!);
+  }
+
+  /** Full replace of a Shape A exclusion that is not deleted; buckets/environments kept when omitted. */
+  async updateA(accountSid: string, sid: string, input: ExclusionUpdateA): Promise<ExclusionA> {
+    this.requireSid(sid);
+    await assertOwnBuckets(this.pool, accountSid, input.buckets);
+    const r = await this.pool.query<Row>(
+      `UPDATE exclusions SET description = $3, criteria = $4,
+         buckets = CASE WHEN $5::boolean THEN $6::text[] ELSE buckets END,
+         environments = CASE WHEN $7::boolean THEN $8::text[] ELSE environments END,
+         is_active = $9, updated_at = now()
+       WHERE account_sid = $1 AND sid = $2 AND shape = 'A' AND deleted_at IS NULL RETURNING *`,
+      [
+        accountSid,
+        sid,
+        input.description ?? null,
+        input.criteria,
+        input.buckets !== undefined,
+        scopeOrNull(input.buckets),
+        input.environments !== undefined,
+        scopeOrNull(input.environments),
+        input.enabled,
+      ],
+    );
+    if (!r.rows[0]) throw this.notFound();
+    return toExclusionA(r.rows[0]);
   }
 
   async create(accountSid: string, input: ExclusionInput): Promise<Exclusion> {
@@ -124,7 +270,7 @@ export class ExclusionsRepository extends AccountTable<Row, Exclusion> {
         input.isActive,
       ],
     );
-    return toExclusion(r.rows[0]!);
+    return toExclusionB(r.rows[0]!);
   }
 
   /**
@@ -139,7 +285,7 @@ export class ExclusionsRepository extends AccountTable<Row, Exclusion> {
          buckets = CASE WHEN $8::boolean THEN $9::text[] ELSE buckets END,
          environments = CASE WHEN $10::boolean THEN $11::text[] ELSE environments END,
          is_active = $12, updated_at = now()
-       WHERE account_sid = $1 AND sid = $2 RETURNING *`,
+       WHERE account_sid = $1 AND sid = $2 AND shape = 'B' RETURNING *`,
       [
         accountSid,
         sid,
@@ -156,19 +302,32 @@ export class ExclusionsRepository extends AccountTable<Row, Exclusion> {
       ],
     );
     if (!r.rows[0]) throw this.notFound();
-    return toExclusion(r.rows[0]);
+    return toExclusionB(r.rows[0]);
   }
 
-  /** Active exclusions that apply to a bucket (and, when given, an environment): SDK settings. */
+  /** Active Shape B exclusions that apply to a bucket (and, when given, an environment): SDK settings. */
   async activeFor(accountSid: string, bucketSid: string, environmentSid?: string): Promise<Exclusion[]> {
     const r = await this.pool.query<Row>(
       `SELECT * FROM exclusions
-       WHERE account_sid = $1 AND is_active
+       WHERE account_sid = $1 AND is_active AND shape = 'B'
          AND (buckets IS NULL OR $2 = ANY(buckets))
          AND ($3::text IS NULL OR environments IS NULL OR $3 = ANY(environments))
        ORDER BY created_at, sid`,
       [accountSid, bucketSid, environmentSid ?? null],
     );
-    return r.rows.map(toExclusion);
+    return r.rows.map(toExclusionB);
+  }
+
+  /** Enabled, undeleted Shape A exclusions that apply to a bucket (and environment): SDK settings. */
+  async activeAFor(accountSid: string, bucketSid: string, environmentSid?: string): Promise<ExclusionA[]> {
+    const r = await this.pool.query<Row>(
+      `SELECT * FROM exclusions
+       WHERE account_sid = $1 AND is_active AND shape = 'A' AND deleted_at IS NULL
+         AND (buckets IS NULL OR $2 = ANY(buckets))
+         AND ($3::text IS NULL OR environments IS NULL OR $3 = ANY(environments))
+       ORDER BY created_at, sid`,
+      [accountSid, bucketSid, environmentSid ?? null],
+    );
+    return r.rows.map(toExclusionA);
   }
 }

@@ -1,64 +1,100 @@
 import type pg from 'pg';
+import type { FromSchema } from 'json-schema-to-ts';
+import type {
+  RedactionA,
+  RedactionCreateA,
+  RedactionUpdateA,
+  redactionUpdateSchema,
+  redactionSchema,
+} from '../../schemas/rules.schema.js';
 import { newSid } from '../shared/ids.js';
-import { assertOwnBuckets, RULE_SORT_COLUMNS, scopeOrNull } from './exclusions.repository.js';
+import {
+  assertOwnBuckets,
+  deleteRule,
+  RULE_SORT_COLUMNS,
+  ruleListWhere,
+  ruleShapeOf,
+  scopeOrNull,
+  type RuleListQuery,
+  type RuleShape,
+} from './exclusions.repository.js';
 import { AccountTable } from './account-table.js';
-import { iso } from './pagination.js';
+import { iso, offsetOf, orderBy, pageOf, type ListResult } from './pagination.js';
 
-export type RedactionType = 'mask' | 'remove' | 'hash' | 'replace';
-export type RedactAt = 'client' | 'server';
-
-export interface Redaction {
-  sid: string;
-  accountSid: string;
-  name: string;
-  description: string;
-  fieldPath: string;
-  redactionType: RedactionType;
-  replacementValue: string | null;
-  redactAt: RedactAt;
-  buckets: string[] | null;
-  environments: string[] | null;
-  isActive: boolean;
-  createdAt: string;
-  updatedAt: string | null;
-}
+/** A Shape B redaction (JSONPath × mask/remove/hash/replace), as the API answers it. */
+export type Redaction = FromSchema<typeof redactionSchema>;
+export type RedactionType = Redaction['redactionType'];
+export type RedactAt = Redaction['redactAt'];
 
 /** Create and update bodies after validation (fieldPath parsed, replacementValue checked). */
-export interface RedactionInput {
-  name: string;
-  description?: string | null;
-  fieldPath: string;
-  redactionType: RedactionType;
-  replacementValue?: string | null;
-  redactAt?: RedactAt;
-  isActive: boolean;
-  buckets?: string[] | null;
-  environments?: string[] | null;
+export type RedactionInput = FromSchema<typeof redactionUpdateSchema>;
+
+export type { RedactionA };
+/** A redaction in the shape it was created in. */
+export type AnyRedaction = Redaction | RedactionA;
+type Level = RedactionA['level'];
+type Scope = RedactionA['scopes'][number];
+type ApplyTo = 'key' | 'value';
+
+/** A Shape A rule as the SDK settings endpoint serves it (the engine's SensitiveRuleInput). */
+export interface SensitiveRuleView {
+  sid: string;
+  type: string;
+  pattern: string | null;
+  applyTo: ApplyTo | null;
+  level: Level;
+  scopes: Scope[];
+  environments: string[] | null;
 }
 
 interface Row {
   sid: string;
   account_sid: string;
-  name: string;
-  description: string;
-  field_path: string;
-  redaction_type: RedactionType;
+  shape: RuleShape;
+  name: string | null;
+  description: string | null;
+  field_path: string | null;
+  redaction_type: RedactionType | null;
   replacement_value: string | null;
   redact_at: RedactAt;
+  scopes: Scope[] | null;
+  pattern: string | null;
+  type: string | null;
+  level: Level | null;
+  apply_to: ApplyTo | null;
   buckets: string[] | null;
   environments: string[] | null;
   is_active: boolean;
   created_at: Date;
   updated_at: Date | null;
+  deleted_at: Date | null;
 }
 
-const toRedaction = (r: Row): Redaction => ({
+const toRedactionA = (r: Row): RedactionA => ({
   sid: r.sid,
   accountSid: r.account_sid,
-  name: r.name,
   description: r.description,
-  fieldPath: r.field_path,
-  redactionType: r.redaction_type,
+  buckets: r.buckets,
+  scopes: r.scopes ?? ['*'],
+  pattern: r.pattern,
+  type: r.type ?? '',
+  redactAt: r.redact_at,
+  level: r.level ?? 'full',
+  applyTo: r.apply_to,
+  environments: r.environments,
+  enabled: r.is_active,
+  createdAt: r.created_at.toISOString(),
+  updatedAt: iso(r.updated_at),
+  deletedAt: iso(r.deleted_at),
+});
+
+const toRedactionB = (r: Row): Redaction => ({
+  sid: r.sid,
+  accountSid: r.account_sid,
+  name: r.name ?? '',
+  description: r.description ?? '',
+  fieldPath: r.field_path ?? '',
+  redactionType: r.redaction_type ?? 'mask',
   replacementValue: r.replacement_value,
   redactAt: r.redact_at,
   buckets: r.buckets,
@@ -68,11 +104,17 @@ const toRedaction = (r: Row): Redaction => ({
   updatedAt: iso(r.updated_at),
 });
 
+/** Each row in its own shape: Shape A rows have `type`/`level`/`scopes`, Shape B rows `fieldPath`. */
+const toRedaction = (r: Row): AnyRedaction => (r.shape === 'A' ? toRedactionA(r) : toRedactionB(r));
+
+/** Omitted or empty scopes are stored as `["*"]`: the stored rule says what it covers. */
+const scopesOf = (scopes: readonly Scope[] | undefined): Scope[] => (scopes?.length ? [...scopes] : ['*']);
+
 /** replacementValue only means something for `replace`; the other types store null. */
 const replacementOf = (input: RedactionInput): string | null =>
   input.redactionType === 'replace' ? (input.replacementValue ?? null) : null;
 
-export class RedactionsRepository extends AccountTable<Row, Redaction> {
+export class RedactionsRepository extends AccountTable<Row, AnyRedaction> {
   constructor(pool: pg.Pool) {
     super(pool, {
       table: 'redactions',
@@ -81,6 +123,88 @@ export class RedactionsRepository extends AccountTable<Row, Redaction> {
       sortColumns: RULE_SORT_COLUMNS,
       map: toRedaction,
     });
+  }
+
+  /** Both shapes; soft-deleted rules only on request (RuleListQuery). */
+  override async list(accountSid: string, q: RuleListQuery): Promise<ListResult<AnyRedaction>> {
+    const r = await this.pool.query<Row>(
+      `SELECT * FROM redactions WHERE account_sid = $1${ruleListWhere(q)}
+       ORDER BY ${orderBy(q, RULE_SORT_COLUMNS)} LIMIT $2 OFFSET $3`,
+      [accountSid, q.limit + 1, offsetOf(q)],
+    );
+    return pageOf(r.rows.map(toRedaction), q.limit);
+  }
+
+  shapeOf(accountSid: string, sid: string): Promise<{ shape: RuleShape; deleted: boolean } | undefined> {
+    this.requireSid(sid);
+    return ruleShapeOf(this.pool, 'redactions', accountSid, sid);
+  }
+
+  /** Soft delete (Shape A) or delete (Shape B). */
+  override async delete(accountSid: string, sid: string): Promise<void> {
+    this.requireSid(sid);
+    if (!(await deleteRule(this.pool, 'redactions', accountSid, sid))) throw this.notFound();
+  }
+
+  /** Creates a Shape A redaction; type, pattern and applyTo are checked by the caller. */
+  async createA(accountSid: string, input: RedactionCreateA): Promise<RedactionA> {
+    await assertOwnBuckets(this.pool, accountSid, input.buckets);
+    const r = await this.pool.query<Row>(
+      `INSERT INTO redactions (sid, account_sid, shape, description, scopes, pattern, type, redact_at, level,
+         apply_to, buckets, environments, is_active)
+       VALUES ($1, $2, 'A', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
+      [
+        newSid('redaction'),
+        accountSid,
+        input.description ?? null,
+        scopesOf(input.scopes),
+        input.pattern ?? null,
+        input.type,
+        input.redactAt ?? 'server',
+        input.level,
+        input.applyTo ?? null,
+        scopeOrNull(input.buckets),
+        scopeOrNull(input.environments),
+        input.enabled ?? true,
+      ],
+    );
+    return toRedactionA(r.rows[0]!);
+  }
+
+  /**
+   * Full replace of a Shape A redaction that is not deleted: omitted description, pattern and
+   * applyTo become null, omitted scopes `["*"]`; omitted redactAt, buckets and environments keep
+   * their value.
+   */
+  async updateA(accountSid: string, sid: string, input: RedactionUpdateA): Promise<RedactionA> {
+    this.requireSid(sid);
+    await assertOwnBuckets(this.pool, accountSid, input.buckets);
+    const r = await this.pool.query<Row>(
+      `UPDATE redactions SET description = $3, scopes = $4, pattern = $5, type = $6,
+         redact_at = COALESCE($7, redact_at), level = $8, apply_to = $9,
+         buckets = CASE WHEN $10::boolean THEN $11::text[] ELSE buckets END,
+         environments = CASE WHEN $12::boolean THEN $13::text[] ELSE environments END,
+         is_active = $14, updated_at = now()
+       WHERE account_sid = $1 AND sid = $2 AND shape = 'A' AND deleted_at IS NULL RETURNING *`,
+      [
+        accountSid,
+        sid,
+        input.description ?? null,
+        scopesOf(input.scopes),
+        input.pattern ?? null,
+        input.type,
+        input.redactAt ?? null,
+        input.level,
+        input.applyTo ?? null,
+        input.buckets !== undefined,
+        scopeOrNull(input.buckets),
+        input.environments !== undefined,
+        scopeOrNull(input.environments),
+        input.enabled,
+      ],
+    );
+    if (!r.rows[0]) throw this.notFound();
+    return toRedactionA(r.rows[0]);
   }
 
   async create(accountSid: string, input: RedactionInput): Promise<Redaction> {
@@ -103,7 +227,7 @@ export class RedactionsRepository extends AccountTable<Row, Redaction> {
         input.isActive,
       ],
     );
-    return toRedaction(r.rows[0]!);
+    return toRedactionB(r.rows[0]!);
   }
 
   /**
@@ -119,7 +243,7 @@ export class RedactionsRepository extends AccountTable<Row, Redaction> {
          buckets = CASE WHEN $9::boolean THEN $10::text[] ELSE buckets END,
          environments = CASE WHEN $11::boolean THEN $12::text[] ELSE environments END,
          is_active = $13, updated_at = now()
-       WHERE account_sid = $1 AND sid = $2 RETURNING *`,
+       WHERE account_sid = $1 AND sid = $2 AND shape = 'B' RETURNING *`,
       [
         accountSid,
         sid,
@@ -137,10 +261,10 @@ export class RedactionsRepository extends AccountTable<Row, Redaction> {
       ],
     );
     if (!r.rows[0]) throw this.notFound();
-    return toRedaction(r.rows[0]);
+    return toRedactionB(r.rows[0]);
   }
 
-  /** Active rules of one `redactAt` that apply to a bucket (and environment, when given). */
+  /** Active Shape B rules of one `redactAt` that apply to a bucket (and environment, when given). */
   async activeFor(
     accountSid: string,
     bucketSid: string,
@@ -149,12 +273,41 @@ export class RedactionsRepository extends AccountTable<Row, Redaction> {
   ): Promise<Redaction[]> {
     const r = await this.pool.query<Row>(
       `SELECT * FROM redactions
-       WHERE account_sid = $1 AND is_active AND redact_at = $3
+       WHERE account_sid = $1 AND is_active AND redact_at = $3 AND shape = 'B'
          AND (buckets IS NULL OR $2 = ANY(buckets))
          AND ($4::text IS NULL OR environments IS NULL OR $4 = ANY(environments))
        ORDER BY created_at, sid`,
       [accountSid, bucketSid, redactAt, environmentSid ?? null],
     );
-    return r.rows.map(toRedaction);
+    return r.rows.map(toRedactionB);
+  }
+
+  /** Enabled, undeleted Shape A rules of one `redactAt` for a bucket (and environment), as SDKs get them. */
+  async activeAFor(
+    accountSid: string,
+    bucketSid: string,
+    redactAt: RedactAt,
+    environmentSid?: string,
+  ): Promise<SensitiveRuleView[]> {
+    const r = await this.pool.query<Row>(
+      `SELECT * FROM redactions
+       WHERE account_sid = $1 AND is_active AND redact_at = $3 AND shape = 'A' AND deleted_at IS NULL
+         AND (buckets IS NULL OR $2 = ANY(buckets))
+         AND ($4::text IS NULL OR environments IS NULL OR $4 = ANY(environments))
+       ORDER BY created_at, sid`,
+      [accountSid, bucketSid, redactAt, environmentSid ?? null],
+    );
+    return r.rows.map((row) => {
+      const a = toRedactionA(row);
+      return {
+        sid: a.sid,
+        type: a.type,
+        pattern: a.pattern,
+        applyTo: a.applyTo,
+        level: a.level,
+        scopes: a.scopes,
+        environments: a.environments,
+      };
+    });
   }
 }

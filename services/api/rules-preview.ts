@@ -1,38 +1,81 @@
 import { validation } from '../shared/errors.js';
 import { parseFieldPath } from '../shared/field-path.js';
 import { normalizeRecords } from '../ingest/record.normalizer.js';
-import { compileProcessorRules, forEnvironment } from '../processor/compiled-rules.js';
+import { compileProcessorRules } from '../processor/compiled-rules.js';
+import { compileExclusionCriteria } from '../processor/exclusion-criteria.js';
 import { pathOnly } from '../processor/path-pattern.js';
 import type { StepContext, StoredRecord } from '../processor/pipeline.js';
-import type { ExclusionRule, RedactionRule, RedactionType } from '../processor/rule-snapshot.js';
+import {
+  emptyRules,
+  type AccountRules,
+  type ExclusionRule,
+  type RedactionRule,
+  type RedactionType,
+} from '../processor/rule-snapshot.js';
+import {
+  SensitivePatternError,
+  SensitiveRuleError,
+  validateSensitiveRule,
+  type Level,
+  type RuleScope,
+} from '../processor/sensitive/index.js';
 import { exclusionsStep } from '../processor/steps/exclusions.step.js';
 import { redactStep } from '../processor/steps/redact.step.js';
-import { scopeOrNull } from './exclusions.repository.js';
 
 /**
- * Previews of draft rules (docs/rules.md, "Previewing a rule"): one draft rule applied to one sample
- * record with the processor's own code — the rule compiled as the rule snapshot compiles it
- * (compileProcessorRules), scoped to the bucket as the processor scopes it (forBucket), and run by
- * the processor's exclusion and redaction steps. Nothing here matches or redacts by itself.
+ * Previews of draft rules (docs/rules.md, "Previewing a rule"), both shapes: one draft rule applied
+ * to one sample record with the processor's own code — the rule compiled as the rule snapshot
+ * compiles it (compileProcessorRules), scoped to the bucket as the processor scopes it (forBucket),
+ * and run by the processor's exclusion and redaction steps. Nothing here matches or redacts by
+ * itself. A draft is Shape A when it has `type` (redactions) or `criteria` (exclusions).
  */
 
 const PREVIEW_SID = 'preview';
 
-export interface RedactionDraft {
-  fieldPath: string;
-  redactionType: RedactionType;
-  replacementValue?: string | null;
+/** null, omitted or [] = every bucket / environment / scope, as the rules APIs store it. */
+const scopeOrNull = <T extends string>(v: T[] | null | undefined): T[] | null => (v && v.length ? v : null);
+
+interface Scoping {
   buckets?: string[] | null;
   environments?: string[] | null;
 }
 
-export interface ExclusionDraft {
+/** Shape B redaction draft: a field path. */
+export interface FieldRedactionDraft extends Scoping {
+  fieldPath: string;
+  redactionType: RedactionType;
+  replacementValue?: string | null;
+}
+
+/** Shape A redaction draft: a predefined or custom type (docs/sensitive-data.md). */
+export interface SensitiveRedactionDraft extends Scoping {
+  type: string;
+  level: Level;
+  pattern?: string | null;
+  applyTo?: 'key' | 'value' | null;
+  scopes?: RuleScope[] | null;
+}
+
+export type RedactionDraft = FieldRedactionDraft | SensitiveRedactionDraft;
+
+/** Shape B exclusion draft: path x method x status. */
+export interface PathExclusionDraft extends Scoping {
   pathPattern: string;
   method: string;
   statusCode?: number | null;
-  buckets?: string[] | null;
-  environments?: string[] | null;
 }
+
+/** Shape A exclusion draft: search-language criteria. */
+export interface CriteriaExclusionDraft extends Scoping {
+  criteria: string;
+}
+
+export type ExclusionDraft = PathExclusionDraft | CriteriaExclusionDraft;
+
+const isSensitiveDraft = (d: RedactionDraft): d is SensitiveRedactionDraft =>
+  typeof (d as Partial<SensitiveRedactionDraft>).type === 'string';
+const isCriteriaDraft = (d: ExclusionDraft): d is CriteriaExclusionDraft =>
+  typeof (d as Partial<CriteriaExclusionDraft>).criteria === 'string';
 
 /** Deepest nesting of a pasted sample: the rule steps and the diff walk records recursively. */
 const MAX_SAMPLE_DEPTH = 64;
@@ -72,13 +115,51 @@ export function sampleFromInput(record: Record<string, unknown>, bucketSid: stri
   return JSON.parse(JSON.stringify(accepted[0])) as StoredRecord;
 }
 
-function context(accountSid: string, bucketSid: string, rules: ReturnType<typeof compileProcessorRules>) {
-  const ctx: StepContext = { accountSid, bucketSid, rules: rules.forBucket(bucketSid) };
-  return ctx;
+/** The processor's step context for one draft rule, in the bucket the sample is previewed in. */
+function context(accountSid: string, bucketSid: string, rules: AccountRules): StepContext {
+  return { accountSid, bucketSid, rules: compileProcessorRules(rules).forBucket(bucketSid) };
 }
 
-/** What the redaction step checks beyond the schema, as the redactions API checks it. */
+const inEnvironment = (x: { environments: ReadonlySet<string> | null }, env: string) =>
+  x.environments === null || x.environments.has(env);
+
+const environmentOf = (sample: StoredRecord) =>
+  typeof sample.environmentSid === 'string' ? sample.environmentSid : '';
+
+/** Shape A draft as the engine reads it (the checks of validateSensitiveRule). */
+function sensitiveInput(rule: SensitiveRedactionDraft) {
+  return {
+    sid: PREVIEW_SID,
+    type: rule.type,
+    pattern: rule.pattern ?? null,
+    applyTo: rule.applyTo ?? null,
+    level: rule.level,
+    scopes: scopeOrNull(rule.scopes),
+    environments: scopeOrNull(rule.environments),
+  };
+}
+
+/**
+ * What the redaction step checks beyond the schema, as the redactions API checks it: the field
+ * path (Shape B); the type, level, scopes, applyTo and RE2 pattern (Shape A).
+ */
 export function checkRedactionDraft(rule: RedactionDraft): void {
+  if (isSensitiveDraft(rule)) {
+    try {
+      validateSensitiveRule(sensitiveInput(rule));
+    } catch (err) {
+      if (err instanceof SensitivePatternError)
+        throw validation(err.message, {
+          'body.rule.pattern': err.message,
+          position: err.position,
+          reason: err.reason,
+        });
+      if (err instanceof SensitiveRuleError)
+        throw validation('Request body is invalid', { [`body.rule.${err.field}`]: err.message });
+      throw err;
+    }
+    return;
+  }
   const details: Record<string, string> = {};
   const parsed = parseFieldPath(rule.fieldPath);
   if (!parsed.ok) details['body.rule.fieldPath'] = parsed.error;
@@ -130,37 +211,48 @@ export function diffValues(before: unknown, after: unknown, path = '', out: Chan
   return out;
 }
 
+/** Fields the redaction step adds for bookkeeping (`redacted`, sizes kept as received): not changed values. */
+function isBookkeeping(c: Change): boolean {
+  return (
+    c.before === undefined &&
+    (c.path === 'redacted' || c.path === 'request.size' || c.path === 'response.size')
+  );
+}
+
 export function previewRedaction(
   accountSid: string,
   draft: RedactionDraft,
   sample: StoredRecord,
   bucketSid: string | undefined,
 ) {
-  const rule: RedactionRule = {
-    sid: PREVIEW_SID,
-    accountSid,
-    name: PREVIEW_SID,
-    fieldPath: draft.fieldPath,
-    redactionType: draft.redactionType,
-    replacementValue: draft.redactionType === 'replace' ? (draft.replacementValue ?? null) : null,
-    // Without a bucket to preview in, the bucket scope is not checked.
-    buckets: bucketSid ? scopeOrNull(draft.buckets) : null,
-    environments: scopeOrNull(draft.environments),
-  };
-  const rules = compileProcessorRules({
-    accountSid,
-    accountName: '',
-    bucketNames: new Map(),
-    exclusions: [],
-    redactions: [rule],
-    workflows: [],
-  });
+  // Without a bucket to preview in, the bucket scope is not checked.
+  const buckets = bucketSid ? scopeOrNull(draft.buckets) : null;
+  const rules = emptyRules(accountSid);
+  if (isSensitiveDraft(draft))
+    rules.sensitiveRedactions.push({ ...sensitiveInput(draft), accountSid, buckets });
+  else {
+    const rule: RedactionRule = {
+      sid: PREVIEW_SID,
+      accountSid,
+      name: PREVIEW_SID,
+      fieldPath: draft.fieldPath,
+      redactionType: draft.redactionType,
+      replacementValue: draft.redactionType === 'replace' ? (draft.replacementValue ?? null) : null,
+      buckets,
+      environments: scopeOrNull(draft.environments),
+    };
+    rules.redactions.push(rule);
+  }
   const ctx = context(accountSid, bucketSid ?? sample.bucketSid, rules);
-  const applies = forEnvironment(ctx.rules.redactions, sample.environmentSid).length > 0;
+  const env = environmentOf(sample);
+  const sensitive = ctx.rules.sensitive;
+  const applies =
+    ctx.rules.redactions.some((r) => inEnvironment(r, env)) ||
+    (sensitive !== null && sensitive.plansFor(env) !== null);
   const before = structuredClone(sample);
   const res = redactStep(structuredClone(sample), ctx);
-  const after = res.kind === 'ok' ? res.record : before;
-  const changes = diffValues(before, after);
+  const after = res.kind === 'drop' || res.kind === 'dlq' ? before : res.record;
+  const changes = diffValues(before, after).filter((c) => !isBookkeeping(c));
   return { applies, changed: changes.length > 0, before, after, changes };
 }
 
@@ -170,26 +262,37 @@ export function previewExclusion(
   sample: StoredRecord,
   bucketSid: string | undefined,
 ) {
-  const rule: ExclusionRule = {
-    sid: PREVIEW_SID,
-    accountSid,
-    name: PREVIEW_SID,
-    pathPattern: draft.pathPattern,
-    method: draft.method,
-    statusCode: draft.statusCode ?? null,
-    buckets: bucketSid ? scopeOrNull(draft.buckets) : null,
-    environments: scopeOrNull(draft.environments),
-  };
-  const rules = compileProcessorRules({
-    accountSid,
-    accountName: '',
-    bucketNames: new Map(),
-    exclusions: [rule],
-    redactions: [],
-    workflows: [],
-  });
+  const buckets = bucketSid ? scopeOrNull(draft.buckets) : null;
+  const environments = scopeOrNull(draft.environments);
+  const rules = emptyRules(accountSid);
+  if (isCriteriaDraft(draft)) {
+    // A criteria text that does not parse is a 400 naming its position, as on create.
+    compileExclusionCriteria(draft.criteria, 'body.rule.criteria');
+    rules.criteriaExclusions.push({
+      sid: PREVIEW_SID,
+      accountSid,
+      criteria: draft.criteria,
+      buckets,
+      environments,
+    });
+  } else {
+    const rule: ExclusionRule = {
+      sid: PREVIEW_SID,
+      accountSid,
+      name: PREVIEW_SID,
+      pathPattern: draft.pathPattern,
+      method: draft.method,
+      statusCode: draft.statusCode ?? null,
+      buckets,
+      environments,
+    };
+    rules.exclusions.push(rule);
+  }
   const ctx = context(accountSid, bucketSid ?? sample.bucketSid, rules);
-  const applies = forEnvironment(ctx.rules.exclusions, sample.environmentSid).length > 0;
+  const env = environmentOf(sample);
+  const applies =
+    ctx.rules.exclusions.some((x) => inEnvironment(x, env)) ||
+    ctx.rules.criteriaExclusions.some((x) => inEnvironment(x, env));
   const res = exclusionsStep(structuredClone(sample), ctx);
   const req = sample.request;
   const sc = sample.response?.statusCode;

@@ -33,12 +33,17 @@ type Q = { redactAt: RedactAt; clientId: string; environmentSid?: string };
 /**
  * `GET /v1/buckets/{bucketSid}/sdk` (spec 4.4): what an SDK connected to a bucket applies itself.
  * Registered on the API listener and on the ingest listener with the same code; `principalOf`
- * authenticates the request as each listener does. With `redactAt=client` the redaction rules are
- * the SDK's to apply; with `redactAt=server` they are listed for information only, since the
- * processor applies them (never twice). Exclusions are always listed: dropping traffic in the SDK
- * saves a round trip, and the processor re-applies them idempotently. `settings` are the bucket's
- * stored SDK settings over their defaults (docs/rules.md, "SDK settings"). The path has no account
- * segment, so the bucket is looked up in the caller's account.
+ * authenticates the request as each listener does. With `redactAt=client` the Shape B redaction
+ * rules are the SDK's to apply; with `redactAt=server` they are listed for information only, since
+ * the processor applies them (never twice). Exclusions are always listed: dropping traffic in the
+ * SDK saves a round trip, and the processor re-applies them idempotently.
+ * Shape A rules come in their own arrays, present only when there is at least one, so the answer
+ * for an account without them is unchanged: `sensitiveRules` (Shape A redactions of the asked
+ * `redactAt`, in the form the sensitive-data engine compiles) and `exclusionCriteria`. The
+ * processor applies every enabled Shape A redaction, `client` ones included, as a safety net
+ * (applying one twice changes nothing more). `settings` are the bucket's stored SDK settings over
+ * their defaults. All of it: docs/rules.md, "SDK settings". The path has no account segment, so
+ * the bucket is looked up in the caller's account.
  */
 export function registerSdkRoute(
   app: FastifyInstance,
@@ -73,9 +78,11 @@ export function registerSdkRoute(
       const { bucketSid } = req.params;
       const { redactAt, clientId, environmentSid } = req.query;
       await buckets.get(accountSid, bucketSid);
-      const [rdc, xcl, own] = await Promise.all([
+      const [rdc, xcl, sensitive, criteria, own] = await Promise.all([
         redactions.activeFor(accountSid, bucketSid, redactAt, environmentSid),
         exclusions.activeFor(accountSid, bucketSid, environmentSid),
+        redactions.activeAFor(accountSid, bucketSid, redactAt, environmentSid),
+        exclusions.activeAFor(accountSid, bucketSid, environmentSid),
         settings.get(bucketSid),
       ]);
       return {
@@ -98,6 +105,16 @@ export function registerSdkRoute(
           statusCode: x.statusCode,
           environments: x.environments,
         })),
+        ...(sensitive.length ? { sensitiveRules: sensitive } : {}),
+        ...(criteria.length
+          ? {
+              exclusionCriteria: criteria.map((x) => ({
+                sid: x.sid,
+                criteria: x.criteria,
+                environments: x.environments,
+              })),
+            }
+          : {}),
         settings: own.settings,
       };
     },

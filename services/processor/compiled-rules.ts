@@ -1,15 +1,32 @@
 import type { Logger } from '../shared/logger.js';
+import { tryCompileExclusionCriteria, type CompiledExclusionCriteria } from './exclusion-criteria.js';
 import { compilePathPattern, type PathMatcher } from './path-pattern.js';
 import { compileRedaction, type CompiledRedaction } from './redaction.js';
-import type { AccountRules, ExclusionRule } from './rule-snapshot.js';
+import type {
+  AccountRules,
+  CriteriaExclusionRule,
+  ExclusionRule,
+  SensitiveRedactionRule,
+} from './rule-snapshot.js';
+import {
+  compileSensitiveRules,
+  SensitivePatternError,
+  SensitiveRuleError,
+  validateSensitiveRule,
+  type CompiledSensitiveRules,
+  type SensitiveRuleInput,
+} from './sensitive/index.js';
 import { compileWorkflow, type CompiledWorkflow } from './triggers.js';
 
 /**
  * The processor's view of one account's rules: every rule compiled once when the snapshot loads
- * it (path matchers, parsed field paths, trigger conditions), and per-bucket lists built on first
- * use, so a record costs only the environment check and the matchers of its bucket's rules.
+ * it (path matchers, parsed field paths, criteria, sensitive-data plans, trigger conditions), and
+ * per-bucket lists built on first use, so a record costs only the environment check and the
+ * matchers of its bucket's rules. A stored rule that does not compile (the API validates, so only
+ * a row written around it or a syntax change) is skipped with a warning; the others apply.
  */
 
+/** Shape B exclusion, compiled. */
 export interface CompiledExclusion {
   sid: string;
   /** upper-case method, or null for every method */
@@ -20,11 +37,24 @@ export interface CompiledExclusion {
   environments: ReadonlySet<string> | null;
 }
 
+/** Shape A exclusion, compiled: the parsed criteria. */
+export interface CompiledCriteriaExclusion {
+  sid: string;
+  criteria: CompiledExclusionCriteria;
+  buckets: ReadonlySet<string> | null;
+  environments: ReadonlySet<string> | null;
+}
+
 export interface BucketRules {
   accountName: string;
   bucketName: string;
+  /** Shape B exclusions, then Shape A ones (exclusions.step.ts checks them in this order) */
   exclusions: readonly CompiledExclusion[];
+  criteriaExclusions: readonly CompiledCriteriaExclusion[];
+  /** Shape B redactions (JSONPath), applied before the Shape A ones */
   redactions: readonly CompiledRedaction[];
+  /** Shape A redactions of the bucket (environments are checked per record by the engine); null = none */
+  sensitive: CompiledSensitiveRules | null;
   workflows: readonly CompiledWorkflow[];
 }
 
@@ -33,6 +63,8 @@ export interface ProcessorRules {
   forBucket(bucketSid: string): BucketRules;
 }
 
+const setOrNull = (v: readonly string[] | null): ReadonlySet<string> | null => (v ? new Set(v) : null);
+
 export function compileExclusion(rule: ExclusionRule): CompiledExclusion {
   const m = rule.method.trim().toUpperCase();
   return {
@@ -40,22 +72,71 @@ export function compileExclusion(rule: ExclusionRule): CompiledExclusion {
     method: m === '*' || m === '' ? null : m,
     statusCode: rule.statusCode,
     path: compilePathPattern(rule.pathPattern),
-    buckets: rule.buckets ? new Set(rule.buckets) : null,
-    environments: rule.environments ? new Set(rule.environments) : null,
+    buckets: setOrNull(rule.buckets),
+    environments: setOrNull(rule.environments),
   };
+}
+
+function compileCriteriaExclusions(rules: readonly CriteriaExclusionRule[], log?: Logger) {
+  const out: CompiledCriteriaExclusion[] = [];
+  for (const r of rules) {
+    const c = tryCompileExclusionCriteria(r.criteria);
+    if (c.ok)
+      out.push({
+        sid: r.sid,
+        criteria: c.compiled,
+        buckets: setOrNull(r.buckets),
+        environments: setOrNull(r.environments),
+      });
+    else
+      log?.warn(
+        { exclusionSid: r.sid, error: c.error.message, position: c.error.position },
+        'exclusion rule skipped: invalid criteria',
+      );
+  }
+  return out;
+}
+
+function sensitiveInput(r: SensitiveRedactionRule): SensitiveRuleInput {
+  return {
+    sid: r.sid,
+    type: r.type,
+    pattern: r.pattern,
+    applyTo: r.applyTo,
+    level: r.level,
+    scopes: r.scopes,
+    environments: r.environments,
+  };
+}
+
+/** The Shape A redactions that compile, with their bucket scope. */
+function validSensitive(rules: readonly SensitiveRedactionRule[], log?: Logger) {
+  const out: { input: SensitiveRuleInput; buckets: ReadonlySet<string> | null }[] = [];
+  for (const r of rules) {
+    const input = sensitiveInput(r);
+    try {
+      validateSensitiveRule(input);
+      out.push({ input, buckets: setOrNull(r.buckets) });
+    } catch (err) {
+      if (!(err instanceof SensitiveRuleError || err instanceof SensitivePatternError)) throw err;
+      log?.warn({ redactionSid: r.sid, error: err.message }, 'redaction rule skipped: invalid Shape A rule');
+    }
+  }
+  return out;
 }
 
 const inScope = (set: ReadonlySet<string> | null, v: string) => set === null || set.has(v);
 
 export function compileProcessorRules(rules: AccountRules, log?: Logger): ProcessorRules {
   const exclusions = rules.exclusions.map(compileExclusion);
+  const criteriaExclusions = compileCriteriaExclusions(rules.criteriaExclusions, log);
   const redactions: CompiledRedaction[] = [];
   for (const r of rules.redactions) {
     const c = compileRedaction(r);
-    // A path the API should have refused (or one stored before a syntax change) skips that rule only.
     if (c.ok) redactions.push(c.rule);
     else log?.warn({ redactionSid: c.sid, error: c.error }, 'redaction rule skipped: invalid fieldPath');
   }
+  const sensitive = validSensitive(rules.sensitiveRedactions, log);
   const workflows = rules.workflows.map(compileWorkflow).filter((w): w is CompiledWorkflow => w !== null);
   const perBucket = new Map<string, BucketRules>();
   return {
@@ -63,11 +144,14 @@ export function compileProcessorRules(rules: AccountRules, log?: Logger): Proces
     forBucket(bucketSid) {
       let b = perBucket.get(bucketSid);
       if (!b) {
+        const mine = sensitive.filter((x) => inScope(x.buckets, bucketSid)).map((x) => x.input);
         b = {
           accountName: rules.accountName,
           bucketName: rules.bucketNames.get(bucketSid) ?? '',
           exclusions: exclusions.filter((x) => inScope(x.buckets, bucketSid)),
+          criteriaExclusions: criteriaExclusions.filter((x) => inScope(x.buckets, bucketSid)),
           redactions: redactions.filter((x) => inScope(x.buckets, bucketSid)),
+          sensitive: mine.length ? compileSensitiveRules(mine) : null,
           workflows: workflows.filter((w) => w.bucketSid === bucketSid),
         };
         perBucket.set(bucketSid, b);
@@ -81,15 +165,8 @@ export const NO_RULES: BucketRules = {
   accountName: '',
   bucketName: '',
   exclusions: [],
+  criteriaExclusions: [],
   redactions: [],
+  sensitive: null,
   workflows: [],
 };
-
-/** Rules of the record's environment (null/empty environment lists mean every environment). */
-export function forEnvironment<T extends { environments: ReadonlySet<string> | null }>(
-  list: readonly T[],
-  environmentSid: unknown,
-): T[] {
-  const env = typeof environmentSid === 'string' ? environmentSid : '';
-  return list.filter((x) => x.environments === null || x.environments.has(env));
-}

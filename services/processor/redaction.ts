@@ -96,7 +96,7 @@ function needleOf(segments: FieldPathSegment[]): string | null {
 }
 
 /**
- * Whether a JSON text may hold a field some rule addresses. NOTE: only sound without backslashes:
+ * Whether a JSON text may hold a field some rule addresses. Only sound without backslashes:
  * with escapes (`\u0070assword`, `\/`) a key's text differs from its name, so then always parse.
  */
 function mayMatch(json: string, rules: readonly CompiledRedaction[]): boolean {

@@ -1,15 +1,16 @@
 import type pg from 'pg';
 import type { Logger } from '../shared/logger.js';
 import type { PgListener } from '../shared/pg-listener.js';
+import type { Level, RuleScope } from './sensitive/index.js';
 
 /**
- * In-memory snapshot of every account's active rules (exclusions, server-side redactions,
- * workflows), loaded from Postgres. Shared by the processor and the scheduler: it knows nothing
- * about how rules are applied; each user passes a `compile` function that turns an account's raw
- * rules into whatever it needs (compiled matchers, cron jobs), once per change, never per record.
+ * In-memory snapshot of every account's active rules (exclusions and redactions of both shapes,
+ * workflows), loaded from Postgres for the processor. It knows nothing about how rules are applied:
+ * the processor passes a `compile` function that turns an account's raw rules into compiled
+ * matchers, once per change, never per record.
  *
  * Freshness: an account is reloaded on the `tapline_rules` NOTIFY (payload = account sid, raised by
- * triggers on the three tables), everything is reloaded every `reloadMs` as a backstop and after the
+ * triggers on the rule tables), everything is reloaded every `reloadMs` as a backstop and after the
  * listener reconnects (notifications sent while it was away are lost).
  * Availability: a failed load keeps the last snapshot and is retried, so a Postgres outage never
  * stops the traffic that depends on it.
@@ -17,6 +18,7 @@ import type { PgListener } from '../shared/pg-listener.js';
 
 export const RULES_CHANNEL = 'tapline_rules';
 
+/** Shape B exclusion: path x method x status. */
 export interface ExclusionRule {
   sid: string;
   accountSid: string;
@@ -29,8 +31,18 @@ export interface ExclusionRule {
   environments: string[] | null;
 }
 
+/** Shape A exclusion: `criteria` in the stream-view search language. */
+export interface CriteriaExclusionRule {
+  sid: string;
+  accountSid: string;
+  criteria: string;
+  buckets: string[] | null;
+  environments: string[] | null;
+}
+
 export type RedactionType = 'mask' | 'remove' | 'hash' | 'replace';
 
+/** Shape B redaction: a field path and what to do with the field. */
 export interface RedactionRule {
   sid: string;
   accountSid: string;
@@ -38,6 +50,19 @@ export interface RedactionRule {
   fieldPath: string;
   redactionType: RedactionType;
   replacementValue: string | null;
+  buckets: string[] | null;
+  environments: string[] | null;
+}
+
+/** Shape A redaction: a predefined or custom type found wherever it appears (sensitive/). */
+export interface SensitiveRedactionRule {
+  sid: string;
+  accountSid: string;
+  type: string;
+  pattern: string | null;
+  applyTo: 'key' | 'value' | null;
+  level: Level;
+  scopes: RuleScope[] | null;
   buckets: string[] | null;
   environments: string[] | null;
 }
@@ -61,19 +86,35 @@ export interface WorkflowRule {
   updatedAt: string | null;
 }
 
-/** One account's active rules as stored; only server-side redactions (client ones run in SDKs). */
+/**
+ * One account's active rules as stored (enabled, not deleted). Shape B redactions: `server` ones
+ * only (client ones run in SDKs; a `hash` applied twice would hash the hash). Shape A redactions:
+ * both `redactAt` values, since the server applies client rules again as a safety net (a rule
+ * applied twice changes nothing more).
+ */
 export interface AccountRules {
   accountSid: string;
   accountName: string;
   /** bucket sid -> name, for workflow job context */
   bucketNames: Map<string, string>;
   exclusions: ExclusionRule[];
+  criteriaExclusions: CriteriaExclusionRule[];
   redactions: RedactionRule[];
+  sensitiveRedactions: SensitiveRedactionRule[];
   workflows: WorkflowRule[];
 }
 
 export function emptyRules(accountSid: string, accountName = ''): AccountRules {
-  return { accountSid, accountName, bucketNames: new Map(), exclusions: [], redactions: [], workflows: [] };
+  return {
+    accountSid,
+    accountName,
+    bucketNames: new Map(),
+    exclusions: [],
+    criteriaExclusions: [],
+    redactions: [],
+    sensitiveRedactions: [],
+    workflows: [],
+  };
 }
 
 export interface RuleSnapshotOptions<T> {
@@ -84,8 +125,6 @@ export interface RuleSnapshotOptions<T> {
   reloadMs: number;
   compile: (rules: AccountRules) => T;
 }
-
-type ChangeHandler<T> = (accountSid: string, compiled: T | undefined) => void;
 
 export class RuleSnapshot<T> {
   private compiled = new Map<string, T>();
@@ -98,12 +137,8 @@ export class RuleSnapshot<T> {
   private reloadTimer: NodeJS.Timeout | undefined;
   private retryMs = 500;
   private stopped = false;
-  private changeHandlers: ChangeHandler<T>[] = [];
-  /** completed loads (full or per account), for diagnostics and tests */
-  loads = 0;
   /** loads that failed (the snapshot was kept) */
   failedLoads = 0;
-  lastLoadAt: Date | null = null;
 
   constructor(private readonly opts: RuleSnapshotOptions<T>) {}
 
@@ -127,21 +162,9 @@ export class RuleSnapshot<T> {
     return this.compiled.get(accountSid);
   }
 
+  /** The account's rules as loaded, or undefined when it has no active rule. */
   rules(accountSid: string): AccountRules | undefined {
     return this.raw.get(accountSid);
-  }
-
-  /** Every account with at least one active rule. */
-  entries(): IterableIterator<[string, T]> {
-    return this.compiled.entries();
-  }
-
-  /**
-   * Called after an account's rules changed (every notified account; on a full reload only the
-   * accounts whose rules differ); `compiled` undefined = it has none left.
-   */
-  onChange(handler: ChangeHandler<T>): void {
-    this.changeHandlers.push(handler);
   }
 
   /** Schedules a reload of one account; notifications arriving together are loaded together. */
@@ -157,11 +180,6 @@ export class RuleSnapshot<T> {
     this.scheduleFlush(0);
   }
 
-  /** Resolves when every load queued so far has run (tests, shutdown). */
-  async settled(): Promise<void> {
-    await this.chain;
-  }
-
   private scheduleFlush(delayMs: number): void {
     if (this.flushTimer || this.stopped) return;
     this.flushTimer = setTimeout(() => {
@@ -171,7 +189,7 @@ export class RuleSnapshot<T> {
     this.flushTimer.unref();
   }
 
-  /** NOTE: loads run one at a time, so an older full reload never overwrites a newer account load. */
+  /** Loads run one at a time, so an older full reload never overwrites a newer account load. */
   private enqueue(work: () => Promise<void>): Promise<void> {
     const next = this.chain.then(work);
     this.chain = next.catch(() => undefined);
@@ -207,8 +225,6 @@ export class RuleSnapshot<T> {
 
   private async loadAll(): Promise<void> {
     const loaded = await this.query(null);
-    const changed: string[] = [];
-    for (const sid of this.raw.keys()) if (!loaded.has(sid)) changed.push(sid);
     const compiled = new Map<string, T>();
     const prints = new Map<string, string>();
     for (const [sid, rules] of loaded) {
@@ -216,19 +232,13 @@ export class RuleSnapshot<T> {
       const print = fingerprint(rules);
       const prev = this.compiled.get(sid);
       if (prev !== undefined && this.prints.get(sid) === print) compiled.set(sid, prev);
-      else {
-        compiled.set(sid, this.compileSafe(rules));
-        changed.push(sid);
-      }
+      else compiled.set(sid, this.compileSafe(rules));
       prints.set(sid, print);
     }
     this.raw = loaded;
     this.compiled = compiled;
     this.prints = prints;
-    this.loads++;
-    this.lastLoadAt = new Date();
-    this.opts.log.debug({ accounts: loaded.size, changed: changed.length }, 'rules reloaded');
-    for (const sid of changed) this.emit(sid);
+    this.opts.log.debug({ accounts: loaded.size }, 'rules reloaded');
   }
 
   private async loadAccounts(accountSids: string[]): Promise<void> {
@@ -245,10 +255,7 @@ export class RuleSnapshot<T> {
         this.prints.delete(sid);
       }
     }
-    this.loads++;
-    this.lastLoadAt = new Date();
     this.opts.log.debug({ accounts: accountSids.length }, 'account rules reloaded');
-    for (const sid of accountSids) this.emit(sid);
   }
 
   private compileSafe(rules: AccountRules): T {
@@ -262,16 +269,6 @@ export class RuleSnapshot<T> {
     }
   }
 
-  private emit(accountSid: string): void {
-    for (const h of this.changeHandlers) {
-      try {
-        h(accountSid, this.compiled.get(accountSid));
-      } catch (err) {
-        this.opts.log.error({ err, accountSid }, 'rule change handler failed');
-      }
-    }
-  }
-
   /** Reads the active rules of the given accounts (null = all) in one consistent read. */
   private async query(accountSids: string[] | null): Promise<Map<string, AccountRules>> {
     const client = await this.opts.pool.connect();
@@ -279,32 +276,42 @@ export class RuleSnapshot<T> {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       const filter = accountSids ? 'AND account_sid = ANY($1)' : '';
       const params = accountSids ? [accountSids] : [];
-      const [x, r, w] = [
-        await client.query<ExclusionRow>(
-          `SELECT sid, account_sid, name, path_pattern, method, status_code, buckets, environments
-           FROM exclusions WHERE is_active ${filter} ORDER BY created_at, sid`,
-          params,
-        ),
-        await client.query<RedactionRow>(
-          `SELECT sid, account_sid, name, field_path, redaction_type, replacement_value, buckets, environments
-           FROM redactions WHERE is_active AND redact_at = 'server' ${filter} ORDER BY created_at, sid`,
-          params,
-        ),
-        await client.query<WorkflowRow>(
-          `SELECT sid, account_sid, environment_sid, bucket_sid, name, description, trigger, actions,
-                  created_at, updated_at
-           FROM workflows WHERE is_active ${filter} ORDER BY created_at, sid`,
-          params,
-        ),
-      ];
+      // Shape B rows keep their columns; Shape A rows (migration 012) hold criteria / type fields.
+      const x = await client.query<ExclusionRow>(
+        `SELECT sid, account_sid, shape, name, path_pattern, method, status_code, criteria, buckets, environments
+         FROM exclusions WHERE is_active AND deleted_at IS NULL ${filter} ORDER BY created_at, sid`,
+        params,
+      );
+      const r = await client.query<RedactionRow>(
+        `SELECT sid, account_sid, shape, name, field_path, redaction_type, replacement_value, type, pattern,
+                apply_to, level, scopes, buckets, environments
+         FROM redactions
+         WHERE is_active AND deleted_at IS NULL AND (shape = 'A' OR redact_at = 'server') ${filter}
+         ORDER BY created_at, sid`,
+        params,
+      );
+      const w = await client.query<WorkflowRow>(
+        `SELECT sid, account_sid, environment_sid, bucket_sid, name, description, trigger, actions,
+                created_at, updated_at
+         FROM workflows WHERE is_active ${filter} ORDER BY created_at, sid`,
+        params,
+      );
       const out = new Map<string, AccountRules>();
       const of = (sid: string) => {
         let a = out.get(sid);
         if (!a) out.set(sid, (a = emptyRules(sid)));
         return a;
       };
-      for (const row of x.rows) of(row.account_sid).exclusions.push(toExclusion(row));
-      for (const row of r.rows) of(row.account_sid).redactions.push(toRedaction(row));
+      for (const row of x.rows) {
+        const a = of(row.account_sid);
+        if (row.shape === 'A') a.criteriaExclusions.push(toCriteriaExclusion(row));
+        else a.exclusions.push(toExclusion(row));
+      }
+      for (const row of r.rows) {
+        const a = of(row.account_sid);
+        if (row.shape === 'A') a.sensitiveRedactions.push(toSensitiveRedaction(row));
+        else a.redactions.push(toRedaction(row));
+      }
       for (const row of w.rows) of(row.account_sid).workflows.push(toWorkflow(row));
       if (out.size) {
         const sids = [...out.keys()];
@@ -332,16 +339,26 @@ export class RuleSnapshot<T> {
 
 /** Equal for equal rule sets (rows come ordered), so a periodic reload can skip unchanged accounts. */
 function fingerprint(r: AccountRules): string {
-  return JSON.stringify([r.accountName, [...r.bucketNames], r.exclusions, r.redactions, r.workflows]);
+  return JSON.stringify([
+    r.accountName,
+    [...r.bucketNames],
+    r.exclusions,
+    r.criteriaExclusions,
+    r.redactions,
+    r.sensitiveRedactions,
+    r.workflows,
+  ]);
 }
 
 interface ExclusionRow {
   sid: string;
   account_sid: string;
-  name: string;
-  path_pattern: string;
+  shape: 'A' | 'B';
+  name: string | null;
+  path_pattern: string | null;
   method: string;
   status_code: number | null;
+  criteria: string | null;
   buckets: string[] | null;
   environments: string[] | null;
 }
@@ -349,10 +366,16 @@ interface ExclusionRow {
 interface RedactionRow {
   sid: string;
   account_sid: string;
-  name: string;
-  field_path: string;
-  redaction_type: RedactionType;
+  shape: 'A' | 'B';
+  name: string | null;
+  field_path: string | null;
+  redaction_type: RedactionType | null;
   replacement_value: string | null;
+  type: string | null;
+  pattern: string | null;
+  apply_to: 'key' | 'value' | null;
+  level: Level | null;
+  scopes: string[] | null;
   buckets: string[] | null;
   environments: string[] | null;
 }
@@ -376,10 +399,20 @@ function toExclusion(r: ExclusionRow): ExclusionRule {
   return {
     sid: r.sid,
     accountSid: r.account_sid,
-    name: r.name,
-    pathPattern: r.path_pattern,
+    name: r.name ?? '',
+    pathPattern: r.path_pattern ?? '',
     method: r.method,
     statusCode: r.status_code,
+    buckets: scope(r.buckets),
+    environments: scope(r.environments),
+  };
+}
+
+function toCriteriaExclusion(r: ExclusionRow): CriteriaExclusionRule {
+  return {
+    sid: r.sid,
+    accountSid: r.account_sid,
+    criteria: r.criteria ?? '',
     buckets: scope(r.buckets),
     environments: scope(r.environments),
   };
@@ -389,10 +422,26 @@ function toRedaction(r: RedactionRow): RedactionRule {
   return {
     sid: r.sid,
     accountSid: r.account_sid,
-    name: r.name,
-    fieldPath: r.field_path,
-    redactionType: r.redaction_type,
+    name: r.name ?? '',
+    fieldPath: r.field_path ?? '',
+    // A NULL type (a row the API should not have stored) fails compileRedaction: the rule is skipped.
+    redactionType: r.redaction_type ?? ('' as RedactionType),
     replacementValue: r.replacement_value,
+    buckets: scope(r.buckets),
+    environments: scope(r.environments),
+  };
+}
+
+function toSensitiveRedaction(r: RedactionRow): SensitiveRedactionRule {
+  return {
+    sid: r.sid,
+    accountSid: r.account_sid,
+    type: r.type ?? '',
+    pattern: r.pattern,
+    applyTo: r.apply_to,
+    // A NULL level fails compilation: the rule is skipped with a warning, never applied half-way.
+    level: r.level ?? ('' as Level),
+    scopes: scope(r.scopes) as RuleScope[] | null,
     buckets: scope(r.buckets),
     environments: scope(r.environments),
   };

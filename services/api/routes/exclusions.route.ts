@@ -1,8 +1,23 @@
-import type { FastifyInstance, preValidationAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifySchemaCompiler, preValidationAsyncHookHandler } from 'fastify';
 import { accountParams, listQuery } from '../../../schemas/common.schema.js';
+import {
+  EXCLUSION_A_ONLY,
+  EXCLUSION_B_ONLY,
+  type ExclusionCreateA,
+  type ExclusionUpdateA,
+} from '../../../schemas/rules.schema.js';
+import { AppError, notFound, validation } from '../../shared/errors.js';
+import { createAjv, validator } from '../../shared/schemas.js';
+import { compileExclusionCriteria } from '../../processor/exclusion-criteria.js';
 import { requireScope } from '../plugins/auth.plugin.js';
-import { ExclusionsRepository, RULE_SORTS, type ExclusionInput } from '../exclusions.repository.js';
-import type { ListQuery } from '../pagination.js';
+import {
+  ExclusionsRepository,
+  RULE_LIST_FILTERS,
+  RULE_SORTS,
+  type ExclusionInput,
+  type RuleListQuery,
+  type RuleShape,
+} from '../exclusions.repository.js';
 
 const oneParams = {
   type: 'object',
@@ -19,19 +34,125 @@ export const upperCaseMethod: preValidationAsyncHookHandler = async (req) => {
     body.method = body.method.toUpperCase();
 };
 
+/** The list query of both rule lists: pagination plus the soft-delete and shape filters. */
+export function ruleListQuery() {
+  const base = listQuery(RULE_SORTS, 'createdAt');
+  return { ...base, properties: { ...base.properties, ...RULE_LIST_FILTERS } } as const;
+}
+
+/** The fields of `body` that only one shape has (a body that is not an object has none). */
+function present(body: unknown, fields: readonly string[]): string[] {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return [];
+  return fields.filter((f) => Object.hasOwn(body, f));
+}
+
+/**
+ * The shape a rule body is written in: Shape A when it has a Shape A-only field (`criteria`; for
+ * redactions `type`, `level`, `scopes`, …), otherwise Shape B (a body with neither is read as
+ * Shape B, whose errors then name its required fields).
+ */
+export function bodyShape(body: unknown, aOnly: readonly string[]): RuleShape {
+  return present(body, aOnly).length ? 'A' : 'B';
+}
+
+/**
+ * A route validator compiler for rule bodies of either shape: a body mixing both shapes is a 400
+ * naming every field of each; otherwise the body is validated against its shape's schema (the
+ * errors are those of that shape alone, not of an `anyOf`). Params and query strings are validated
+ * as everywhere else (coerced). The route's `schema.body` documents both shapes in OpenAPI.
+ */
+export function shapeValidatorCompiler(opts: {
+  what: string;
+  aOnly: readonly string[];
+  bOnly: readonly string[];
+  aSchema: string;
+  bSchema: string;
+  /** the property of the body that holds the rule (previews: `rule`); the body itself when absent */
+  inside?: string;
+}): FastifySchemaCompiler<unknown> {
+  const coercing = createAjv({ coerceTypes: 'array' });
+  return ({ schema, httpPart }) => {
+    if (httpPart !== 'body') {
+      const id = (schema as { $id?: unknown }).$id;
+      return (typeof id === 'string' && coercing.getSchema(id)) || coercing.compile(schema as object);
+    }
+    const validateA = validator(opts.aSchema);
+    const validateB = validator(opts.bSchema);
+    const at = opts.inside ? `body.${opts.inside}` : 'body';
+    return (data: unknown) => {
+      const rule = opts.inside ? (data as Record<string, unknown> | null)?.[opts.inside] : data;
+      const a = present(rule, opts.aOnly);
+      const b = present(rule, opts.bOnly);
+      if (a.length && b.length) {
+        const details: Record<string, string> = {};
+        for (const f of a) details[`${at}.${f}`] = 'is a Shape A field';
+        for (const f of b) details[`${at}.${f}`] = 'is a Shape B field';
+        return {
+          error: validation(
+            `The body mixes Shape A fields (${a.join(', ')}) and Shape B fields (${b.join(', ')}) of ${opts.what}: send the fields of one shape`,
+            details,
+          ),
+        };
+      }
+      const fn = a.length ? validateA : validateB;
+      if (fn(data)) return { value: data };
+      // The error handler turns `validation` into the envelope's details, as for any schema error.
+      const error = Object.assign(new Error('Request body is invalid'), {
+        validation: fn.errors ?? [],
+        validationContext: 'body',
+      });
+      return { error };
+    };
+  };
+}
+
+/**
+ * PUT keeps a rule's shape: a Shape B body cannot replace a Shape A rule, nor the reverse. A
+ * soft-deleted rule cannot be replaced (404).
+ */
+export function assertSameShape(
+  what: string,
+  sid: string,
+  current: { shape: RuleShape; deleted: boolean } | undefined,
+  given: RuleShape,
+  fields: { A: readonly string[]; B: readonly string[] },
+): void {
+  if (!current || current.deleted) throw notFound(what);
+  if (current.shape === given) return;
+  const details: Record<string, string> = {};
+  for (const f of fields[current.shape])
+    details[`body.${f}`] = `is a field of this Shape ${current.shape} rule`;
+  throw new AppError(
+    400,
+    'VALIDATION_ERROR',
+    `${what} ${sid} is a Shape ${current.shape} rule: replace it with its Shape ${current.shape} fields (${fields[current.shape].join(', ')})`,
+    details,
+  );
+}
+
+const FIELDS = { A: EXCLUSION_A_ONLY, B: EXCLUSION_B_ONLY };
+
 export default async function exclusionsRoutes(app: FastifyInstance): Promise<void> {
   const repo = new ExclusionsRepository(app.deps.pg);
   const tags = ['exclusions'];
+  const shapes = {
+    what: 'an exclusion',
+    aOnly: EXCLUSION_A_ONLY,
+    bOnly: EXCLUSION_B_ONLY,
+  };
 
-  app.get<{ Params: { accountSid: string }; Querystring: ListQuery }>(
+  app.get<{ Params: { accountSid: string }; Querystring: RuleListQuery }>(
     '/v1/accounts/:accountSid/exclusions',
     {
       preHandler: requireScope('exclusions:read'),
       schema: {
         tags,
         summary: 'List exclusion rules',
+        description:
+          'Both shapes, each rule in the shape it was created in (docs/rules.md). Soft-deleted Shape A ' +
+          'rules are left out unless `includeDeleted=true` (or `deleted=true`: only them).',
         params: accountParams,
-        querystring: listQuery(RULE_SORTS, 'createdAt'),
+        querystring: ruleListQuery(),
         response: { 200: { $ref: 'exclusionList#' } },
       },
     },
@@ -45,46 +166,81 @@ export default async function exclusionsRoutes(app: FastifyInstance): Promise<vo
       schema: {
         tags,
         summary: 'Get an exclusion rule',
+        description:
+          'In the shape it was created in; a soft-deleted Shape A rule is returned with its `deletedAt`.',
         params: oneParams,
-        response: { 200: { $ref: 'exclusion#' } },
+        response: { 200: { $ref: 'exclusionAny#' } },
       },
     },
     async (req) => repo.get(req.params.accountSid, req.params.exclusionSid),
   );
 
-  app.post<{ Params: { accountSid: string }; Body: ExclusionInput }>(
+  app.post<{ Params: { accountSid: string }; Body: ExclusionInput | ExclusionCreateA }>(
     '/v1/accounts/:accountSid/exclusions',
     {
       preValidation: upperCaseMethod,
       preHandler: requireScope('exclusions:write'),
+      validatorCompiler: shapeValidatorCompiler({
+        ...shapes,
+        aSchema: 'exclusionCreateA',
+        bSchema: 'exclusionCreate',
+      }),
       schema: {
         tags,
         summary: 'Create an exclusion rule',
+        description:
+          'Shape B (`name`, `pathPattern`, `method`, `statusCode`, `isActive`) or Shape A (`criteria` in ' +
+          'the search language, `enabled`), told apart by their fields; a body mixing both is a 400. ' +
+          'Criteria that do not parse are a 400 whose details give the `position`.',
         params: accountParams,
-        body: { $ref: 'exclusionCreate#' },
-        response: { 201: { $ref: 'exclusion#' } },
+        body: { $ref: 'exclusionCreateAny#' },
+        response: { 201: { $ref: 'exclusionAny#' } },
       },
     },
-    async (req, reply) => reply.status(201).send(await repo.create(req.params.accountSid, req.body)),
+    async (req, reply) => {
+      const { accountSid } = req.params;
+      if (bodyShape(req.body, EXCLUSION_A_ONLY) === 'A') {
+        const body = req.body as ExclusionCreateA;
+        compileExclusionCriteria(body.criteria, 'body.criteria');
+        return reply.status(201).send(await repo.createA(accountSid, body));
+      }
+      return reply.status(201).send(await repo.create(accountSid, req.body as ExclusionInput));
+    },
   );
 
-  app.put<{ Params: P; Body: ExclusionInput }>(
+  app.put<{ Params: P; Body: ExclusionInput | ExclusionUpdateA }>(
     '/v1/accounts/:accountSid/exclusions/:exclusionSid',
     {
       preValidation: upperCaseMethod,
       preHandler: requireScope('exclusions:write'),
+      validatorCompiler: shapeValidatorCompiler({
+        ...shapes,
+        aSchema: 'exclusionUpdateA',
+        bSchema: 'exclusionUpdate',
+      }),
       schema: {
         tags,
         summary: 'Replace an exclusion rule',
         description:
-          'Full replace: omitted description becomes empty, omitted statusCode becomes null. ' +
-          'Omitted buckets/environments keep their value.',
+          'Full replace in the shape the rule has (a body of the other shape is a 400). Shape B: omitted ' +
+          'description becomes empty, omitted statusCode null. Shape A: omitted description becomes null; ' +
+          'a soft-deleted rule is not found. Omitted buckets/environments keep their value.',
         params: oneParams,
-        body: { $ref: 'exclusionUpdate#' },
-        response: { 200: { $ref: 'exclusion#' } },
+        body: { $ref: 'exclusionUpdateAny#' },
+        response: { 200: { $ref: 'exclusionAny#' } },
       },
     },
-    async (req) => repo.update(req.params.accountSid, req.params.exclusionSid, req.body),
+    async (req) => {
+      const { accountSid, exclusionSid } = req.params;
+      const given = bodyShape(req.body, EXCLUSION_A_ONLY);
+      assertSameShape('Exclusion', exclusionSid, await repo.shapeOf(accountSid, exclusionSid), given, FIELDS);
+      if (given === 'A') {
+        const body = req.body as ExclusionUpdateA;
+        compileExclusionCriteria(body.criteria, 'body.criteria');
+        return repo.updateA(accountSid, exclusionSid, body);
+      }
+      return repo.update(accountSid, exclusionSid, req.body as ExclusionInput);
+    },
   );
 
   app.delete<{ Params: P }>(
@@ -94,6 +250,9 @@ export default async function exclusionsRoutes(app: FastifyInstance): Promise<vo
       schema: {
         tags,
         summary: 'Delete an exclusion rule',
+        description:
+          'A Shape B rule is removed. A Shape A rule is soft-deleted: `deletedAt` is set, it is no longer ' +
+          'applied, and it is listed only with `includeDeleted=true`.',
         params: oneParams,
         response: { 200: { $ref: 'deleted#' } },
       },

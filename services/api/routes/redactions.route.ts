@@ -1,11 +1,25 @@
 import type { FastifyInstance } from 'fastify';
-import { accountParams, listQuery } from '../../../schemas/common.schema.js';
-import { validation } from '../../shared/errors.js';
+import { accountParams } from '../../../schemas/common.schema.js';
+import {
+  REDACTION_A_ONLY,
+  REDACTION_B_ONLY,
+  type RedactionCreateA,
+  type RedactionUpdateA,
+} from '../../../schemas/rules.schema.js';
+import { AppError, validation } from '../../shared/errors.js';
 import { parseFieldPath } from '../../shared/field-path.js';
+import {
+  PREDEFINED_TYPES,
+  SensitivePatternError,
+  SensitiveRuleError,
+  isPredefinedType,
+  validateSensitiveRule,
+} from '../../processor/sensitive/index.js';
 import { requireScope } from '../plugins/auth.plugin.js';
-import { RULE_SORTS } from '../exclusions.repository.js';
+import type { RuleListQuery } from '../exclusions.repository.js';
 import { RedactionsRepository, type RedactionInput } from '../redactions.repository.js';
-import type { ListQuery } from '../pagination.js';
+import { assertSameShape, bodyShape, ruleListQuery, shapeValidatorCompiler } from './exclusions.route.js';
+import { registerRedactionTypesRoute } from './redaction-types.route.js';
 
 const oneParams = {
   type: 'object',
@@ -25,19 +39,81 @@ function checkRedaction(body: RedactionInput): void {
   if (Object.keys(details).length) throw validation('Request body is invalid', details);
 }
 
+/**
+ * What the schema cannot say about a Shape A rule: a predefined type takes no pattern or applyTo;
+ * any other type is a custom one and needs both (without either, it is an unknown predefined type:
+ * the 400 lists the valid ones); the engine must compile the rule (an RE2 pattern it cannot
+ * compile is a 400 naming the pattern and the position).
+ */
+function checkRedactionA(body: RedactionCreateA | RedactionUpdateA): void {
+  const { type } = body;
+  const pattern = body.pattern ?? null;
+  const applyTo = body.applyTo ?? null;
+  if (isPredefinedType(type)) {
+    const details: Record<string, string> = {};
+    if (pattern !== null)
+      details['body.pattern'] = `must be null: the predefined type ${type} has its own detector`;
+    if (applyTo !== null)
+      details['body.applyTo'] = `must be null: the predefined type ${type} has its own detector`;
+    if (Object.keys(details).length)
+      throw validation('A predefined type takes no pattern or applyTo', details);
+  } else if (pattern === null && applyTo === null) {
+    throw new AppError(
+      400,
+      'VALIDATION_ERROR',
+      `Unknown predefined type ${JSON.stringify(type)}; predefined types: ${PREDEFINED_TYPES.join(', ')}`,
+      {
+        'body.type': `is not a predefined type (${PREDEFINED_TYPES.join(', ')}); a custom type needs pattern and applyTo`,
+        validTypes: [...PREDEFINED_TYPES],
+      },
+    );
+  }
+  try {
+    validateSensitiveRule({
+      sid: 'new',
+      type,
+      pattern,
+      applyTo,
+      level: body.level,
+      scopes: body.scopes ?? null,
+      environments: body.environments ?? null,
+    });
+  } catch (err) {
+    if (err instanceof SensitivePatternError)
+      // The message names the pattern; `position` is where in it RE2 stopped.
+      throw new AppError(400, 'VALIDATION_ERROR', err.message, {
+        'body.pattern': err.message,
+        position: err.position,
+        reason: err.reason,
+      });
+    if (err instanceof SensitiveRuleError)
+      throw new AppError(400, 'VALIDATION_ERROR', err.message, { [`body.${err.field}`]: err.message });
+    throw err;
+  }
+}
+
+const FIELDS = { A: REDACTION_A_ONLY, B: REDACTION_B_ONLY };
+
 export default async function redactionsRoutes(app: FastifyInstance): Promise<void> {
   const repo = new RedactionsRepository(app.deps.pg);
   const tags = ['redactions'];
+  const shapes = { what: 'a redaction', aOnly: REDACTION_A_ONLY, bOnly: REDACTION_B_ONLY };
 
-  app.get<{ Params: { accountSid: string }; Querystring: ListQuery }>(
+  // Static `/redactions/types` is matched before `/redactions/:redactionSid`.
+  registerRedactionTypesRoute(app);
+
+  app.get<{ Params: { accountSid: string }; Querystring: RuleListQuery }>(
     '/v1/accounts/:accountSid/redactions',
     {
       preHandler: requireScope('redactions:read'),
       schema: {
         tags,
         summary: 'List redaction rules',
+        description:
+          'Both shapes, each rule in the shape it was created in (docs/rules.md). Soft-deleted Shape A ' +
+          'rules are left out unless `includeDeleted=true` (or `deleted=true`: only them).',
         params: accountParams,
-        querystring: listQuery(RULE_SORTS, 'createdAt'),
+        querystring: ruleListQuery(),
         response: { 200: { $ref: 'redactionList#' } },
       },
     },
@@ -51,49 +127,84 @@ export default async function redactionsRoutes(app: FastifyInstance): Promise<vo
       schema: {
         tags,
         summary: 'Get a redaction rule',
+        description:
+          'In the shape it was created in; a soft-deleted Shape A rule is returned with its `deletedAt`.',
         params: oneParams,
-        response: { 200: { $ref: 'redaction#' } },
+        response: { 200: { $ref: 'redactionAny#' } },
       },
     },
     async (req) => repo.get(req.params.accountSid, req.params.redactionSid),
   );
 
-  app.post<{ Params: { accountSid: string }; Body: RedactionInput }>(
+  app.post<{ Params: { accountSid: string }; Body: RedactionInput | RedactionCreateA }>(
     '/v1/accounts/:accountSid/redactions',
     {
       preHandler: requireScope('redactions:write'),
+      validatorCompiler: shapeValidatorCompiler({
+        ...shapes,
+        aSchema: 'redactionCreateA',
+        bSchema: 'redactionCreate',
+      }),
       schema: {
         tags,
         summary: 'Create a redaction rule',
+        description:
+          'Shape B (`name`, `fieldPath`, `redactionType`, …) or Shape A (`type`, `level`, `scopes`, ' +
+          '`pattern`, `applyTo`, `enabled`), told apart by their fields; a body mixing both is a 400. ' +
+          'An unknown predefined type is a 400 listing the valid ones (`details.validTypes`); a custom ' +
+          'pattern RE2 cannot compile is a 400 naming it.',
         params: accountParams,
-        body: { $ref: 'redactionCreate#' },
-        response: { 201: { $ref: 'redaction#' } },
+        body: { $ref: 'redactionCreateAny#' },
+        response: { 201: { $ref: 'redactionAny#' } },
       },
     },
     async (req, reply) => {
-      checkRedaction(req.body);
-      return reply.status(201).send(await repo.create(req.params.accountSid, req.body));
+      const { accountSid } = req.params;
+      if (bodyShape(req.body, REDACTION_A_ONLY) === 'A') {
+        const body = req.body as RedactionCreateA;
+        checkRedactionA(body);
+        return reply.status(201).send(await repo.createA(accountSid, body));
+      }
+      const body = req.body as RedactionInput;
+      checkRedaction(body);
+      return reply.status(201).send(await repo.create(accountSid, body));
     },
   );
 
-  app.put<{ Params: P; Body: RedactionInput }>(
+  app.put<{ Params: P; Body: RedactionInput | RedactionUpdateA }>(
     '/v1/accounts/:accountSid/redactions/:redactionSid',
     {
       preHandler: requireScope('redactions:write'),
+      validatorCompiler: shapeValidatorCompiler({
+        ...shapes,
+        aSchema: 'redactionUpdateA',
+        bSchema: 'redactionUpdate',
+      }),
       schema: {
         tags,
         summary: 'Replace a redaction rule',
         description:
-          'Full replace: omitted description becomes empty, omitted replacementValue null. ' +
+          'Full replace in the shape the rule has (a body of the other shape is a 400). Shape B: omitted ' +
+          'description becomes empty, omitted replacementValue null. Shape A: omitted description, ' +
+          'pattern and applyTo become null, omitted scopes `["*"]`; a soft-deleted rule is not found. ' +
           'Omitted redactAt/buckets/environments keep their value.',
         params: oneParams,
-        body: { $ref: 'redactionUpdate#' },
-        response: { 200: { $ref: 'redaction#' } },
+        body: { $ref: 'redactionUpdateAny#' },
+        response: { 200: { $ref: 'redactionAny#' } },
       },
     },
     async (req) => {
-      checkRedaction(req.body);
-      return repo.update(req.params.accountSid, req.params.redactionSid, req.body);
+      const { accountSid, redactionSid } = req.params;
+      const given = bodyShape(req.body, REDACTION_A_ONLY);
+      assertSameShape('Redaction', redactionSid, await repo.shapeOf(accountSid, redactionSid), given, FIELDS);
+      if (given === 'A') {
+        const body = req.body as RedactionUpdateA;
+        checkRedactionA(body);
+        return repo.updateA(accountSid, redactionSid, body);
+      }
+      const body = req.body as RedactionInput;
+      checkRedaction(body);
+      return repo.update(accountSid, redactionSid, body);
     },
   );
 
@@ -104,6 +215,9 @@ export default async function redactionsRoutes(app: FastifyInstance): Promise<vo
       schema: {
         tags,
         summary: 'Delete a redaction rule',
+        description:
+          'A Shape B rule is removed. A Shape A rule is soft-deleted: `deletedAt` is set, it is no longer ' +
+          'applied (nor served to SDKs), and it is listed only with `includeDeleted=true`.',
         params: oneParams,
         response: { 200: { $ref: 'deleted#' } },
       },

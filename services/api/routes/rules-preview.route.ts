@@ -1,5 +1,12 @@
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import { accountParams } from '../../../schemas/common.schema.js';
+import {
+  EXCLUSION_A_ONLY,
+  EXCLUSION_B_ONLY,
+  REDACTION_A_ONLY,
+  REDACTION_B_ONLY,
+} from '../../../schemas/rules.schema.js';
+import { shapeValidatorCompiler } from './exclusions.route.js';
 import { forbidden, validation } from '../../shared/errors.js';
 import type { StoredRecord } from '../../processor/pipeline.js';
 import { requireScope } from '../plugins/auth.plugin.js';
@@ -56,6 +63,14 @@ export default async function rulesPreviewRoutes(app: FastifyInstance): Promise<
     '/v1/accounts/:accountSid/redactions/preview',
     {
       preHandler: requireScope('redactions:read'),
+      validatorCompiler: shapeValidatorCompiler({
+        what: 'a redaction',
+        aOnly: REDACTION_A_ONLY,
+        bOnly: REDACTION_B_ONLY,
+        aSchema: 'redactionPreviewBodyA',
+        bSchema: 'redactionPreviewBody',
+        inside: 'rule',
+      }),
       schema: {
         tags: ['redactions'],
         summary: 'Preview a draft redaction rule on a sample record',
@@ -64,7 +79,7 @@ export default async function rulesPreviewRoutes(app: FastifyInstance): Promise<
           'needs requests:read too) with the processor’s code and answers the record before and ' +
           'after, with every changed field. Nothing is stored.',
         params: accountParams,
-        body: { $ref: 'redactionPreviewBody#' },
+        body: { $ref: 'redactionPreviewBodyAny#' },
         response: { 200: { $ref: 'redactionPreview#' } },
       },
     },
@@ -80,6 +95,14 @@ export default async function rulesPreviewRoutes(app: FastifyInstance): Promise<
     {
       preValidation: upperCaseRuleMethod,
       preHandler: requireScope('exclusions:read'),
+      validatorCompiler: shapeValidatorCompiler({
+        what: 'an exclusion',
+        aOnly: EXCLUSION_A_ONLY,
+        bOnly: EXCLUSION_B_ONLY,
+        aSchema: 'exclusionPreviewBodyA',
+        bSchema: 'exclusionPreviewBody',
+        inside: 'rule',
+      }),
       schema: {
         tags: ['exclusions'],
         summary: 'Preview a draft exclusion rule on a sample record',
@@ -88,7 +111,7 @@ export default async function rulesPreviewRoutes(app: FastifyInstance): Promise<
           'which needs requests:read too) under the draft rule, with the values it compared. ' +
           'Nothing is stored.',
         params: accountParams,
-        body: { $ref: 'exclusionPreviewBody#' },
+        body: { $ref: 'exclusionPreviewBodyAny#' },
         response: { 200: { $ref: 'exclusionPreview#' } },
       },
     },

@@ -117,7 +117,9 @@ const PHONE_NANP =
   /(?<![0-9A-Za-z_+.-])(?:\+?1[ .-]?)?(?:\([2-9][0-9]{2}\)[ .-]?|[2-9][0-9]{2}[ .-])[2-9][0-9]{2}[ .-][0-9]{4}(?![0-9A-Za-z_]|[.-][0-9])/g;
 const PHONE_TRUNK = /(?<![0-9A-Za-z_+.-])0[0-9]{1,4}(?:[ .-][0-9]{2,8}){1,4}(?![0-9A-Za-z_]|[.-][0-9])/g;
 
-const IPV4 = /(?<![0-9A-Za-z_.])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?![0-9A-Za-z_]|\.[0-9])/g;
+// The lookbehind follows the first digit (it then looks at the character before that digit):
+// irregexp skips non-digits quickly instead of testing the lookbehind at every position.
+const IPV4 = /[0-9](?<![0-9A-Za-z_.][0-9])[0-9]{0,2}\.(?:[0-9]{1,3}\.){2}[0-9]{1,3}(?![0-9A-Za-z_]|\.[0-9])/g;
 
 const H = '[0-9A-Fa-f]{1,4}';
 const IPV6 = new RegExp(
@@ -163,12 +165,16 @@ function ipv6Gate(t: string): boolean {
 }
 const isHex = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
 
-const authGate = (t: string): boolean =>
-  t.includes('earer') ||
-  t.includes('asic') ||
-  t.includes('oken') ||
-  t.includes('EARER') ||
-  t.includes('ASIC');
+/**
+ * Every API_KEY prefix holds `_` or `-`, or is `SG.` or one of the uppercase AWS / Google prefixes:
+ * most texts (JSON without underscores or dashes) skip the pattern after two `includes`.
+ */
+const API_KEY_GATE = /SG\.|A(?:KIA|SIA|BIA|CCA|Iza)/;
+const apiKeyGate = (t: string): boolean => t.includes('_') || t.includes('-') || API_KEY_GATE.test(t);
+
+/** One regex pass: five `includes` of multi-character strings cost more. */
+const AUTH_GATE = /earer|asic|oken|EARER|ASIC/;
+const authGate = (t: string): boolean => AUTH_GATE.test(t);
 
 // ---------------------------------------------------------------------------------------------
 // Key names
@@ -370,7 +376,7 @@ export const DETECTORS: Readonly<Record<PredefinedType, Detector>> = {
     validation:
       'Stripe `sk_live_…`/`sk_test_…`/`rk_…`/`whsec_…`, AWS `AKIA…`/`ASIA…` (16 more upper-case letters or digits), GitHub `ghp_…`/`gho_…`/`ghu_…`/`ghs_…`/`ghr_…`/`github_pat_…`, Slack `xoxb-…`/`xoxp-…`/`xoxa-…`/`xoxo-…`/`xoxr-…`/`xoxs-…`, Google `AIza…`, GitLab `glpat-…`, npm `npm_…`, SendGrid `SG.….…`, OpenAI/Anthropic `sk-…`; each with its documented length, standing alone',
     partial: 'the prefix: `sk_live_************************`',
-    patterns: [{ re: API_KEY, minLength: 20 }],
+    patterns: [{ re: API_KEY, minLength: 20, gate: apiKeyGate }],
     keepPartial: (s) => keepPrefix(s, API_KEY_PREFIX.exec(s)?.[0].length ?? 0),
     examples: {
       matches: [

@@ -1,7 +1,8 @@
 /**
  * Sensitive-data redaction, Shape A (docs/sensitive-data.md): predefined detectors and
  * custom RE2 patterns applied to headers, query, URL and bodies (JSON, form, XML, text) of a record.
- * Pure, no I/O, one entry point (not wired to the processor or the API yet: docs/sensitive-data.md "Status").
+ * Pure, no I/O, one entry point: the processor's redaction step (steps/redact.step.ts), the rules API
+ * (validation, the catalogue of predefined types) and the rule preview use it.
  */
 export {
   compileSensitiveRules,

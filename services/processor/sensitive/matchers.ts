@@ -37,6 +37,11 @@ export interface Plan {
    * fragments, or null when a custom key matcher is present (then every body is walked).
    */
   keyHint: RegExp | null;
+  /**
+   * Short texts this plan's value matchers found nothing in (header values, query values and
+   * other strings repeat from record to record), so a repeat costs a lookup, not a scan.
+   */
+  clean: Map<string, true>;
 }
 
 export const EMPTY_PLAN: Plan = {
@@ -45,6 +50,7 @@ export const EMPTY_PLAN: Plan = {
   hasPredefined: false,
   hasCustomValues: false,
   keyHint: null,
+  clean: new Map(),
 };
 
 export const isEmptyPlan = (p: Plan): boolean => p.values.length === 0 && p.keys.length === 0;
@@ -56,7 +62,7 @@ const JSON_KEY_HINT =
   /(?:pass|pwd|secret|token|key|credential|cookie|session|pin|cvv|cvc|otp|auth)[^"\\]{0,128}"[ \t\r\n]{0,16}:/i;
 
 export function buildPlan(values: ValueMatcher[], keys: KeyMatcher[]): Plan {
-  // NOTE: one regex joining every pattern (`a|b|c…`) costs more than the sum of the gated patterns
+  // One regex joining every pattern (`a|b|c…`) costs more than the sum of the gated patterns
   // (irregexp tries each alternative at each position), so each pattern runs on its own.
   return {
     values,
@@ -64,6 +70,7 @@ export function buildPlan(values: ValueMatcher[], keys: KeyMatcher[]): Plan {
     hasPredefined: values.some((v) => v.detector !== null),
     hasCustomValues: values.some((v) => v.custom !== null),
     keyHint: keys.some((k) => k.custom !== null) ? null : keys.length ? KEY_HINT : null,
+    clean: new Map(),
   };
 }
 
@@ -284,6 +291,10 @@ function resolve(spans: Span[]): Span[] {
   return out;
 }
 
+/** Texts up to this length are remembered when clean, at most CLEAN_LIMIT of them per plan. */
+const CLEAN_MAX_LENGTH = 128;
+const CLEAN_LIMIT = 512;
+
 export interface ScanResult {
   text: string;
   /** the types redacted, in order of first appearance */
@@ -296,10 +307,18 @@ export interface ScanResult {
  */
 export function scanText(text: string, plan: Plan, pairs = false): ScanResult | null {
   if (text.length === 0) return null;
+  const cacheable = !pairs && text.length <= CLEAN_MAX_LENGTH;
+  if (cacheable && plan.clean.has(text)) return null;
   const spans: Span[] = [];
   if (pairs) pairSpans(text, plan, spans);
   valueSpans(text, plan, spans);
-  if (spans.length === 0) return null;
+  if (spans.length === 0) {
+    if (cacheable) {
+      if (plan.clean.size >= CLEAN_LIMIT) plan.clean.clear();
+      plan.clean.set(text, true);
+    }
+    return null;
+  }
   const chosen = resolve(spans);
   let out = '';
   let at = 0;

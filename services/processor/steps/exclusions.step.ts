@@ -1,25 +1,33 @@
 import { exclude, ok, type Step } from '../pipeline.js';
 import { pathOnly } from '../path-pattern.js';
 
+const inEnvironment = (set: ReadonlySet<string> | null, env: string) => set === null || set.has(env);
+
 /**
- * Exclusion rules (spec 2.5): a record whose path matches the rule's pattern, whose method is the
- * rule's (or the rule says `*`) and whose status is the rule's (or the rule's is null) is dropped
- * before anything is stored. Rules are already limited to the bucket; the environment is checked
- * here. The query string is not part of the matched path.
+ * Exclusion rules (spec 2.5), both shapes; a matching record is dropped before anything is stored.
+ * Shape B first (cheaper): a record whose path matches the rule's pattern, whose method is the
+ * rule's (or the rule says `*`) and whose status is the rule's (or the rule's is null); the query
+ * string is not part of the matched path. Then Shape A: a record matching the rule's criteria
+ * (exclusion-criteria.ts). Any match excludes, so the order does not change the outcome. Rules are
+ * already limited to the bucket; the environment is checked here.
  */
 export const exclusionsStep: Step = (record, ctx) => {
-  const rules = ctx.rules.exclusions;
-  if (rules.length === 0) return ok(record);
+  const { exclusions, criteriaExclusions } = ctx.rules;
+  if (exclusions.length === 0 && criteriaExclusions.length === 0) return ok(record);
   const env = typeof record.environmentSid === 'string' ? record.environmentSid : '';
-  const method = typeof record.request.method === 'string' ? record.request.method.toUpperCase() : '';
-  const path = typeof record.request.path === 'string' ? pathOnly(record.request.path) : '';
-  const sc = record.response?.statusCode;
-  const status = typeof sc === 'number' ? sc : null;
-  for (const x of rules) {
-    if (x.environments !== null && !x.environments.has(env)) continue;
-    if (x.method !== null && x.method !== method) continue;
-    if (x.statusCode !== null && x.statusCode !== status) continue;
-    if (x.path(path)) return exclude(x.sid);
+  if (exclusions.length) {
+    const method = typeof record.request.method === 'string' ? record.request.method.toUpperCase() : '';
+    const path = typeof record.request.path === 'string' ? pathOnly(record.request.path) : '';
+    const sc = record.response?.statusCode;
+    const status = typeof sc === 'number' ? sc : null;
+    for (const x of exclusions) {
+      if (!inEnvironment(x.environments, env)) continue;
+      if (x.method !== null && x.method !== method) continue;
+      if (x.statusCode !== null && x.statusCode !== status) continue;
+      if (x.path(path)) return exclude(x.sid);
+    }
   }
+  for (const x of criteriaExclusions)
+    if (inEnvironment(x.environments, env) && x.criteria.matches(record)) return exclude(x.sid);
   return ok(record);
 };

@@ -6,12 +6,17 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type {
   bucketSdkSettingsSchema,
+  exclusionASchema,
+  exclusionCreateASchema,
   exclusionCreateSchema,
   exclusionPreviewSchema,
   exclusionSchema,
+  redactionASchema,
+  redactionCreateASchema,
   redactionCreateSchema,
   redactionPreviewSchema,
   redactionSchema,
+  redactionTypesSchema,
   sdkSettingValuesSchema,
   sdkSettingsUpdateSchema,
 } from '../../../schemas/rules.schema';
@@ -22,6 +27,17 @@ export type Exclusion = FromSchema<typeof exclusionSchema>;
 export type ExclusionInput = FromSchema<typeof exclusionCreateSchema>;
 export type Redaction = FromSchema<typeof redactionSchema>;
 export type RedactionInput = FromSchema<typeof redactionCreateSchema>;
+/** Shape A rules (docs/rules.md "Shape A rules"): search-criteria exclusions, typed redactions. */
+export type ExclusionA = FromSchema<typeof exclusionASchema>;
+export type ExclusionAInput = FromSchema<typeof exclusionCreateASchema>;
+export type RedactionA = FromSchema<typeof redactionASchema>;
+export type RedactionAInput = FromSchema<typeof redactionCreateASchema>;
+export type RedactionTypes = FromSchema<typeof redactionTypesSchema>;
+/** A rule as the lists answer it: each in the shape it was created in. */
+export type AnyExclusion = Exclusion | ExclusionA;
+export type AnyRedaction = Redaction | RedactionA;
+export const isExclusionA = (x: AnyExclusion): x is ExclusionA => 'criteria' in x;
+export const isRedactionA = (x: AnyRedaction): x is RedactionA => 'level' in x;
 export type ExclusionPreview = FromSchema<typeof exclusionPreviewSchema>;
 export type RedactionPreview = FromSchema<typeof redactionPreviewSchema>;
 export type SdkSettingValues = FromSchema<typeof sdkSettingValuesSchema>;
@@ -40,8 +56,11 @@ const one = (a: string, kind: string, sid: string) => `${acct(a)}/${kind}/${enco
 
 export const exclusions = {
   list: (a: string) =>
-    api.get<List<Exclusion>>(`${acct(a)}/exclusions`, { limit: 100, sort: 'createdAt', order: 'asc' }),
-  get: (a: string, sid: string) => api.get<Exclusion>(one(a, 'exclusions', sid)),
+    api.get<List<AnyExclusion>>(`${acct(a)}/exclusions`, { limit: 100, sort: 'createdAt', order: 'asc' }),
+  get: (a: string, sid: string) => api.get<AnyExclusion>(one(a, 'exclusions', sid)),
+  createA: (a: string, body: ExclusionAInput) => api.post<ExclusionA>(`${acct(a)}/exclusions`, body),
+  updateA: (a: string, sid: string, body: ExclusionAInput & { enabled: boolean }) =>
+    api.put<ExclusionA>(one(a, 'exclusions', sid), body),
   create: (a: string, body: ExclusionInput) => api.post<Exclusion>(`${acct(a)}/exclusions`, body),
   update: (a: string, sid: string, body: ExclusionInput & { isActive: boolean }) =>
     api.put<Exclusion>(one(a, 'exclusions', sid), body),
@@ -52,8 +71,13 @@ export const exclusions = {
 
 export const redactions = {
   list: (a: string) =>
-    api.get<List<Redaction>>(`${acct(a)}/redactions`, { limit: 100, sort: 'createdAt', order: 'asc' }),
-  get: (a: string, sid: string) => api.get<Redaction>(one(a, 'redactions', sid)),
+    api.get<List<AnyRedaction>>(`${acct(a)}/redactions`, { limit: 100, sort: 'createdAt', order: 'asc' }),
+  get: (a: string, sid: string) => api.get<AnyRedaction>(one(a, 'redactions', sid)),
+  createA: (a: string, body: RedactionAInput) => api.post<RedactionA>(`${acct(a)}/redactions`, body),
+  updateA: (a: string, sid: string, body: RedactionAInput & { enabled: boolean }) =>
+    api.put<RedactionA>(one(a, 'redactions', sid), body),
+  /** The predefined types with descriptions and examples, the valid scopes and levels. */
+  types: (a: string) => api.get<RedactionTypes>(`${acct(a)}/redactions/types`),
   create: (a: string, body: RedactionInput) => api.post<Redaction>(`${acct(a)}/redactions`, body),
   update: (a: string, sid: string, body: RedactionInput & { isActive: boolean }) =>
     api.put<Redaction>(one(a, 'redactions', sid), body),

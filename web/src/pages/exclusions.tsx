@@ -2,7 +2,14 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { fieldErrors } from '../api/client';
 import type { List } from '../api/types';
-import { exclusions, type Exclusion, type ExclusionInput, type ExclusionPreview } from '../api/rules';
+import {
+  exclusions,
+  isExclusionA,
+  type AnyExclusion,
+  type Exclusion,
+  type ExclusionInput,
+  type ExclusionPreview,
+} from '../api/rules';
 import { ConfirmDialog } from '../components/dialog';
 import { Field, FormError } from '../components/form';
 import {
@@ -15,6 +22,7 @@ import {
 import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
 import { useAccountSid, useSession } from '../lib/session';
 import { useQueryState } from '../lib/url-state';
+import { ExclusionAForm, exclusionALabel } from './rules-shape-a';
 
 const METHODS = ['*', 'GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT'];
 
@@ -84,6 +92,21 @@ function validate(d: Draft): Record<string, string> {
   return e;
 }
 
+/** The name lists and notices show: Shape B's name, Shape A's description or criteria. */
+const labelOf = (x: AnyExclusion): string => (isExclusionA(x) ? exclusionALabel(x) : x.name);
+const activeOf = (x: AnyExclusion): boolean => (isExclusionA(x) ? x.enabled : x.isActive);
+
+/** The same rule with its active flag flipped, in its own shape (PUT keeps the shape). */
+function toggled(a: string, x: AnyExclusion): Promise<AnyExclusion> {
+  if (isExclusionA(x))
+    return exclusions.updateA(a, x.sid, {
+      criteria: x.criteria,
+      description: x.description,
+      enabled: !x.enabled,
+    });
+  return exclusions.update(a, x.sid, { ...bodyOf(draftOf(x)), isActive: !x.isActive });
+}
+
 const EXAMPLE = {
   environmentSid: 'prod01',
   request: { method: 'GET', path: '/health?probe=1', headers: { 'user-agent': 'kube-probe/1.29' } },
@@ -99,24 +122,23 @@ export function ExclusionsPage() {
   const { get, set } = useQueryState();
   const editing = get('rule');
   const [notice, setNotice] = useState<string | null>(null);
-  const [deleting, setDeleting] = useState<Exclusion | null>(null);
+  const [deleting, setDeleting] = useState<AnyExclusion | null>(null);
   const list = useQuery({ queryKey: ['exclusions', a], queryFn: () => exclusions.list(a) });
   const toggle = useMutation({
-    mutationFn: (x: Exclusion) =>
-      exclusions.update(a, x.sid, { ...bodyOf(draftOf(x)), isActive: !x.isActive }),
+    mutationFn: (x: AnyExclusion) => toggled(a, x),
     onSuccess: async (x) => {
       // The row shows the stored state at once, before the list is read again.
-      qc.setQueryData<List<Exclusion>>(['exclusions', a], (old) =>
+      qc.setQueryData<List<AnyExclusion>>(['exclusions', a], (old) =>
         old ? { ...old, records: old.records.map((r) => (r.sid === x.sid ? x : r)) } : old,
       );
-      setNotice(`“${x.name}” is ${x.isActive ? 'active' : 'inactive'}.`);
+      setNotice(`“${labelOf(x)}” is ${activeOf(x) ? 'active' : 'inactive'}.`);
       await qc.invalidateQueries({ queryKey: ['exclusions', a] });
     },
   });
   const remove = useMutation({
     mutationFn: (sid: string) => exclusions.remove(a, sid),
     onSuccess: async () => {
-      setNotice(`“${deleting?.name ?? ''}” is deleted.`);
+      setNotice(`“${deleting ? labelOf(deleting) : ''}” is deleted.`);
       setDeleting(null);
       await qc.invalidateQueries({ queryKey: ['exclusions', a] });
     },
@@ -141,10 +163,24 @@ export function ExclusionsPage() {
             New exclusion
           </button>
         ) : null}
+        {can('exclusions:write') && !editing ? (
+          <button
+            type="button"
+            className="btn"
+            onClick={() => {
+              setNotice(null);
+              set({ rule: 'new-criteria' });
+            }}
+          >
+            Exclude by criteria
+          </button>
+        ) : null}
       </div>
       <p className="intro hint">
         A record whose path, method and status match an active exclusion is dropped on arrival: never stored,
-        never counted in metrics, never sent to a workflow (the bucket’s setup page counts them).
+        never counted in metrics, never sent to a workflow (the bucket’s setup page counts them). An exclusion
+        by criteria uses the search language of stream views (<code>method:OPTIONS status:2xx</code>
+        ).
       </p>
       {notice ? (
         <div className="notice ok-text" role="status">
@@ -182,14 +218,28 @@ export function ExclusionsPage() {
                 </thead>
                 <tbody>
                   {d.records.map((x) => (
-                    <tr key={x.sid} className={x.isActive ? undefined : 'muted'}>
-                      <td>
-                        <strong>{x.name}</strong>
-                        {x.description ? <div className="small muted">{x.description}</div> : null}
-                      </td>
-                      <td className="mono">{x.method}</td>
-                      <td className="mono">{x.pathPattern}</td>
-                      <td>{x.statusCode ?? 'any'}</td>
+                    <tr key={x.sid} className={activeOf(x) ? undefined : 'muted'}>
+                      {isExclusionA(x) ? (
+                        <>
+                          <td>
+                            <strong>{x.description || 'By criteria'}</strong>
+                          </td>
+                          <td colSpan={3}>
+                            <span className="small muted">criteria </span>
+                            <code className="mono">{x.criteria}</code>
+                          </td>
+                        </>
+                      ) : (
+                        <>
+                          <td>
+                            <strong>{x.name}</strong>
+                            {x.description ? <div className="small muted">{x.description}</div> : null}
+                          </td>
+                          <td className="mono">{x.method}</td>
+                          <td className="mono">{x.pathPattern}</td>
+                          <td>{x.statusCode ?? 'any'}</td>
+                        </>
+                      )}
                       <td className="small">
                         {x.buckets
                           ? `${x.buckets.length} bucket${x.buckets.length === 1 ? '' : 's'}`
@@ -201,12 +251,12 @@ export function ExclusionsPage() {
                         <label className="check">
                           <input
                             type="checkbox"
-                            checked={x.isActive}
+                            checked={activeOf(x)}
                             disabled={!can('exclusions:write') || toggle.isPending}
-                            aria-label={`Active: ${x.name}`}
+                            aria-label={`Active: ${labelOf(x)}`}
                             onChange={() => toggle.mutate(x)}
                           />
-                          <span aria-hidden="true">{x.isActive ? 'on' : 'off'}</span>
+                          <span aria-hidden="true">{activeOf(x) ? 'on' : 'off'}</span>
                         </label>
                       </td>
                       <td>
@@ -214,7 +264,7 @@ export function ExclusionsPage() {
                           <button
                             type="button"
                             className="btn btn-small"
-                            aria-label={`${can('exclusions:write') ? 'Edit' : 'Open'} ${x.name}`}
+                            aria-label={`${can('exclusions:write') ? 'Edit' : 'Open'} ${labelOf(x)}`}
                             onClick={() => {
                               setNotice(null);
                               set({ rule: x.sid });
@@ -226,7 +276,7 @@ export function ExclusionsPage() {
                             <button
                               type="button"
                               className="btn btn-small btn-danger-ghost"
-                              aria-label={`Delete ${x.name}`}
+                              aria-label={`Delete ${labelOf(x)}`}
                               onClick={() => setDeleting(x)}
                             >
                               Delete
@@ -244,18 +294,26 @@ export function ExclusionsPage() {
       </section>
       {deleting ? (
         <ConfirmDialog
-          title={`Delete the exclusion “${deleting.name}”?`}
+          title={`Delete the exclusion “${labelOf(deleting)}”?`}
           confirmLabel="Delete exclusion"
           busy={remove.isPending}
           error={remove.error}
           onConfirm={() => remove.mutate(deleting.sid)}
           onClose={() => setDeleting(null)}
         >
-          <p>
-            Records matching <code>{deleting.method}</code> <code>{deleting.pathPattern}</code> are stored
-            again from now on (SDKs stop dropping them at their next settings refresh). Records already
-            dropped are not recovered.
-          </p>
+          {isExclusionA(deleting) ? (
+            <p>
+              Records matching <code>{deleting.criteria}</code> are stored again from now on. The rule is kept
+              as deleted (the API lists it with <code>includeDeleted=true</code>); records already dropped are
+              not recovered.
+            </p>
+          ) : (
+            <p>
+              Records matching <code>{deleting.method}</code> <code>{deleting.pathPattern}</code> are stored
+              again from now on (SDKs stop dropping them at their next settings refresh). Records already
+              dropped are not recovered.
+            </p>
+          )}
         </ConfirmDialog>
       ) : null}
     </div>
@@ -264,15 +322,19 @@ export function ExclusionsPage() {
 
 function ExclusionEditor({ sid, onClose }: { sid: string; onClose: (message?: string) => void }) {
   const a = useAccountSid();
-  const isNew = sid === 'new';
+  const isNew = sid === 'new' || sid === 'new-criteria';
   const one = useQuery({
     queryKey: ['exclusion', a, sid],
     queryFn: () => exclusions.get(a, sid),
     enabled: !isNew,
   });
+  if (sid === 'new-criteria') return <ExclusionAForm onClose={onClose} />;
   if (!isNew && one.isPending) return <Loading />;
   if (!isNew && one.error) return <ErrorBox error={one.error} onRetry={() => void one.refetch()} />;
-  return <ExclusionForm existing={isNew ? undefined : one.data} onClose={onClose} />;
+  if (one.data && isExclusionA(one.data)) return <ExclusionAForm existing={one.data} onClose={onClose} />;
+  return (
+    <ExclusionForm existing={isNew ? undefined : (one.data as Exclusion | undefined)} onClose={onClose} />
+  );
 }
 
 function ExclusionForm({ existing, onClose }: { existing?: Exclusion; onClose: (message?: string) => void }) {
@@ -289,7 +351,7 @@ function ExclusionForm({ existing, onClose }: { existing?: Exclusion; onClose: (
     onSuccess: async (x) => {
       await qc.invalidateQueries({ queryKey: ['exclusions', a] });
       qc.removeQueries({ queryKey: ['exclusion', a, x.sid] });
-      onClose(`“${x.name}” is saved${x.isActive ? ' and active' : ''}.`);
+      onClose(`“${labelOf(x)}” is saved${activeOf(x) ? ' and active' : ''}.`);
     },
   });
   const local = validate(d);

@@ -2,7 +2,14 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { fieldErrors } from '../api/client';
 import type { List } from '../api/types';
-import { redactions, type Redaction, type RedactionInput, type RedactionPreview } from '../api/rules';
+import {
+  isRedactionA,
+  redactions,
+  type AnyRedaction,
+  type Redaction,
+  type RedactionInput,
+  type RedactionPreview,
+} from '../api/rules';
 import { ConfirmDialog } from '../components/dialog';
 import { Field, FormError } from '../components/form';
 import {
@@ -16,6 +23,7 @@ import {
 import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
 import { useAccountSid, useSession } from '../lib/session';
 import { useQueryState } from '../lib/url-state';
+import { RedactionAForm, redactionALabel } from './rules-shape-a';
 
 type RedactionType = RedactionInput['redactionType'];
 const TYPES: { value: RedactionType; label: string }[] = [
@@ -98,6 +106,26 @@ function validate(d: Draft): Record<string, string> {
   return e;
 }
 
+/** The name lists and notices show: Shape B's name, Shape A's description or type and level. */
+const labelOf = (x: AnyRedaction): string => (isRedactionA(x) ? redactionALabel(x) : x.name);
+const activeOf = (x: AnyRedaction): boolean => (isRedactionA(x) ? x.enabled : x.isActive);
+
+/** The same rule with its active flag flipped, in its own shape (PUT keeps the shape). */
+function toggled(a: string, x: AnyRedaction): Promise<AnyRedaction> {
+  if (isRedactionA(x))
+    return redactions.updateA(a, x.sid, {
+      type: x.type,
+      level: x.level,
+      scopes: x.scopes,
+      pattern: x.pattern,
+      applyTo: x.applyTo,
+      redactAt: x.redactAt,
+      description: x.description,
+      enabled: !x.enabled,
+    });
+  return redactions.update(a, x.sid, { ...bodyOf(draftOf(x)), isActive: !x.isActive });
+}
+
 const EXAMPLE = {
   environmentSid: 'prod01',
   request: {
@@ -122,24 +150,23 @@ export function RedactionsPage() {
   const { get, set } = useQueryState();
   const editing = get('rule');
   const [notice, setNotice] = useState<string | null>(null);
-  const [deleting, setDeleting] = useState<Redaction | null>(null);
+  const [deleting, setDeleting] = useState<AnyRedaction | null>(null);
   const list = useQuery({ queryKey: ['redactions', a], queryFn: () => redactions.list(a) });
   const toggle = useMutation({
-    mutationFn: (x: Redaction) =>
-      redactions.update(a, x.sid, { ...bodyOf(draftOf(x)), isActive: !x.isActive }),
+    mutationFn: (x: AnyRedaction) => toggled(a, x),
     onSuccess: async (x) => {
       // The row shows the stored state at once, before the list is read again.
-      qc.setQueryData<List<Redaction>>(['redactions', a], (old) =>
+      qc.setQueryData<List<AnyRedaction>>(['redactions', a], (old) =>
         old ? { ...old, records: old.records.map((r) => (r.sid === x.sid ? x : r)) } : old,
       );
-      setNotice(`“${x.name}” is ${x.isActive ? 'active' : 'inactive'}.`);
+      setNotice(`“${labelOf(x)}” is ${activeOf(x) ? 'active' : 'inactive'}.`);
       await qc.invalidateQueries({ queryKey: ['redactions', a] });
     },
   });
   const remove = useMutation({
     mutationFn: (sid: string) => redactions.remove(a, sid),
     onSuccess: async () => {
-      setNotice(`“${deleting?.name ?? ''}” is deleted.`);
+      setNotice(`“${deleting ? labelOf(deleting) : ''}” is deleted.`);
       setDeleting(null);
       await qc.invalidateQueries({ queryKey: ['redactions', a] });
     },
@@ -164,11 +191,24 @@ export function RedactionsPage() {
             New redaction
           </button>
         ) : null}
+        {can('redactions:write') && !editing ? (
+          <button
+            type="button"
+            className="btn"
+            onClick={() => {
+              setNotice(null);
+              set({ rule: 'new-type' });
+            }}
+          >
+            Redact a data type
+          </button>
+        ) : null}
       </div>
       <p className="intro hint">
         A redaction masks, removes, hashes or replaces one field of every record before it is stored or sent
         to a workflow (<code>server</code>), or has SDKs do it before sending (<code>client</code>). Records
-        stored earlier keep their values.
+        stored earlier keep their values. A redaction by data type finds emails, card numbers, tokens and
+        other secrets wherever they appear (headers, query, URL, bodies), or a pattern of your own.
       </p>
       {notice ? (
         <div className="notice ok-text" role="status">
@@ -197,8 +237,8 @@ export function RedactionsPage() {
                 <thead>
                   <tr>
                     <th scope="col">Name</th>
-                    <th scope="col">Field path</th>
-                    <th scope="col">Action</th>
+                    <th scope="col">Field path or type</th>
+                    <th scope="col">Action or level</th>
                     <th scope="col">Applied by</th>
                     <th scope="col">Scope</th>
                     <th scope="col">Active</th>
@@ -207,22 +247,44 @@ export function RedactionsPage() {
                 </thead>
                 <tbody>
                   {d.records.map((x) => (
-                    <tr key={x.sid} className={x.isActive ? undefined : 'muted'}>
-                      <td>
-                        <strong>{x.name}</strong>
-                        {x.description ? <div className="small muted">{x.description}</div> : null}
-                      </td>
-                      <td className="mono">{x.fieldPath}</td>
-                      <td>
-                        {x.redactionType}
-                        {x.redactionType === 'replace' && x.replacementValue !== null ? (
-                          <span className="muted">
-                            {' '}
-                            with <code>{x.replacementValue}</code>
-                          </span>
-                        ) : null}
-                      </td>
-                      <td>{x.redactAt === 'server' ? 'Tapline' : 'SDKs'}</td>
+                    <tr key={x.sid} className={activeOf(x) ? undefined : 'muted'}>
+                      {isRedactionA(x) ? (
+                        <>
+                          <td>
+                            <strong>{x.description || 'By data type'}</strong>
+                          </td>
+                          <td>
+                            <span className="mono">{x.type}</span>
+                            {x.pattern !== null ? (
+                              <div className="small muted">
+                                {x.applyTo === 'key' ? 'keys matching ' : 'values matching '}
+                                <code>{x.pattern}</code>
+                              </div>
+                            ) : null}
+                            <div className="small muted">in {x.scopes.join(', ')}</div>
+                          </td>
+                          <td>{x.level}</td>
+                          <td>{x.redactAt === 'server' ? 'Tapline' : 'SDKs and Tapline'}</td>
+                        </>
+                      ) : (
+                        <>
+                          <td>
+                            <strong>{x.name}</strong>
+                            {x.description ? <div className="small muted">{x.description}</div> : null}
+                          </td>
+                          <td className="mono">{x.fieldPath}</td>
+                          <td>
+                            {x.redactionType}
+                            {x.redactionType === 'replace' && x.replacementValue !== null ? (
+                              <span className="muted">
+                                {' '}
+                                with <code>{x.replacementValue}</code>
+                              </span>
+                            ) : null}
+                          </td>
+                          <td>{x.redactAt === 'server' ? 'Tapline' : 'SDKs'}</td>
+                        </>
+                      )}
                       <td className="small">
                         {x.buckets
                           ? `${x.buckets.length} bucket${x.buckets.length === 1 ? '' : 's'}`
@@ -234,12 +296,12 @@ export function RedactionsPage() {
                         <label className="check">
                           <input
                             type="checkbox"
-                            checked={x.isActive}
+                            checked={activeOf(x)}
                             disabled={!can('redactions:write') || toggle.isPending}
-                            aria-label={`Active: ${x.name}`}
+                            aria-label={`Active: ${labelOf(x)}`}
                             onChange={() => toggle.mutate(x)}
                           />
-                          <span aria-hidden="true">{x.isActive ? 'on' : 'off'}</span>
+                          <span aria-hidden="true">{activeOf(x) ? 'on' : 'off'}</span>
                         </label>
                       </td>
                       <td>
@@ -247,7 +309,7 @@ export function RedactionsPage() {
                           <button
                             type="button"
                             className="btn btn-small"
-                            aria-label={`${can('redactions:write') ? 'Edit' : 'Open'} ${x.name}`}
+                            aria-label={`${can('redactions:write') ? 'Edit' : 'Open'} ${labelOf(x)}`}
                             onClick={() => {
                               setNotice(null);
                               set({ rule: x.sid });
@@ -259,7 +321,7 @@ export function RedactionsPage() {
                             <button
                               type="button"
                               className="btn btn-small btn-danger-ghost"
-                              aria-label={`Delete ${x.name}`}
+                              aria-label={`Delete ${labelOf(x)}`}
                               onClick={() => setDeleting(x)}
                             >
                               Delete
@@ -277,18 +339,27 @@ export function RedactionsPage() {
       </section>
       {deleting ? (
         <ConfirmDialog
-          title={`Delete the redaction “${deleting.name}”?`}
+          title={`Delete the redaction “${labelOf(deleting)}”?`}
           confirmLabel="Delete redaction"
           busy={remove.isPending}
           error={remove.error}
           onConfirm={() => remove.mutate(deleting.sid)}
           onClose={() => setDeleting(null)}
         >
-          <p>
-            From now on <code>{deleting.fieldPath}</code> is stored as sent
-            {deleting.redactAt === 'client' ? ' (SDKs stop redacting it at their next settings refresh)' : ''}
-            . Records stored earlier stay redacted.
-          </p>
+          {isRedactionA(deleting) ? (
+            <p>
+              From now on <code>{deleting.type}</code> data is stored as sent. The rule is kept as deleted
+              (the API lists it with <code>includeDeleted=true</code>); records stored earlier stay redacted.
+            </p>
+          ) : (
+            <p>
+              From now on <code>{deleting.fieldPath}</code> is stored as sent
+              {deleting.redactAt === 'client'
+                ? ' (SDKs stop redacting it at their next settings refresh)'
+                : ''}
+              . Records stored earlier stay redacted.
+            </p>
+          )}
         </ConfirmDialog>
       ) : null}
     </div>
@@ -297,15 +368,19 @@ export function RedactionsPage() {
 
 function RedactionEditor({ sid, onClose }: { sid: string; onClose: (message?: string) => void }) {
   const a = useAccountSid();
-  const isNew = sid === 'new';
+  const isNew = sid === 'new' || sid === 'new-type';
   const one = useQuery({
     queryKey: ['redaction', a, sid],
     queryFn: () => redactions.get(a, sid),
     enabled: !isNew,
   });
+  if (sid === 'new-type') return <RedactionAForm onClose={onClose} />;
   if (!isNew && one.isPending) return <Loading />;
   if (!isNew && one.error) return <ErrorBox error={one.error} onRetry={() => void one.refetch()} />;
-  return <RedactionForm existing={isNew ? undefined : one.data} onClose={onClose} />;
+  if (one.data && isRedactionA(one.data)) return <RedactionAForm existing={one.data} onClose={onClose} />;
+  return (
+    <RedactionForm existing={isNew ? undefined : (one.data as Redaction | undefined)} onClose={onClose} />
+  );
 }
 
 function RedactionForm({ existing, onClose }: { existing?: Redaction; onClose: (message?: string) => void }) {
@@ -322,7 +397,7 @@ function RedactionForm({ existing, onClose }: { existing?: Redaction; onClose: (
     onSuccess: async (x) => {
       await qc.invalidateQueries({ queryKey: ['redactions', a] });
       qc.removeQueries({ queryKey: ['redaction', a, x.sid] });
-      onClose(`“${x.name}” is saved${x.isActive ? ' and active' : ''}.`);
+      onClose(`“${labelOf(x)}” is saved${activeOf(x) ? ' and active' : ''}.`);
     },
   });
   const local = validate(d);
