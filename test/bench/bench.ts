@@ -3,8 +3,9 @@
  * the same run. See bench/README.md for what each figure means.
  *
  * Phases (in order): start the stack as `npm start` does → warm-up → end-to-end batches (×runs) →
- * end-to-end one record per request → OTLP `/v1/traces` spans/s (otlp.ts) → freshness at 50% of
- * the best batch rate → limits (raw ClickHouse insert, raw Kafka produce→consume) → query latency
+ * end-to-end one record per request → the Node.js SDK's batches end to end (sdk-phase.ts) → OTLP
+ * `/v1/traces` spans/s (otlp.ts) → Shape A redaction against no rules (shape-a.ts) → freshness
+ * at 50% of the best batch rate → limits (raw ClickHouse insert, raw Kafka produce→consume) → query latency
  * over 1M and 10M stored records (loaded directly into ClickHouse while the service is stopped) →
  * table + JSON.
  */
@@ -34,7 +35,17 @@ import type { LargeSetConfig, LargeSetResult } from './large-set.js';
 import type { LoadgenConfig, LoadgenResult } from './loadgen.js';
 import { printSummary, summarise, type ProfileSummary } from './profile-summary.js';
 
-const PHASES = ['batch', 'single', 'otlp', 'freshness', 'limits', 'query', 'dashboard'] as const;
+const PHASES = [
+  'batch',
+  'single',
+  'sdk',
+  'otlp',
+  'shapea',
+  'freshness',
+  'limits',
+  'query',
+  'dashboard',
+] as const;
 type Phase = (typeof PHASES)[number];
 
 const { values: opt } = parseArgs({
@@ -45,6 +56,11 @@ const { values: opt } = parseArgs({
     rate: { type: 'string', default: '0' },
     concurrency: { type: 'string', default: '32' },
     'single-concurrency': { type: 'string', default: '256' },
+    'sdk-requests': { type: 'string', default: '100000' },
+    'sdk-connections': { type: 'string', default: '32' },
+    'sdk-direct-records': { type: 'string', default: '100000' },
+    'shapea-records': { type: 'string', default: '30000' },
+    'shapea-rounds': { type: 'string', default: '3' },
     batch: { type: 'string', default: '100' },
     generators: { type: 'string', default: '2' },
     'freshness-seconds': { type: 'string', default: '20' },
@@ -666,6 +682,34 @@ async function main(): Promise<void> {
         ingestProcessCpuSecondsPer100kSingle: round(r.ingestProcessCpuSecondsPer100k ?? NaN, 2),
       });
     }
+    if (only.has('sdk')) {
+      // The Node.js SDK (sdk/node, docs/sdk.md): a host with the SDK batching to the real ingest.
+      const { runSdkPhase } = await import('./sdk-phase.js');
+      const r = await runSdkPhase(
+        {
+          ingest: target.ingest,
+          api: target.api,
+          token: target.token,
+          account: target.account,
+          bucket: target.buckets[0]!,
+        },
+        {
+          requests: num('sdk-requests'),
+          connections: num('sdk-connections'),
+          directRecords: num('sdk-direct-records'),
+          log,
+        },
+      );
+      result.sdk = r;
+      Object.assign(figures, {
+        sdkHostRequestsPerSec: round(r.hostRequestsPerSec, 0),
+        sdkDeliveredRecordsPerSec: round(r.deliveredRecordsPerSec, 0),
+        e2eSdkRecordsPerSec: round(r.e2eRecordsPerSec ?? NaN, 0),
+        sdkDroppedRecords: r.sdk.dropped,
+        sdkDirectDeliveredRecordsPerSec: round(r.direct?.deliveredRecordsPerSec ?? NaN, 0),
+        e2eSdkDirectRecordsPerSec: round(r.direct?.e2eRecordsPerSec ?? NaN, 0),
+      });
+    }
     if (only.has('otlp')) {
       // OTLP/HTTP trace ingest (test/bench/otlp.ts, docs/opentelemetry.md): spans/s per encoding.
       const { runOtlpBench } = await import('./otlp.js');
@@ -684,6 +728,40 @@ async function main(): Promise<void> {
         figures[`otlp_${r.encoding}_spansPerSec`] = round(r.spansPerSecond, 0);
         figures[`otlp_${r.encoding}_storedHttpSpansPerSec`] = round(r.storedHttpSpansPerSecond ?? NaN, 0);
       }
+    }
+    if (only.has('shapea')) {
+      // Shape A redaction cost (test/bench/shape-a.ts, docs/sensitive-data.md): the ten predefined
+      // types on all scopes against no rules, in process and end to end, in the same run.
+      const { shapeAPhase } = await import('./shape-a.js');
+      const r = await shapeAPhase(
+        {
+          api: target.api,
+          ingest: target.ingest,
+          token: target.token,
+          account: target.account,
+          pid: target.pid,
+        },
+        {
+          records: num('shapea-records'),
+          rounds: num('shapea-rounds'),
+          inProcessRecords: 4000,
+          batch: num('batch'),
+          connections: 16,
+          generators: 1,
+          environments: ENVIRONMENTS,
+          log,
+        },
+      );
+      result.shapeA = r;
+      Object.assign(figures, {
+        shapeAAddedUsPerRecordInProcess: r.inProcess.addedUsPerRecord,
+        shapeAAddedMainCpuUsPerRecord: r.e2e.addedMainCpuUsPerRecord,
+        e2eNoRulesRecordsPerSec: round(r.e2e.noRulesRecordsPerSec, 0),
+        e2eShapeARecordsPerSec: round(r.e2e.shapeARecordsPerSec, 0),
+        shapeAThroughputDrop: r.e2e.throughputDrop,
+        shapeAThroughputDropRatioToLimit: round(r.e2e.throughputDrop / r.limits.throughputDrop, 2),
+        shapeAAddedCpuRatioToLimit: round(r.inProcess.addedUsPerRecord / r.limits.addedCpuUsPerRecord, 2),
+      });
     }
     if (opt.profile && service) {
       const records = phases.reduce((s, r) => s + r.acked, 0);

@@ -1,18 +1,30 @@
 /**
  * Overhead of the SDK in the host: a hello-world node:http server driven at a fixed rate
- * (default 5,000 requests/s, open loop) without and with the SDK, alternating, each in a fresh
- * process. Reports per-request latency p50/p99 seen by the client (the difference is the SDK's
- * added latency), the server's CPU µs per request, and its RSS growth; a last run with the
- * ingest unreachable shows RSS bounded by the queue size.
+ * (default 5,000 requests/s, open loop) by a load process, in interleaved segments with and
+ * without the SDK in the same server process (pairs in the order AB, BA, AB, …, so drift in the
+ * machine's load falls on both sides). A shared machine moves latency between runs by more than
+ * the SDK adds, so the SDK's added latency is taken per pair (the SDK segment against the
+ * baseline segment next to it) and reported as the median over the pairs, beside the pooled
+ * p50/p99 of each side.
  *
- *   npx tsx sdk/node/bench/overhead.ts [--rate 5000] [--seconds 10] [--rounds 2]
+ * Measured directly in the server, per request: the SDK's synchronous time on the request path
+ * (its capture hook, timed with performance.now(), plus what its response wrappers add to the
+ * handler) and in the response's `finish` listener (where it builds, serialises and queues the
+ * record); per segment: the event-loop delay histogram (perf_hooks.monitorEventLoopDelay,
+ * 1 ms resolution), which catches any long synchronous stretch of the SDK's background work
+ * (batching, gzip, sending) that delays requests. The SDK segment ends with a flush, so its
+ * background work never spills into a baseline segment. A last run with the ingest unreachable
+ * shows the host's RSS growth bounded by the queue size.
+ *
+ *   npx tsx sdk/node/bench/overhead.ts [--rate 5000] [--pairs 16] [--segment 2] [--down 10]
  *
  * Roles (forked by the main process): `ingest` (a fake ingest: gunzips, answers 202, serves an
- * empty /sdk), `server <mode> <ingestUrl>` (the host), `load <url> <rate> <seconds>` (the client).
+ * empty /sdk), `server <ingestUrl> <endpoint>` (the host), `load <url>` (the client).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { constants, monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import { gunzipSync } from 'node:zlib';
 import { Tapline } from '../src/index.js';
 
@@ -27,18 +39,34 @@ function child(args: string[]): ChildProcess {
   return fork(process.argv[1]!, args, { execArgv: [...process.execArgv, '--expose-gc'], stdio: 'inherit' });
 }
 
-function next(cp: ChildProcess): Promise<Msg> {
+function ask<T = Msg>(cp: ChildProcess, msg?: object): Promise<T> {
   return new Promise((resolve, reject) => {
-    cp.once('message', (m) => resolve(m as Msg));
-    cp.once('exit', (code) => reject(new Error(`child exited ${code}`)));
+    const onExit = (code: number | null) => reject(new Error(`child exited ${code}`));
+    cp.once('exit', onExit);
+    cp.once('message', (m) => {
+      cp.removeListener('exit', onExit);
+      resolve(m as T);
+    });
+    if (msg) cp.send(msg);
   });
+}
+
+function pct(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
+}
+
+const sortNum = (xs: number[]) => xs.sort((a, b) => a - b);
+
+function median(xs: number[]): number {
+  const s = sortNum([...xs]);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 // ---------------------------------------------------------------------------------------------
 // fake ingest
 
 async function ingestRole(): Promise<void> {
-  let records = 0;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -49,283 +77,359 @@ async function ingestRole(): Promise<void> {
         return;
       }
       const body = JSON.parse(gunzipSync(Buffer.concat(chunks)).toString()) as { records: unknown[] };
-      records += body.records.length;
       res.statusCode = 202;
       res.end(JSON.stringify({ accepted: body.records.length, rejected: [] }));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   process.send!({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
-  process.on('message', () => process.send!({ records }));
 }
 
 // ---------------------------------------------------------------------------------------------
-// host
+// host: one server, the SDK switched on and off per segment
 
-async function serverRole(mode: string, ingestUrl: string): Promise<void> {
+interface SegmentReport {
+  mode: 'baseline' | 'sdk';
+  requests: number;
+  /** µs: the SDK's capture hook (sdk segments; 0 for baseline) */
+  hook: number[];
+  /** µs: the hello handler's own synchronous time (with the SDK's response wrappers in sdk segments) */
+  handler: number[];
+  /** µs: the response's `finish` listeners (the SDK builds and queues the record there) */
+  finish: number[];
+  /** event-loop delay percentiles, µs */
+  eld: { p50: number; p99: number; max: number };
+  /** event-loop utilisation over the segment */
+  elu: number;
+  /** garbage collections in the segment: count, total and longest pause (µs) */
+  gc: { count: number; totalUs: number; maxUs: number };
+  cpuMicrosPerRequest: number;
+  rss: number;
+  stats: Msg | null;
+}
+
+async function serverRole(ingestUrl: string, endpoint: string): Promise<void> {
   const hello = (_req: http.IncomingMessage, res: http.ServerResponse) => {
     res.setHeader('content-type', 'application/json');
     res.end('{"hello":"world"}');
   };
-  let tapline: Tapline | undefined;
-  if (mode !== 'baseline') {
-    tapline = new Tapline({
-      endpoint: mode === 'sdk-ingest-down' ? 'http://127.0.0.1:9' : ingestUrl,
-      settingsEndpoint: ingestUrl,
-      bucketSid: 'bkt_bench',
-      token: 'bench',
-      handleProcessEvents: false,
-      maxQueueBytes: 16 * 1024 * 1024,
-    });
-  }
-  const handler = tapline ? tapline.httpHandler(hello) : hello;
-  // In-process timings, independent of the load generator: the handler's synchronous time (the
-  // SDK's capture start and its response wrappers are on this path) and the time of the
-  // response's `finish` listeners (where the SDK builds and queues the record, after the
-  // response was handed to the socket). Our listeners bracket the SDK's.
-  const inPath: number[] = [];
-  const onFinish: number[] = [];
+  const tapline = new Tapline({
+    endpoint,
+    settingsEndpoint: ingestUrl,
+    bucketSid: 'bkt_bench',
+    token: 'bench',
+    handleProcessEvents: false,
+    maxQueueBytes: 16 * 1024 * 1024,
+  });
+  // The SDK's capture hook alone: httpHandler around a handler that does nothing.
+  const hook = tapline.httpHandler((_req: http.IncomingMessage, _res: http.ServerResponse) => undefined);
+  let mode: 'baseline' | 'sdk' = 'baseline';
   let recording = false;
+  let seg = { hook: [] as number[], handler: [] as number[], finish: [] as number[], requests: 0 };
   const server = http.createServer((req, res) => {
     let f0 = 0;
+    // Ours run first and last among the `finish` listeners, so they bracket the SDK's.
     res.prependListener('finish', () => (f0 = performance.now()));
     const t0 = performance.now();
-    handler(req, res);
+    if (mode === 'sdk') hook(req, res);
     const t1 = performance.now();
+    hello(req, res);
+    const t2 = performance.now();
     res.on('finish', () => {
-      if (recording) onFinish.push((performance.now() - f0) * 1000);
+      if (recording) seg.finish.push((performance.now() - f0) * 1000);
     });
-    if (recording) inPath.push((t1 - t0) * 1000);
+    if (recording) {
+      seg.requests++;
+      seg.hook.push((t1 - t0) * 1000);
+      seg.handler.push((t2 - t1) * 1000);
+    }
   });
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   // Let the settings arrive before measuring.
-  await new Promise((r) => setTimeout(r, 300));
+  while (!tapline.stats().settingsLoaded) await new Promise((r) => setTimeout(r, 50));
   process.send!({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
-  let cpu = process.cpuUsage();
-  let rss = 0;
-  process.on('message', (m: Msg) => {
-    if (m.cmd === 'mark') {
-      recording = true;
-      global.gc?.();
-      cpu = process.cpuUsage();
-      rss = process.memoryUsage().rss;
-      process.send!({ ok: true });
-    } else if (m.cmd === 'report') {
-      const used = process.cpuUsage(cpu);
-      recording = false;
-      const pct = (xs: number[], p: number) => {
-        xs.sort((a, b) => a - b);
-        return xs[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? NaN;
-      };
-      global.gc?.();
-      const rssNow = process.memoryUsage().rss;
-      process.send!({
-        cpuMicros: used.user + used.system,
-        rssStart: rss,
-        rssEnd: rssNow,
-        stats: tapline?.stats() ?? null,
-        inPath50: pct(inPath, 0.5),
-        inPath99: pct(inPath, 0.99),
-        finish50: pct(onFinish, 0.5),
-        finish99: pct(onFinish, 0.99),
-      });
-      void (tapline?.shutdown(100) ?? Promise.resolve()).then(() => process.exit(0));
+  const eld = monitorEventLoopDelay({ resolution: 1 });
+  const gc = { count: 0, totalUs: 0, maxUs: 0 };
+  new PerformanceObserver((list) => {
+    if (!recording) return;
+    for (const e of list.getEntries()) {
+      // The full collection the bench forces between segments is not the host's.
+      if (
+        (((e as { detail?: { flags?: number } }).detail?.flags ?? 0) &
+          constants.NODE_PERFORMANCE_GC_FLAGS_FORCED) !==
+        0
+      )
+        continue;
+      gc.count++;
+      gc.totalUs += e.duration * 1000;
+      gc.maxUs = Math.max(gc.maxUs, e.duration * 1000);
     }
+  }).observe({ entryTypes: ['gc'] });
+  let cpu = process.cpuUsage();
+  let elu = performance.eventLoopUtilization();
+  process.on('message', (m: Msg) => {
+    if (m.cmd === 'start') {
+      mode = m.mode as 'baseline' | 'sdk';
+      seg = { hook: [], handler: [], finish: [], requests: 0 };
+      global.gc?.();
+      Object.assign(gc, { count: 0, totalUs: 0, maxUs: 0 });
+      eld.reset();
+      eld.enable();
+      cpu = process.cpuUsage();
+      elu = performance.eventLoopUtilization();
+      recording = true;
+      process.send!({ ok: true });
+    } else if (m.cmd === 'end') {
+      recording = false;
+      eld.disable();
+      const used = process.cpuUsage(cpu);
+      const util = performance.eventLoopUtilization(elu).utilization;
+      // RSS after a full collection: what the host retains, not garbage waiting for the next GC.
+      global.gc?.();
+      const report: SegmentReport = {
+        mode,
+        requests: seg.requests,
+        hook: seg.hook,
+        handler: seg.handler,
+        finish: seg.finish,
+        eld: { p50: eld.percentile(50) / 1000, p99: eld.percentile(99) / 1000, max: eld.max / 1000 },
+        elu: util,
+        gc: { ...gc },
+        cpuMicrosPerRequest: (used.user + used.system) / Math.max(1, seg.requests),
+        rss: process.memoryUsage().rss,
+        stats: mode === 'sdk' ? (tapline.stats() as unknown as Msg) : null,
+      };
+      mode = 'baseline';
+      // The SDK's queue is sent before the next segment starts (unless the ingest is down).
+      const settle = report.mode === 'sdk' && !m.noFlush ? tapline.flush(10_000) : Promise.resolve(true);
+      void settle.then(() => process.send!(report));
+    } else if (m.cmd === 'stop') void tapline.shutdown(100).then(() => process.exit(0));
   });
 }
 
 // ---------------------------------------------------------------------------------------------
 // load generator: open loop at a fixed rate, latency per request
 
-async function loadRole(url: string, rate: number, seconds: number): Promise<void> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: rate === 0 ? 1 : 64 });
+async function loadRole(url: string): Promise<void> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const target = new URL(url);
-  const lat: number[] = [];
-  let errors = 0;
-  let sent = 0;
-  let inflight = 0;
-  const one = (done?: () => void) => {
-    sent++;
-    inflight++;
-    const t0 = process.hrtime.bigint();
-    const req = http.request(
-      { host: target.hostname, port: target.port, path: '/hello?x=1', agent, headers: { 'x-bench': '1' } },
-      (res) => {
-        res.on('data', () => undefined);
-        res.on('end', () => {
-          lat.push(Number(process.hrtime.bigint() - t0) / 1000);
-          inflight--;
-          done?.();
-        });
-      },
-    );
-    req.on('error', () => {
-      errors++;
-      inflight--;
-      done?.();
-    });
-    req.end();
-  };
-  const start = performance.now();
-  if (rate === 0) {
-    // Closed loop: one connection, one call at a time; no queue can build up in the client.
-    while ((performance.now() - start) / 1000 < seconds) {
-      await new Promise<void>((resolve) => one(resolve));
+  process.on('message', (m: Msg) => {
+    if (m.cmd === 'stop') {
+      agent.destroy();
+      process.exit(0);
     }
-  } else
-    await new Promise<void>((resolve) => {
-      const tick = setInterval(() => {
-        const elapsed = (performance.now() - start) / 1000;
-        if (elapsed >= seconds) {
-          clearInterval(tick);
-          resolve();
-          return;
-        }
-        const due = Math.floor(elapsed * rate) - sent;
-        for (let i = 0; i < due; i++) one();
-      }, 1);
-    });
-  while (inflight > 0) await new Promise((r) => setTimeout(r, 5));
-  lat.sort((a, b) => a - b);
-  const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] ?? NaN;
-  process.send!({
-    sent,
-    errors,
-    achieved: lat.length / seconds,
-    p50: q(0.5),
-    p90: q(0.9),
-    p99: q(0.99),
-    p999: q(0.999),
+    const rate = Number(m.rate);
+    const seconds = Number(m.seconds);
+    const lat: number[] = [];
+    let errors = 0;
+    let sent = 0;
+    let inflight = 0;
+    const one = () => {
+      sent++;
+      inflight++;
+      const t0 = process.hrtime.bigint();
+      const req = http.request(
+        { host: target.hostname, port: target.port, path: '/hello?x=1', agent, headers: { 'x-bench': '1' } },
+        (res) => {
+          res.on('data', () => undefined);
+          res.on('end', () => {
+            lat.push(Number(process.hrtime.bigint() - t0) / 1000);
+            inflight--;
+          });
+        },
+      );
+      req.on('error', () => {
+        errors++;
+        inflight--;
+      });
+      req.end();
+    };
+    const start = performance.now();
+    const tick = setInterval(() => {
+      const elapsed = (performance.now() - start) / 1000;
+      if (elapsed >= seconds) {
+        clearInterval(tick);
+        const wait = setInterval(() => {
+          if (inflight > 0) return;
+          clearInterval(wait);
+          process.send!({ lat, errors, achieved: lat.length / seconds });
+        }, 5);
+        return;
+      }
+      const due = Math.floor(elapsed * rate) - sent;
+      for (let i = 0; i < due; i++) one();
+    }, 1);
   });
-  agent.destroy();
-  process.exit(0);
+  process.send!({ ready: true });
 }
 
 // ---------------------------------------------------------------------------------------------
 // main
 
-interface Run {
-  mode: string;
-  inPath50: number;
-  inPath99: number;
-  finish50: number;
-  finish99: number;
-  p50: number;
-  p99: number;
-  achieved: number;
-  errors: number;
-  cpuPerReq: number;
-  rssGrowthMB: number;
-  stats: Msg | null;
+interface Side {
+  lat: number[];
+  hook: number[];
+  handler: number[];
+  finish: number[];
+  eldP99: number[];
+  eldMax: number[];
+  elu: number[];
+  cpu: number[];
+  p50: number[];
+  p99: number[];
+  gcCount: number;
+  gcTotalUs: number;
+  gcMax: number[];
+  requests: number;
 }
 
-async function measure(mode: string, ingestUrl: string, rate: number, seconds: number): Promise<Run> {
-  const server = child(['server', mode, ingestUrl]);
-  const { url } = (await next(server)) as { url: string };
-  // warm-up, then the measured run
-  const warm = child(['load', url, String(rate), '2']);
-  await next(warm);
-  server.send({ cmd: 'mark' });
-  await next(server);
-  const load = child(['load', url, String(rate), String(seconds)]);
-  const l = (await next(load)) as {
-    p50: number;
-    p99: number;
-    achieved: number;
-    errors: number;
-    sent: number;
-  };
-  server.send({ cmd: 'report' });
-  const s = (await next(server)) as {
-    cpuMicros: number;
-    rssStart: number;
-    rssEnd: number;
-    stats: Msg | null;
-    inPath50: number;
-    inPath99: number;
-    finish50: number;
-    finish99: number;
-  };
-  return {
-    mode,
-    inPath50: s.inPath50,
-    inPath99: s.inPath99,
-    finish50: s.finish50,
-    finish99: s.finish99,
-    p50: l.p50,
-    p99: l.p99,
-    achieved: Math.round(l.achieved),
-    errors: l.errors,
-    cpuPerReq: s.cpuMicros / l.sent,
-    rssGrowthMB: (s.rssEnd - s.rssStart) / 1048576,
-    stats: s.stats,
-  };
+const side = (): Side => ({
+  lat: [],
+  hook: [],
+  handler: [],
+  finish: [],
+  eldP99: [],
+  eldMax: [],
+  elu: [],
+  cpu: [],
+  p50: [],
+  p99: [],
+  gcCount: 0,
+  gcTotalUs: 0,
+  gcMax: [],
+  requests: 0,
+});
+
+async function segment(
+  server: ChildProcess,
+  load: ChildProcess,
+  mode: 'baseline' | 'sdk',
+  rate: number,
+  seconds: number,
+  noFlush = false,
+): Promise<{ report: SegmentReport; lat: number[]; errors: number; achieved: number }> {
+  await ask(server, { cmd: 'start', mode });
+  const l = await ask<{ lat: number[]; errors: number; achieved: number }>(load, {
+    cmd: 'run',
+    rate,
+    seconds,
+  });
+  const report = await ask<SegmentReport>(server, { cmd: 'end', noFlush });
+  return { report, lat: sortNum(l.lat), errors: l.errors, achieved: l.achieved };
 }
+
+const f = (x: number) => x.toFixed(1);
 
 async function main(): Promise<void> {
   const role = process.argv[2];
   if (role === 'ingest') return ingestRole();
   if (role === 'server') return serverRole(process.argv[3]!, process.argv[4]!);
-  if (role === 'load') return loadRole(process.argv[3]!, Number(process.argv[4]), Number(process.argv[5]));
+  if (role === 'load') return loadRole(process.argv[3]!);
 
   const rate = arg('rate', 5000);
-  const seconds = arg('seconds', 10);
-  const rounds = arg('rounds', 2);
+  const pairs = arg('pairs', 16);
+  const seconds = arg('segment', 2);
+  const downSeconds = arg('down', 10);
   const ingest = child(['ingest']);
-  const { url: ingestUrl } = (await next(ingest)) as { url: string };
-  const runs: Run[] = [];
-  for (let i = 0; i < rounds; i++) {
-    for (const mode of ['baseline', 'sdk']) {
-      const r = await measure(mode, ingestUrl, rate, seconds);
-      runs.push(r);
-      console.log(
-        `${mode.padEnd(16)} in-path p50 ${r.inPath50.toFixed(1)} p99 ${r.inPath99.toFixed(1)} µs  ` +
-          `finish p50 ${r.finish50.toFixed(1)} p99 ${r.finish99.toFixed(1)} µs  ` +
-          `client p50 ${r.p50.toFixed(0)} p99 ${r.p99.toFixed(0)} µs  rate ${r.achieved}/s  ` +
-          `CPU ${r.cpuPerReq.toFixed(1)} µs/req  RSS ${r.rssGrowthMB >= 0 ? '+' : ''}${r.rssGrowthMB.toFixed(1)} MB` +
-          (r.errors ? `  errors ${r.errors}` : '') +
-          (r.stats ? `  sent ${String(r.stats.sent)} dropped ${String(r.stats.dropped)}` : ''),
-      );
+  const { url: ingestUrl } = await ask<{ url: string }>(ingest);
+  const server = child(['server', ingestUrl, ingestUrl]);
+  const { url } = await ask<{ url: string }>(server);
+  const load = child(['load', url]);
+  await ask(load);
+  // Warm-up of both paths (JIT, connections), not counted.
+  for (const mode of ['baseline', 'sdk'] as const) await segment(server, load, mode, rate, 1);
+
+  const sides = { baseline: side(), sdk: side() };
+  const diffs = { p50: [] as number[], p99: [] as number[] };
+  let errors = 0;
+  let sdkStats: Msg | null = null;
+  for (let i = 0; i < pairs; i++) {
+    const order = i % 2 === 0 ? (['baseline', 'sdk'] as const) : (['sdk', 'baseline'] as const);
+    const pair: Record<string, { p50: number; p99: number }> = {};
+    for (const mode of order) {
+      const s = await segment(server, load, mode, rate, seconds);
+      const x = sides[mode];
+      errors += s.errors;
+      for (const v of s.lat) x.lat.push(v);
+      for (const v of s.report.hook) x.hook.push(v);
+      for (const v of s.report.handler) x.handler.push(v);
+      for (const v of s.report.finish) x.finish.push(v);
+      x.eldP99.push(s.report.eld.p99);
+      x.eldMax.push(s.report.eld.max);
+      x.elu.push(s.report.elu);
+      x.cpu.push(s.report.cpuMicrosPerRequest);
+      x.gcCount += s.report.gc.count;
+      x.gcTotalUs += s.report.gc.totalUs;
+      x.gcMax.push(s.report.gc.maxUs);
+      x.requests += s.report.requests;
+      const p = { p50: pct(s.lat, 0.5), p99: pct(s.lat, 0.99) };
+      x.p50.push(p.p50);
+      x.p99.push(p.p99);
+      pair[mode] = p;
+      if (s.report.stats) sdkStats = s.report.stats;
     }
+    diffs.p50.push(pair.sdk!.p50 - pair.baseline!.p50);
+    diffs.p99.push(pair.sdk!.p99 - pair.baseline!.p99);
+    console.log(
+      `pair ${String(i + 1).padStart(2)}: baseline p50 ${f(pair.baseline!.p50)} p99 ${f(pair.baseline!.p99)} µs, ` +
+        `sdk p50 ${f(pair.sdk!.p50)} p99 ${f(pair.sdk!.p99)} µs`,
+    );
   }
-  // Closed loop (one call at a time): the SDK's added latency as a client sees it, without the
-  // queueing an open loop suffers when the machine's CPU is short.
-  const closed: Run[] = [];
-  for (let i = 0; i < rounds; i++)
-    for (const mode of ['baseline', 'sdk']) {
-      const r = await measure(mode, ingestUrl, 0, Math.min(seconds, 5));
-      closed.push(r);
-      console.log(
-        `${mode.padEnd(16)} closed loop: ${r.achieved} calls/s  p50 ${r.p50.toFixed(1)} µs  p99 ${r.p99.toFixed(1)} µs`,
-      );
-    }
-  const down = await measure('sdk-ingest-down', ingestUrl, rate, seconds);
+  await ask(server, { cmd: 'stop' }).catch(() => undefined);
+
+  // The ingest unreachable: RSS bounded by the queue (16 MiB), records dropped oldest first.
+  const downServer = child(['server', ingestUrl, 'http://127.0.0.1:9']);
+  const down = await ask<{ url: string }>(downServer);
+  const downLoad = child(['load', down.url]);
+  await ask(downLoad);
+  await segment(downServer, downLoad, 'sdk', rate, 1, true);
+  const rss0 = (await segment(downServer, downLoad, 'baseline', rate, 1)).report.rss;
+  // Two runs back to back: RSS after the second against the first shows whether it levels off.
+  const d1 = await segment(downServer, downLoad, 'sdk', rate, downSeconds, true);
+  const d = await segment(downServer, downLoad, 'sdk', rate, downSeconds, true);
+  await ask(downServer, { cmd: 'stop' }).catch(() => undefined);
+
+  const b = sides.baseline;
+  const s = sides.sdk;
+  for (const x of [b, s]) {
+    sortNum(x.lat);
+    sortNum(x.hook);
+    sortNum(x.handler);
+    sortNum(x.finish);
+  }
+  const sdkSync50 =
+    pct(s.hook, 0.5) + (pct(s.handler, 0.5) - pct(b.handler, 0.5)) + pct(s.finish, 0.5) - pct(b.finish, 0.5);
+  const sdkSync99 =
+    pct(s.hook, 0.99) +
+    (pct(s.handler, 0.99) - pct(b.handler, 0.99)) +
+    pct(s.finish, 0.99) -
+    pct(b.finish, 0.99);
   console.log(
-    `sdk-ingest-down  in-path p50 ${down.inPath50.toFixed(1)} p99 ${down.inPath99.toFixed(1)} µs  ` +
-      `finish p50 ${down.finish50.toFixed(1)} p99 ${down.finish99.toFixed(1)} µs  rate ${down.achieved}/s  ` +
-      `CPU ${down.cpuPerReq.toFixed(1)} µs/req  RSS ${down.rssGrowthMB.toFixed(1)} MB  ` +
-      `queued ${String(down.stats?.queuedBytes)} B (bound 16 MiB) dropped ${String(down.stats?.dropped)}`,
+    `\n${pairs} pairs of ${seconds} s segments at ${rate} requests/s (${b.lat.length + s.lat.length} requests, errors ${errors})\n` +
+      `client latency, pooled:        baseline p50 ${f(pct(b.lat, 0.5))} p99 ${f(pct(b.lat, 0.99))} µs | ` +
+      `sdk p50 ${f(pct(s.lat, 0.5))} p99 ${f(pct(s.lat, 0.99))} µs | difference p50 ${f(pct(s.lat, 0.5) - pct(b.lat, 0.5))} p99 ${f(pct(s.lat, 0.99) - pct(b.lat, 0.99))} µs\n` +
+      `client latency, per pair:      median difference p50 ${f(median(diffs.p50))} µs, p99 ${f(median(diffs.p99))} µs ` +
+      `(p99 differences range ${f(Math.min(...diffs.p99))} … ${f(Math.max(...diffs.p99))})\n` +
+      `SDK synchronous time per request, measured in the server:\n` +
+      `  capture hook:            p50 ${f(pct(s.hook, 0.5))} p99 ${f(pct(s.hook, 0.99))} µs\n` +
+      `  handler with wrappers:   p50 ${f(pct(s.handler, 0.5))} p99 ${f(pct(s.handler, 0.99))} µs (baseline ${f(pct(b.handler, 0.5))} / ${f(pct(b.handler, 0.99))})\n` +
+      `  finish listeners:        p50 ${f(pct(s.finish, 0.5))} p99 ${f(pct(s.finish, 0.99))} µs (baseline ${f(pct(b.finish, 0.5))} / ${f(pct(b.finish, 0.99))})\n` +
+      `  added, all three:        p50 ${f(sdkSync50)} µs, p99 ${f(sdkSync99)} µs\n` +
+      `event-loop delay (1 ms timer), median over segments: baseline p99 ${f(median(b.eldP99))} max ${f(median(b.eldMax))} µs | ` +
+      `sdk p99 ${f(median(s.eldP99))} max ${f(median(s.eldMax))} µs\n` +
+      `event-loop utilisation: baseline ${f(median(b.elu) * 100)} % | sdk ${f(median(s.elu) * 100)} %; ` +
+      `server CPU per request: baseline ${f(median(b.cpu))} | sdk ${f(median(s.cpu))} µs (all included: capture, batching, JSON, gzip, HTTP)\n` +
+      `garbage collection: baseline ${b.gcCount} pauses, ${f(b.gcTotalUs / b.requests)} µs per request, longest ${f(Math.max(...b.gcMax))} µs | ` +
+      `sdk ${s.gcCount} pauses, ${f(s.gcTotalUs / s.requests)} µs per request, longest ${f(Math.max(...s.gcMax))} µs\n` +
+      `SDK counters: sent ${String(sdkStats?.sent)} dropped ${String(sdkStats?.dropped)} batches ${String(sdkStats?.batches)}\n` +
+      `ingest unreachable for 2 × ${downSeconds} s at ${rate}/s: RSS growth ${f((d1.report.rss - rss0) / 1048576)} MiB ` +
+      `after the first, ${f((d.report.rss - rss0) / 1048576)} MiB after the second, ` +
+      `queued ${String(d.report.stats?.queuedBytes)} B (bound 16 MiB), dropped ${String(d.report.stats?.dropped)}, ` +
+      `client p50 ${f(pct(d.lat, 0.5))} p99 ${f(pct(d.lat, 0.99))} µs`,
   );
-  const med = (xs: number[]) => {
-    xs.sort((a, b) => a - b);
-    const m = Math.floor(xs.length / 2);
-    return xs.length % 2 ? xs[m]! : (xs[m - 1]! + xs[m]!) / 2;
-  };
-  const closedOf = (m: string, k: 'p50' | 'p99') => med(closed.filter((r) => r.mode === m).map((r) => r[k]));
-  type K = 'p50' | 'p99' | 'cpuPerReq' | 'inPath50' | 'inPath99' | 'finish50' | 'finish99';
-  const of = (m: string, k: K) => med(runs.filter((r) => r.mode === m).map((r) => r[k]));
-  const d = (k: K) => (of('sdk', k) - of('baseline', k)).toFixed(1);
-  console.log(
-    `\nadded by the SDK per captured request (median of ${rounds} rounds):\n` +
-      `  on the request path (handler, synchronous): p50 ${d('inPath50')} µs, p99 ${d('inPath99')} µs\n` +
-      `  after the response (finish listener): p50 ${d('finish50')} µs, p99 ${d('finish99')} µs\n` +
-      `  both (what one captured request costs the event loop): p50 ${(Number(d('inPath50')) + Number(d('finish50'))).toFixed(1)} µs\n` +
-      `  client-measured latency at ${rate}/s (open loop): p50 ${d('p50')} µs, p99 ${d('p99')} µs (noisy on a shared machine)\n` +
-      `  client-measured latency, closed loop: p50 ${(closedOf('sdk', 'p50') - closedOf('baseline', 'p50')).toFixed(1)} µs, ` +
-      `p99 ${(closedOf('sdk', 'p99') - closedOf('baseline', 'p99')).toFixed(1)} µs\n` +
-      `  server CPU, all included (capture, batching, JSON, gzip, HTTP): ${d('cpuPerReq')} µs/request`,
-  );
+  load.send({ cmd: 'stop' });
+  downLoad.send({ cmd: 'stop' });
   ingest.kill();
 }
 

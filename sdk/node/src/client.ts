@@ -1,6 +1,5 @@
 import { hostname } from 'node:os';
-import { gzip } from 'node:zlib';
-import { promisify } from 'node:util';
+import { createGzip } from 'node:zlib';
 import { CircuitBreaker } from './circuit.js';
 import { BoundedQueue } from './queue.js';
 import {
@@ -12,10 +11,22 @@ import {
   type CompiledExclusion,
   type CompiledRedaction,
 } from './rules.js';
+import {
+  byteSize,
+  compileCriteria,
+  hasSize,
+  compileSensitive,
+  excludedByCriteria,
+  redactShapeA,
+  sensitiveWithout,
+  type CompiledCriteria,
+  type CompiledSensitive,
+} from './shape-a.js';
 import { DEFAULT_BODY_TYPES } from './capture.js';
 import { backoffMs, classify, request, retryAfterMs, SDK_NAME } from './transport.js';
 import type {
   CapturedRecord,
+  RemoteExclusionCriteria,
   RemoteExclusionRule,
   RemoteRedactionRule,
   RemoteSettings,
@@ -24,7 +35,16 @@ import type {
   TaplineStats,
 } from './types.js';
 
-const gzipAsync = promisify(gzip);
+/**
+ * Level 1: on captured-traffic JSON it compresses nearly as well as the default level 6 (about
+ * 40:1 against 45:1) for a quarter of the CPU, which the host pays.
+ */
+const GZIP_LEVEL = 1;
+/** Bytes of JSON lines joined and handed to gzip per turn of the event loop. */
+const BATCH_SLICE_BYTES = 32 * 1024;
+const OPEN = Buffer.from('{"records":[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']}');
 const ENV_SID = /^[a-z0-9]{6}$/;
 
 export interface ResolvedOptions {
@@ -108,12 +128,25 @@ export function resolveOptions(o: TaplineOptions): ResolvedOptions {
 /** A call as the capture layer hands it over, before sampling, exclusion and redaction. */
 export type Captured = CapturedRecord;
 
-/** A queued record: its JSON line (with the rules version it was made under) or the object. */
+/**
+ * A queued record: its JSON line as UTF-8 bytes in a slab (with the rules version it was made
+ * under), or the object before the first settings answer.
+ */
 interface QueuedRecord {
-  line?: string;
+  slab?: Buffer;
+  off?: number;
+  len?: number;
   version?: number;
   record?: CapturedRecord;
 }
+
+/**
+ * Bytes of the slabs queued lines are written into. A line lives in the V8 heap only while it is
+ * made; queued, it is off-heap bytes, so the queue adds nothing for the garbage collector to copy
+ * or mark (a heap string queued for a batch interval outlives a young-generation collection and
+ * is then promoted and marked: more and longer pauses in the host).
+ */
+const SLAB_BYTES = 256 * 1024;
 
 interface Batch {
   records: number;
@@ -139,6 +172,11 @@ export class TaplineCore {
   private readonly circuit: CircuitBreaker;
   private redactions: CompiledRedaction[] = [];
   private exclusions: CompiledExclusion[] = [];
+  /** Shape A: criteria exclusions and sensitive-data redactions (shape-a.ts) */
+  private criteria: CompiledCriteria[] = [];
+  private sensitive: CompiledSensitive = compileSensitive([]);
+  /** the Shape A rules still to apply to a line made under an older rules version, by that version */
+  private sensitiveLeft = new Map<number, CompiledSensitive>();
   remote: RemoteSettings = {};
   private settingsLoaded = false;
   private settingsTimer: NodeJS.Timeout | undefined;
@@ -146,6 +184,8 @@ export class TaplineCore {
   private flushTimer: NodeJS.Timeout | undefined;
   private pumping = false;
   private inflight: Batch | undefined;
+  /** the batch being built and compressed (its records are off the queue, not yet in flight) */
+  private taking: { records: number; estimatedBytes: number } | undefined;
   private sleepTimer: NodeJS.Timeout | undefined;
   private wake: (() => void) | undefined;
   private flushWaiters = new Set<() => void>();
@@ -285,22 +325,36 @@ export class TaplineCore {
     this.remote = remote;
     const rdc = Array.isArray(body?.redactionRules) ? (body.redactionRules as RemoteRedactionRule[]) : [];
     const xcl = Array.isArray(body?.exclusionRules) ? (body.exclusionRules as RemoteExclusionRule[]) : [];
+    const xca = Array.isArray(body?.exclusionCriteria)
+      ? (body.exclusionCriteria as RemoteExclusionCriteria[])
+      : [];
+    const sen = Array.isArray(body?.sensitiveRules) ? (body.sensitiveRules as unknown[]) : [];
     // Only `client` rules are applied here; `server` ones are the processor's (never twice).
     const clientSide = body?.redactAt === undefined || body.redactAt === 'client';
     this.redactions = clientSide
       ? rdc.map((r) => compileRedaction(r)).filter((r): r is CompiledRedaction => r !== null)
       : [];
     this.exclusions = xcl.map((x) => compileExclusion(x)).filter((x): x is CompiledExclusion => x !== null);
+    // Shape A: compiled by the server's own evaluators; a rule that does not compile is skipped.
+    const criteria = compileCriteria(xca);
+    this.criteria = criteria.rules;
+    this.sensitive = compileSensitive(clientSide ? sen : []);
+    const skipped = [...criteria.skipped, ...this.sensitive.skipped];
+    if (skipped.length) this.debug({ skipped }, 'Shape A rules that do not compile, skipped');
     if (this.redactions.length < (clientSide ? rdc.length : 0))
       this.warn(
         { rules: rdc.length - this.redactions.length },
         'tapline: redaction rules not understood, skipped',
       );
-    const print = JSON.stringify([rdc, xcl, clientSide]);
+    const print = JSON.stringify([rdc, xcl, clientSide, xca, clientSide ? sen : []]);
     if (print !== this.rulesPrint) {
       this.rulesPrint = print;
       this.rulesVersion++;
-      this.versionRules.set(this.rulesVersion, new Set(this.redactions.map((r) => r.key)));
+      this.versionRules.set(
+        this.rulesVersion,
+        new Set([...this.redactions.map((r) => r.key), ...this.sensitive.keys]),
+      );
+      this.sensitiveLeft.clear();
     }
     this.settingsLoaded = true;
     if (remote.enabled === false) {
@@ -308,7 +362,13 @@ export class TaplineCore {
       this.queue.clear();
     }
     this.debug(
-      { redactions: this.redactions.length, exclusions: this.exclusions.length, settings: remote },
+      {
+        redactions: this.redactions.length,
+        exclusions: this.exclusions.length,
+        sensitiveRules: this.sensitive.compiled?.size ?? 0,
+        exclusionCriteria: this.criteria.length,
+        settings: remote,
+      },
       'settings loaded',
     );
   }
@@ -337,6 +397,13 @@ export class TaplineCore {
     if (!this.active) return;
     if (this.opts.environment) record.environmentSid = this.opts.environment;
     for (const t of this.opts.tags) record.tags.push(t);
+    const env = this.opts.environment ?? '';
+    // Criteria exclusions read the whole record, so they run here rather than in shouldCapture.
+    if (this.settingsLoaded && this.excludedByCriteria(record, env)) {
+      this.counters.excluded++;
+      this.counters.skipped++;
+      return;
+    }
     this.counters.captured++;
     // Once the rules are known the record is redacted and serialised now: the queue then holds
     // compact strings whose size is exact, so the byte bound is a real memory bound. Before the
@@ -344,10 +411,10 @@ export class TaplineCore {
     let item: QueuedRecord;
     let size: number;
     if (this.settingsLoaded) {
-      redactRecord(record, this.redactions, this.opts.environment ?? '');
+      this.redact(record, env, this.redactions, this.sensitive);
       const line = JSON.stringify(record);
-      item = { line, version: this.rulesVersion };
-      size = line.length + 64;
+      item = this.toSlab(line);
+      size = item.len! + 64;
     } else {
       item = { record };
       size = estimateSize(record);
@@ -368,6 +435,22 @@ export class TaplineCore {
     }
   }
 
+  private slab: Buffer | undefined;
+  private slabOff = 0;
+
+  /** Writes a line into the current slab (a new one when it may not fit; UTF-8 is ≤ 3 bytes a char). */
+  private toSlab(line: string): QueuedRecord {
+    const most = line.length * 3;
+    if (!this.slab || this.slab.length - this.slabOff < most) {
+      this.slab = Buffer.allocUnsafeSlow(Math.max(SLAB_BYTES, most));
+      this.slabOff = 0;
+    }
+    const off = this.slabOff;
+    const len = this.slab.write(line, off);
+    this.slabOff += len;
+    return { slab: this.slab, off, len, version: this.rulesVersion };
+  }
+
   private onInterval(): void {
     this.flushTimer = undefined;
     this.dueNow = true;
@@ -386,7 +469,7 @@ export class TaplineCore {
         .catch((err: unknown) => this.internalError(err))
         .finally(() => {
           this.pumping = false;
-          if (this.queue.length === 0 && !this.inflight) for (const w of this.flushWaiters) w();
+          if (this.drained()) for (const w of this.flushWaiters) w();
           else if (this.queue.length > 0 && !this.flushTimer && !this.closed && this.sendable()) {
             this.flushTimer = setTimeout(() => this.onInterval(), this.opts.flushIntervalMs);
             this.flushTimer.unref();
@@ -444,51 +527,151 @@ export class TaplineCore {
   /** records of in-flight batches dropped for newer ones while waiting for a retry */
   private inflightDropped = 0;
 
+  /**
+   * Takes the next batch off the queue and gzips it. The records are JSON bytes already (made
+   * when each was captured), so building a batch is copying bytes; they go to gzip in slices of
+   * about BATCH_SLICE_BYTES with a turn of the event loop between slices, so a 500-record batch
+   * never holds the host's loop for one long stretch. Compression runs on libuv's thread pool (a
+   * zlib stream), not on the loop.
+   */
   private async takeBatch(): Promise<Batch | undefined> {
-    const lines: string[] = [];
-    let bytes = 0;
-    let estimated = 0;
-    const env = this.opts.environment ?? '';
-    while (lines.length < this.opts.batchSize && bytes < this.opts.batchBytes) {
-      const next = this.queue.shift();
-      if (!next) break;
-      estimated += next.size;
-      const q = next.item;
-      try {
-        let line = q.line;
-        // Rules changed since the line was made (or were unknown): applied again at send time.
-        if (line === undefined || (q.version !== this.rulesVersion && this.hasRules())) {
-          const r = q.record ?? (JSON.parse(line!) as CapturedRecord);
-          if (
-            excludedBy(this.exclusions, r.request.method, r.request.path, r.response?.statusCode ?? null, env)
-          ) {
-            this.counters.excluded++;
-            continue;
-          }
-          const applied = q.record ? undefined : this.versionRules.get(q.version ?? 0);
-          redactRecord(
-            r,
-            applied ? this.redactions.filter((x) => !applied.has(x.key)) : this.redactions,
-            env,
-          );
-          line = JSON.stringify(r);
-        }
-        lines.push(line);
+    const taking = { records: 0, estimatedBytes: 0 };
+    this.taking = taking;
+    const gz = createGzip({ level: GZIP_LEVEL });
+    const out: Buffer[] = [];
+    gz.on('data', (c: Buffer) => out.push(c));
+    const compressed = new Promise<void>((resolve, reject) => {
+      gz.once('end', resolve);
+      gz.once('error', reject);
+    });
+    try {
+      let bytes = 0;
+      let slice: Buffer[] = [OPEN];
+      let sliceBytes = 0;
+      const env = this.opts.environment ?? '';
+      const writeSlice = () => {
+        gz.write(Buffer.concat(slice));
+        slice = [];
+        sliceBytes = 0;
+        // The byte bound covers the records being batched too.
+        this.queue.setMaxBytes(Math.max(0, this.opts.maxQueueBytes - taking.estimatedBytes));
+      };
+      while (taking.records < this.opts.batchSize && bytes < this.opts.batchBytes) {
+        const next = this.queue.shift();
+        if (!next) break;
+        taking.estimatedBytes += next.size;
+        const line = this.lineOf(next.item, env);
+        if (line === undefined) continue;
+        if (taking.records > 0) slice.push(COMMA);
+        slice.push(line);
+        taking.records++;
         bytes += line.length;
-      } catch (err) {
-        this.internalError(err);
+        sliceBytes += line.length;
+        if (sliceBytes >= BATCH_SLICE_BYTES) {
+          writeSlice();
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
       }
+      if (taking.records === 0) {
+        gz.destroy();
+        return undefined;
+      }
+      slice.push(CLOSE);
+      gz.end(Buffer.concat(slice));
+      await compressed;
+      return { records: taking.records, estimatedBytes: taking.estimatedBytes, body: Buffer.concat(out) };
+    } finally {
+      this.taking = undefined;
+      // pump() bounds the queue by the batch in flight as soon as this returns one.
+      this.queue.setMaxBytes(this.opts.maxQueueBytes);
     }
-    if (lines.length === 0) return undefined;
-    const json = Buffer.from(`{"records":[${lines.join(',')}]}`);
-    // Level 1: on captured-traffic JSON it compresses nearly as well as the default level 6
-    // (~40:1 against ~45:1) for a quarter of the CPU, which the host pays.
-    const body = await gzipAsync(json, { level: 1 });
-    return { records: lines.length, estimatedBytes: estimated, body };
+  }
+
+  /** A queued record's JSON bytes under the current rules; undefined when a rule now excludes it. */
+  private lineOf(q: QueuedRecord, env: string): Buffer | undefined {
+    try {
+      const bytes = q.slab ? q.slab.subarray(q.off, q.off! + q.len!) : undefined;
+      // Rules changed since the line was made (or were unknown): applied again at send time.
+      if (bytes && (q.version === this.rulesVersion || !this.hasRules())) return bytes;
+      const r = q.record ?? (JSON.parse(bytes!.toString('utf8')) as CapturedRecord);
+      if (
+        excludedBy(this.exclusions, r.request.method, r.request.path, r.response?.statusCode ?? null, env)
+      ) {
+        this.counters.excluded++;
+        return undefined;
+      }
+      if (this.excludedByCriteria(r, env)) {
+        this.counters.excluded++;
+        return undefined;
+      }
+      const applied = q.record ? undefined : this.versionRules.get(q.version ?? 0);
+      this.redact(
+        r,
+        env,
+        applied ? this.redactions.filter((x) => !applied.has(x.key)) : this.redactions,
+        applied ? this.sensitiveFor(q.version ?? 0, applied) : this.sensitive,
+      );
+      return Buffer.from(JSON.stringify(r));
+    } catch (err) {
+      this.internalError(err);
+      return undefined;
+    }
+  }
+
+  /** Nothing queued, nothing being batched, nothing in flight. */
+  private drained(): boolean {
+    return this.queue.length === 0 && !this.inflight && !this.taking;
   }
 
   private hasRules(): boolean {
-    return this.redactions.length > 0 || this.exclusions.length > 0;
+    return (
+      this.redactions.length > 0 ||
+      this.exclusions.length > 0 ||
+      this.criteria.length > 0 ||
+      this.sensitive.compiled !== null
+    );
+  }
+
+  /** Whether a criteria exclusion drops the record; an evaluator error keeps it (and is counted). */
+  private excludedByCriteria(record: CapturedRecord, env: string): boolean {
+    if (this.criteria.length === 0) return false;
+    return this.guard(() => excludedByCriteria(this.criteria, record, env) !== undefined, false);
+  }
+
+  /**
+   * Redacts a record in place: the Shape B field-path rules, then the Shape A rules (the server's
+   * order, docs/rules.md). A record Shape A changes is marked `redacted` and keeps the sizes it
+   * was captured with.
+   */
+  private redact(
+    record: CapturedRecord,
+    env: string,
+    shapeB: CompiledRedaction[],
+    shapeA: CompiledSensitive,
+  ): void {
+    if (shapeA.compiled === null) {
+      redactRecord(record, shapeB, env);
+      return;
+    }
+    // Sizes as received, taken before a Shape B rule rewrites a body (only for a part without one).
+    const received: { request?: number; response?: number } = {};
+    if (shapeB.length) {
+      if (!hasSize(record.request.size)) received.request = byteSize(record.request.body);
+      if (record.response && !hasSize(record.response.size))
+        received.response = byteSize(record.response.body);
+    }
+    redactRecord(record, shapeB, env);
+    redactShapeA(record, shapeA, received);
+  }
+
+  /** The Shape A rules a line made under `version` has not had yet (compiled once per version). */
+  private sensitiveFor(version: number, applied: ReadonlySet<string>): CompiledSensitive {
+    let left = this.sensitiveLeft.get(version);
+    if (!left) {
+      left = sensitiveWithout(this.sensitive, applied);
+      this.sensitiveLeft.set(version, left);
+    }
+    return left;
   }
 
   private async send(batch: Batch): Promise<'ok' | 'retry' | 'drop'> {
@@ -567,7 +750,7 @@ export class TaplineCore {
    * records stay queued). A ref'd timer keeps the process alive until then.
    */
   flush(timeoutMs = 10_000): Promise<boolean> {
-    if (this.queue.length === 0 && !this.inflight) return Promise.resolve(true);
+    if (this.drained()) return Promise.resolve(true);
     if (!this.active) return Promise.resolve(this.queue.length === 0);
     return new Promise((resolve) => {
       let timer: NodeJS.Timeout | undefined = undefined;
@@ -578,7 +761,7 @@ export class TaplineCore {
       };
       const waiter = () => done(true);
       this.flushWaiters.add(waiter);
-      timer = setTimeout(() => done(this.queue.length === 0 && !this.inflight), timeoutMs);
+      timer = setTimeout(() => done(this.drained()), timeoutMs);
       this.dueNow = true;
       this.forceAttempt = true;
       // Cuts a backoff or circuit wait short; the loop then makes its attempt.
@@ -602,12 +785,15 @@ export class TaplineCore {
     return {
       ...this.counters,
       dropped: this.queue.dropped + this.inflightDropped,
-      queuedRecords: this.queue.length + (this.inflight?.records ?? 0),
-      queuedBytes: this.queue.bytes + (this.inflight?.estimatedBytes ?? 0),
+      queuedRecords: this.queue.length + (this.inflight?.records ?? 0) + (this.taking?.records ?? 0),
+      queuedBytes:
+        this.queue.bytes + (this.inflight?.estimatedBytes ?? 0) + (this.taking?.estimatedBytes ?? 0),
       circuit: this.circuit.state,
       settingsLoaded: this.settingsLoaded,
       redactionRules: this.redactions.length,
       exclusionRules: this.exclusions.length,
+      sensitiveRules: this.sensitive.compiled?.size ?? 0,
+      exclusionCriteria: this.criteria.length,
     };
   }
 }

@@ -187,7 +187,9 @@ function buildIncoming(
     for (const k in headHeaders)
       if (!drop?.has(k) && resHeaders[k] === undefined) resHeaders[k] = headHeaders[k]!;
   const resCt = firstString(resHeaders['content-type']);
-  const resLen = Number(firstString(resHeaders['content-length']));
+  // No `content-length` (a chunked response): NaN, so the size is the bytes seen.
+  const resLenHeader = firstString(resHeaders['content-length']);
+  const resLen = resLenHeader ? Number(resLenHeader) : NaN;
   const record: CapturedRecord = {
     sid: newRecordSid(),
     direction: 'in',

@@ -78,6 +78,13 @@ export interface RemoteExclusionRule {
   environments?: string[] | null;
 }
 
+/** A Shape A exclusion from the SDK settings: `criteria` in the stream-view search language. */
+export interface RemoteExclusionCriteria {
+  sid?: string;
+  criteria: string;
+  environments?: string[] | null;
+}
+
 /** The bucket's SDK settings (`settings` of `GET /v1/buckets/{b}/sdk`). Every field may be missing. */
 export interface RemoteSettings {
   enabled?: boolean;
@@ -166,6 +173,9 @@ export interface TaplineStats {
   /** client redaction and exclusion rules in force (from the last settings answer) */
   redactionRules: number;
   exclusionRules: number;
+  /** Shape A rules in force: sensitive-data redactions and criteria exclusions that compiled */
+  sensitiveRules: number;
+  exclusionCriteria: number;
   /** errors caught inside the SDK (never thrown to the host) */
   internalErrors: number;
 }
