@@ -16,22 +16,13 @@ import {
 import { newSid } from '../../services/shared/ids.js';
 import { ROOT } from './bench-stack.js';
 import { ingestRecord, rng } from './records.js';
+import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 /** A new, migrated chDB directory `.cache/<name>` (removed first if it exists). */
 export async function scratchClickHouse(name: string): Promise<ClickHouseClient> {
   const dir = path.join(ROOT, '.cache', name);
   fs.rmSync(dir, { recursive: true, force: true });
-  const cfg = {
-    url: undefined,
-    path: dir,
-    database: 'tapline',
-    user: 'default',
-    password: '',
-    retentionDays: 30,
-    mode: 'embedded' as const,
-    httpPort: 0,
-    tcpPort: 0,
-  };
+  const cfg = embeddedClickHouse(dir);
   const ch = createClickHouse(cfg);
   await migrateClickHouse(ch, cfg, pino({ level: 'warn' }));
   return ch;

@@ -15,6 +15,7 @@ import { pino } from 'pino';
 import { createClickHouse, migrateClickHouse } from '../../services/shared/clickhouse.js';
 import { TABLES } from '../../services/shared/tables.js';
 import { ENDPOINTS } from './records.js';
+import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 export interface LargeSetConfig {
   path: string;
@@ -108,17 +109,7 @@ FROM
 }
 
 async function run(cfg: LargeSetConfig): Promise<LargeSetResult> {
-  const chCfg = {
-    url: undefined,
-    path: cfg.path,
-    database: 'tapline',
-    user: 'default',
-    password: '',
-    retentionDays: 30,
-    mode: 'embedded' as const,
-    httpPort: 0,
-    tcpPort: 0,
-  };
+  const chCfg = embeddedClickHouse(cfg.path);
   const ch = createClickHouse(chCfg);
   try {
     await migrateClickHouse(ch, chCfg, pino({ level: 'warn' }));

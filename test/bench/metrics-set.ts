@@ -39,6 +39,7 @@ import { resolveRange, scopeOf } from '../../services/api/metrics-range.js';
 import { MetricsRepository } from '../../services/api/metrics.repository.js';
 import { createClickHouse, migrateClickHouse } from '../../services/shared/clickhouse.js';
 import { largeSetSql } from './large-set.js';
+import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 const [cmd = 'time', ...rest] = process.argv.slice(2);
 const flag = (name: string, def?: string): string | undefined =>
@@ -49,17 +50,7 @@ const ACCOUNT = 'acc_metricsset0000000000000000';
 const BUCKET = 'bkt_metricsset0000000000000000';
 const ENVIRONMENTS = ['prod01', 'stag01', 'dev001'];
 
-const chCfg = {
-  url: undefined,
-  path: DIR,
-  database: 'tapline',
-  user: 'default',
-  password: '',
-  retentionDays: 30,
-  mode: 'embedded' as const,
-  httpPort: 0,
-  tcpPort: 0,
-};
+const chCfg = embeddedClickHouse(DIR);
 const ch = createClickHouse(chCfg);
 const log = pino({ level: 'warn' });
 

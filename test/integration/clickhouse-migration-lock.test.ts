@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createClickHouse, migrateClickHouse } from '../../services/shared/clickhouse.js';
 import { testEnv } from '../helpers/client.js';
+import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 /**
  * Issue 14 point 9: ClickHouse migrators of several processes (docker-compose starts one per
@@ -14,17 +15,7 @@ import { testEnv } from '../helpers/client.js';
  * (test/unit/clickhouse-migrations.test.ts covers concurrent and repeated runs in one process.)
  */
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapline-chlock-'));
-const cfg = {
-  url: undefined,
-  path: dir,
-  database: 'tapline',
-  user: 'default',
-  password: '',
-  retentionDays: 30,
-  mode: 'embedded' as const,
-  httpPort: 0,
-  tcpPort: 0,
-};
+const cfg = embeddedClickHouse(dir);
 const LOCK = 'tapline:clickhouse-migrations:tapline';
 const pool = new pg.Pool({ connectionString: testEnv().databaseUrl, max: 4 });
 const ch = createClickHouse(cfg);

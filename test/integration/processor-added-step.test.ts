@@ -20,6 +20,7 @@ import {
 import { parseConfig } from '../../services/shared/config.js';
 import { CredentialStore } from '../../services/shared/credentials.js';
 import { makeRecord, newAccount, testEnv, testPool, waitFor, type TestAccount } from '../helpers/client.js';
+import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 /**
  * A step added in the test goes through the processor's parts (block source on a topic of its own
@@ -32,17 +33,7 @@ const tag = randomBytes(4).toString('hex');
 const topic = `test.requests.steps.${tag}`;
 const dlqTopic = `test.requests.steps.dlq.${tag}`;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapline-added-step-'));
-const chCfg = {
-  url: undefined,
-  path: dir,
-  database: 'tapline',
-  user: 'default',
-  password: '',
-  retentionDays: 30,
-  mode: 'embedded' as const,
-  httpPort: 0,
-  tcpPort: 0,
-};
+const chCfg = embeddedClickHouse(dir);
 const log = pino({ level: 'silent' });
 const cfg = parseConfig({ SECRETS_KEY: 'ab'.repeat(32), PROCESSOR_FLUSH_MS: '50' });
 

@@ -15,6 +15,7 @@ import {
 } from '../../services/shared/clickhouse.js';
 import { parseConfig } from '../../services/shared/config.js';
 import { testEnv, waitFor } from '../helpers/client.js';
+import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 /**
  * The block source on the stack's real Kafka (topics and groups of its own) with a chDB of its own:
@@ -25,17 +26,7 @@ import { testEnv, waitFor } from '../helpers/client.js';
 
 const tag = randomBytes(4).toString('hex');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapline-block-source-'));
-const chCfg = {
-  url: undefined,
-  path: dir,
-  database: 'tapline',
-  user: 'default',
-  password: '',
-  retentionDays: 30,
-  mode: 'embedded' as const,
-  httpPort: 0,
-  tcpPort: 0,
-};
+const chCfg = embeddedClickHouse(dir);
 const log = pino({ level: 'silent' });
 const cfg = parseConfig({ SECRETS_KEY: 'ab'.repeat(32), PROCESSOR_FLUSH_MS: '50' });
 

@@ -19,6 +19,7 @@ import {
   type ClickHouseClient,
 } from '../../services/shared/clickhouse.js';
 import { testEnv, waitFor } from '../helpers/client.js';
+import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 /**
  * The sink's writes against a chDB of its own and topics of its own in the stack's Kafka: rows
@@ -31,17 +32,7 @@ const tag = randomBytes(4).toString('hex');
 const dlqTopic = `test.sink.dlq.${tag}`;
 const actionsTopic = `test.sink.actions.${tag}`;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapline-sink-'));
-const chCfg = {
-  url: undefined,
-  path: dir,
-  database: 'tapline',
-  user: 'default',
-  password: '',
-  retentionDays: 30,
-  mode: 'embedded' as const,
-  httpPort: 0,
-  tcpPort: 0,
-};
+const chCfg = embeddedClickHouse(dir);
 const log = pino({ level: 'silent' });
 const POISON = 'req_POISONPOISONPOISONPOISON1';
 

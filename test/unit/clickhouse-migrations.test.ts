@@ -12,6 +12,7 @@ import {
   migrateClickHouse,
   type ClickHouseClient,
 } from '../../services/shared/clickhouse.js';
+import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 /**
  * Issue 14 point 9: ClickHouse migrations against a real chDB. Several migrators at once are
@@ -20,17 +21,7 @@ import {
  * were: 004 empties and rebuilds the aggregates, so two runs interleaved would count twice.
  */
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapline-chmig-'));
-const cfg = {
-  url: undefined,
-  path: dir,
-  database: 'tapline',
-  user: 'default',
-  password: '',
-  retentionDays: 30,
-  mode: 'embedded' as const,
-  httpPort: 0,
-  tcpPort: 0,
-};
+const cfg = embeddedClickHouse(dir);
 const log = pino({ level: 'silent' });
 let ch: ClickHouseClient;
 const FILES = fs

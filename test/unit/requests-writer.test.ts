@@ -12,21 +12,12 @@ import {
   migrateClickHouse,
   type ClickHouseClient,
 } from '../../services/shared/clickhouse.js';
+import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 // The processor's insert against a real chDB (its own directory): RowBinary written by the
 // writer, read back column by column.
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapline-writer-'));
-const chCfg = {
-  url: undefined,
-  path: dir,
-  database: 'tapline',
-  user: 'default',
-  password: '',
-  retentionDays: 30,
-  mode: 'embedded' as const,
-  httpPort: 0,
-  tcpPort: 0,
-};
+const chCfg = embeddedClickHouse(dir);
 let ch: ClickHouseClient;
 let writer: RequestsWriter;
 
