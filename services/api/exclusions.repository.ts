@@ -8,7 +8,7 @@ import type {
   exclusionUpdateSchema,
 } from '../../schemas/rules.schema.js';
 import { validation } from '../shared/errors.js';
-import { newSid } from '../shared/ids.js';
+import { newSid, type SidKind } from '../shared/ids.js';
 import { AccountTable } from './account-table.js';
 import { iso, offsetOf, orderBy, pageOf, type ListQuery, type ListResult } from './pagination.js';
 
@@ -103,44 +103,6 @@ export function ruleListWhere(q: RuleListQuery): string {
   return where.map((w) => ` AND ${w}`).join('');
 }
 
-/** The shape of a rule and whether it is soft-deleted, or undefined when the account has no such rule. */
-export async function ruleShapeOf(
-  pool: pg.Pool,
-  table: 'exclusions' | 'redactions',
-  accountSid: string,
-  sid: string,
-): Promise<{ shape: RuleShape; deleted: boolean } | undefined> {
-  const r = await pool.query<{ shape: RuleShape; deleted: boolean }>(
-    `SELECT shape, deleted_at IS NOT NULL AS deleted FROM ${table} WHERE account_sid = $1 AND sid = $2`,
-    [accountSid, sid],
-  );
-  return r.rows[0];
-}
-
-/**
- * DELETE of a rule: a Shape A rule is soft-deleted (`deleted_at` set, no longer applied, listed
- * with `includeDeleted`), a Shape B rule is removed. A soft-deleted rule is not found again.
- * @returns false when the account has no such (undeleted) rule
- */
-export async function deleteRule(
-  pool: pg.Pool,
-  table: 'exclusions' | 'redactions',
-  accountSid: string,
-  sid: string,
-): Promise<boolean> {
-  const soft = await pool.query(
-    `UPDATE ${table} SET deleted_at = now()
-     WHERE account_sid = $1 AND sid = $2 AND shape = 'A' AND deleted_at IS NULL`,
-    [accountSid, sid],
-  );
-  if (soft.rowCount) return true;
-  const hard = await pool.query(`DELETE FROM ${table} WHERE account_sid = $1 AND sid = $2 AND shape = 'B'`, [
-    accountSid,
-    sid,
-  ]);
-  return (hard.rowCount ?? 0) > 0;
-}
-
 export const RULE_SORTS = ['createdAt', 'updatedAt', 'name'] as const;
 // A never-updated rule sorts by its creation time, not first or last as NULL would.
 export const RULE_SORT_COLUMNS = {
@@ -148,6 +110,64 @@ export const RULE_SORT_COLUMNS = {
   updatedAt: 'COALESCE(updated_at, created_at)',
   name: 'name',
 };
+
+/**
+ * What the two rule tables share: lists of both shapes (soft-deleted Shape A rules only on request,
+ * RuleListQuery), the shape of one rule, and DELETE: a Shape A rule is soft-deleted (`deleted_at`
+ * set, no longer applied, listed with `includeDeleted`), a Shape B rule is removed. A soft-deleted
+ * rule is not found again.
+ */
+export class RuleTable<Row extends pg.QueryResultRow, T> extends AccountTable<Row, T> {
+  constructor(
+    pool: pg.Pool,
+    private readonly rules: {
+      table: 'exclusions' | 'redactions';
+      kind: SidKind;
+      what: string;
+      map: (row: Row) => T;
+    },
+  ) {
+    super(pool, { ...rules, sortColumns: RULE_SORT_COLUMNS });
+  }
+
+  override async list(accountSid: string, q: RuleListQuery): Promise<ListResult<T>> {
+    const r = await this.pool.query<Row>(
+      `SELECT * FROM ${this.rules.table} WHERE account_sid = $1${ruleListWhere(q)}
+       ORDER BY ${orderBy(q, RULE_SORT_COLUMNS)} LIMIT $2 OFFSET $3`,
+      [accountSid, q.limit + 1, offsetOf(q)],
+    );
+    return pageOf(r.rows.map(this.rules.map), q.limit);
+  }
+
+  /** The shape of a rule and whether it is soft-deleted, or undefined when the account has none. */
+  async shapeOf(
+    accountSid: string,
+    sid: string,
+  ): Promise<{ shape: RuleShape; deleted: boolean } | undefined> {
+    this.requireSid(sid);
+    const r = await this.pool.query<{ shape: RuleShape; deleted: boolean }>(
+      `SELECT shape, deleted_at IS NOT NULL AS deleted FROM ${this.rules.table} WHERE account_sid = $1 AND sid = $2`,
+      [accountSid, sid],
+    );
+    return r.rows[0];
+  }
+
+  override async delete(accountSid: string, sid: string): Promise<void> {
+    this.requireSid(sid);
+    const { table } = this.rules;
+    const soft = await this.pool.query(
+      `UPDATE ${table} SET deleted_at = now()
+       WHERE account_sid = $1 AND sid = $2 AND shape = 'A' AND deleted_at IS NULL`,
+      [accountSid, sid],
+    );
+    if (soft.rowCount) return;
+    const hard = await this.pool.query(
+      `DELETE FROM ${table} WHERE account_sid = $1 AND sid = $2 AND shape = 'B'`,
+      [accountSid, sid],
+    );
+    if (!hard.rowCount) throw this.notFound();
+  }
+}
 
 /** `[]` and null both mean "every bucket / environment"; stored as NULL so there is one spelling. */
 export const scopeOrNull = (v: string[] | null | undefined): string[] | null => (v && v.length ? v : null);
@@ -174,36 +194,9 @@ export async function assertOwnBuckets(
   if (Object.keys(details).length) throw validation('Unknown bucket in buckets', details);
 }
 
-export class ExclusionsRepository extends AccountTable<Row, AnyExclusion> {
+export class ExclusionsRepository extends RuleTable<Row, AnyExclusion> {
   constructor(pool: pg.Pool) {
-    super(pool, {
-      table: 'exclusions',
-      kind: 'exclusion',
-      what: 'Exclusion',
-      sortColumns: RULE_SORT_COLUMNS,
-      map: toExclusion,
-    });
-  }
-
-  /** Both shapes, newest first by default; soft-deleted rules only on request (RuleListQuery). */
-  override async list(accountSid: string, q: RuleListQuery): Promise<ListResult<AnyExclusion>> {
-    const r = await this.pool.query<Row>(
-      `SELECT * FROM exclusions WHERE account_sid = $1${ruleListWhere(q)}
-       ORDER BY ${orderBy(q, RULE_SORT_COLUMNS)} LIMIT $2 OFFSET $3`,
-      [accountSid, q.limit + 1, offsetOf(q)],
-    );
-    return pageOf(r.rows.map(toExclusion), q.limit);
-  }
-
-  shapeOf(accountSid: string, sid: string): Promise<{ shape: RuleShape; deleted: boolean } | undefined> {
-    this.requireSid(sid);
-    return ruleShapeOf(this.pool, 'exclusions', accountSid, sid);
-  }
-
-  /** Soft delete (Shape A) or delete (Shape B). */
-  override async delete(accountSid: string, sid: string): Promise<void> {
-    this.requireSid(sid);
-    if (!(await deleteRule(this.pool, 'exclusions', accountSid, sid))) throw this.notFound();
+    super(pool, { table: 'exclusions', kind: 'exclusion', what: 'Exclusion', map: toExclusion });
   }
 
   /** Creates a Shape A exclusion; `criteria` is checked by the caller (it parses). */

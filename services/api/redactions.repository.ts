@@ -8,18 +8,8 @@ import type {
   redactionSchema,
 } from '../../schemas/rules.schema.js';
 import { newSid } from '../shared/ids.js';
-import {
-  assertOwnBuckets,
-  deleteRule,
-  RULE_SORT_COLUMNS,
-  ruleListWhere,
-  ruleShapeOf,
-  scopeOrNull,
-  type RuleListQuery,
-  type RuleShape,
-} from './exclusions.repository.js';
-import { AccountTable } from './account-table.js';
-import { iso, offsetOf, orderBy, pageOf, type ListResult } from './pagination.js';
+import { assertOwnBuckets, RuleTable, scopeOrNull, type RuleShape } from './exclusions.repository.js';
+import { iso } from './pagination.js';
 
 /** A Shape B redaction (JSONPath × mask/remove/hash/replace), as the API answers it. */
 export type Redaction = FromSchema<typeof redactionSchema>;
@@ -114,36 +104,9 @@ const scopesOf = (scopes: readonly Scope[] | undefined): Scope[] => (scopes?.len
 const replacementOf = (input: RedactionInput): string | null =>
   input.redactionType === 'replace' ? (input.replacementValue ?? null) : null;
 
-export class RedactionsRepository extends AccountTable<Row, AnyRedaction> {
+export class RedactionsRepository extends RuleTable<Row, AnyRedaction> {
   constructor(pool: pg.Pool) {
-    super(pool, {
-      table: 'redactions',
-      kind: 'redaction',
-      what: 'Redaction',
-      sortColumns: RULE_SORT_COLUMNS,
-      map: toRedaction,
-    });
-  }
-
-  /** Both shapes; soft-deleted rules only on request (RuleListQuery). */
-  override async list(accountSid: string, q: RuleListQuery): Promise<ListResult<AnyRedaction>> {
-    const r = await this.pool.query<Row>(
-      `SELECT * FROM redactions WHERE account_sid = $1${ruleListWhere(q)}
-       ORDER BY ${orderBy(q, RULE_SORT_COLUMNS)} LIMIT $2 OFFSET $3`,
-      [accountSid, q.limit + 1, offsetOf(q)],
-    );
-    return pageOf(r.rows.map(toRedaction), q.limit);
-  }
-
-  shapeOf(accountSid: string, sid: string): Promise<{ shape: RuleShape; deleted: boolean } | undefined> {
-    this.requireSid(sid);
-    return ruleShapeOf(this.pool, 'redactions', accountSid, sid);
-  }
-
-  /** Soft delete (Shape A) or delete (Shape B). */
-  override async delete(accountSid: string, sid: string): Promise<void> {
-    this.requireSid(sid);
-    if (!(await deleteRule(this.pool, 'redactions', accountSid, sid))) throw this.notFound();
+    super(pool, { table: 'redactions', kind: 'redaction', what: 'Redaction', map: toRedaction });
   }
 
   /** Creates a Shape A redaction; type, pattern and applyTo are checked by the caller. */
