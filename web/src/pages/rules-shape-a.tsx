@@ -23,6 +23,11 @@ import { useAccountSid, useSession } from '../lib/session';
 export const exclusionALabel = (x: ExclusionA): string => x.description || x.criteria;
 export const redactionALabel = (x: RedactionA): string => x.description || `${x.type} (${x.level})`;
 
+/** A catalogue text with `code` spans (Markdown backticks) rendered as code. */
+function codeSpans(text: string) {
+  return text.split('`').map((part, i) => (i % 2 ? <code key={i}>{part}</code> : part));
+}
+
 /** The criteria text with a caret under the character the API's error points at. */
 function PositionMarker({ text, position }: { text: string; position: number }) {
   if (!Number.isInteger(position) || position < 0 || position > text.length) return null;
@@ -122,7 +127,6 @@ export function ExclusionAForm({
             {errors.criteria ? (
               <div id="exclusion-a-criteria-error" className="field-error" role="alert">
                 {errors.criteria}
-                {Number.isFinite(position) ? ` (at character ${position + 1})` : ''}
                 {Number.isFinite(position) && sent === criteria.trim() ? (
                   <PositionMarker text={sent} position={position} />
                 ) : null}
@@ -327,7 +331,7 @@ export function RedactionAForm({
                   {errors.level}
                 </div>
               ) : info && level === 'partial' ? (
-                <div className="hint">Keeps {info.partial}</div>
+                <div className="hint">Keeps {codeSpans(info.partial)}</div>
               ) : null}
             </div>
           </div>
