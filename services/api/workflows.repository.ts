@@ -1,43 +1,18 @@
 import type pg from 'pg';
+import type { Workflow, WorkflowAction, WorkflowTrigger } from '../../schemas/workflow.schema.js';
 import { notFound } from '../shared/errors.js';
 import { isSid, newSid } from '../shared/ids.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import { openActions, sealActions, unmaskActions } from '../actions/action-secrets.js';
 import { iso, offsetOf, orderBy, pageOf, type ListQuery, type ListResult } from './pagination.js';
 
-export type TriggerType = 'request' | 'error' | 'threshold' | 'schedule';
-export type ActionType = 'webhook' | 'email' | 'chat' | 'automation';
-
-/**
- * Stored (normalised) trigger: `conditions` always present; `schedule` and the optional
- * `timezone` only on schedule triggers.
- */
-export interface WorkflowTrigger {
-  type: TriggerType;
-  conditions: Record<string, unknown>[];
-  schedule?: string;
-  timezone?: string;
-}
-
-export interface WorkflowAction {
-  type: ActionType;
-  config: Record<string, unknown>;
-  order: number;
-}
-
-export interface Workflow {
-  sid: string;
-  accountSid: string;
-  environmentSid: string;
-  bucketSid: string;
-  name: string;
-  description: string;
-  trigger: WorkflowTrigger;
-  actions: WorkflowAction[];
-  isActive: boolean;
-  createdAt: string;
-  updatedAt: string | null;
-}
+export type {
+  ActionType,
+  TriggerType,
+  Workflow,
+  WorkflowAction,
+  WorkflowTrigger,
+} from '../../schemas/workflow.schema.js';
 
 export interface WorkflowInput {
   name: string;

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { Logger } from '../shared/logger.js';
 import type { PgListener } from '../shared/pg-listener.js';
 import type { Level, RuleScope } from './sensitive/index.js';
+import type { WorkflowAction as SchemaWorkflowAction } from '../../schemas/workflow.schema.js';
 
 /**
  * In-memory snapshot of every account's active rules (exclusions and redactions of both shapes,
@@ -67,11 +68,8 @@ export interface SensitiveRedactionRule {
   environments: string[] | null;
 }
 
-export interface WorkflowAction {
-  type: string;
-  config: Record<string, unknown>;
-  order: number;
-}
+/** A workflow action as read from Postgres: the schema's, with `type` as stored (not checked here). */
+export type WorkflowAction = Pick<SchemaWorkflowAction, 'config' | 'order'> & { type: string };
 
 export interface WorkflowRule {
   sid: string;
