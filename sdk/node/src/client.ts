@@ -212,6 +212,8 @@ export class TaplineCore {
       num(options.circuitOpenMs, 5000, 1, 3_600_000),
       num(options.circuitMaxOpenMs, 60_000, 1, 3_600_000),
     );
+    this.tagsJson = JSON.stringify(this.opts.tags).slice(1, -1);
+    this.envJson = this.opts.environment ? ',"environmentSid":' + JSON.stringify(this.opts.environment) : '';
     if (this.opts.enabled) this.loadSettings();
   }
 
@@ -408,17 +410,53 @@ export class TaplineCore {
     // Once the rules are known the record is redacted and serialised now: the queue then holds
     // compact strings whose size is exact, so the byte bound is a real memory bound. Before the
     // first settings answer it holds the object, redacted and serialised at send time.
-    let item: QueuedRecord;
-    let size: number;
     if (this.settingsLoaded) {
       this.redact(record, env, this.redactions, this.sensitive);
-      const line = JSON.stringify(record);
-      item = this.toSlab(line);
-      size = item.len! + 64;
-    } else {
-      item = { record };
-      size = estimateSize(record);
-    }
+      const item = this.toSlab(JSON.stringify(record));
+      this.push(item, item.len! + 64);
+    } else this.push({ record }, estimateSize(record));
+  }
+
+  /**
+   * Whether a capture adapter may write a record's JSON line itself (`enqueueLine`) instead of
+   * building the object for `enqueue`: the settings are known and no client rule reads or
+   * rewrites a whole record (criteria exclusions, redactions), so the object would only be
+   * serialised. Sampling and path exclusions still run first, through `shouldCapture`.
+   */
+  get directLines(): boolean {
+    return (
+      this.settingsLoaded &&
+      this.active &&
+      this.criteria.length === 0 &&
+      this.redactions.length === 0 &&
+      this.sensitive.compiled === null
+    );
+  }
+
+  /**
+   * The tail of a directly written line after the record's own tags: the SDK's tags, then
+   * `endpoint` (given) and `environmentSid`, in the order `enqueue` gives them.
+   */
+  lineTail(ownTags: boolean, endpoint: string | null): string {
+    const t = this.tagsJson;
+    let s = ownTags && t ? ',' + t + ']' : t + ']';
+    if (endpoint !== null) s += ',"endpoint":' + JSON.stringify(endpoint);
+    return s + this.envJson + '}';
+  }
+
+  /** The SDK's tags as JSON array elements, and `,"environmentSid":…` when there is one. */
+  private readonly tagsJson: string;
+  private readonly envJson: string;
+
+  /** Queues a record given as its JSON line (written by an adapter while `directLines` holds). */
+  enqueueLine(line: string): void {
+    if (!this.active) return;
+    this.counters.captured++;
+    const item = this.toSlab(line);
+    this.push(item, item.len! + 64);
+  }
+
+  private push(item: QueuedRecord, size: number): void {
     // The batch in flight holds the oldest records: while it waits for a retry it goes first.
     const b = this.inflight;
     if (b && !this.sending && this.queue.bytes + size + b.estimatedBytes > this.opts.maxQueueBytes) {
@@ -577,6 +615,8 @@ export class TaplineCore {
         return undefined;
       }
       slice.push(CLOSE);
+      // Records captured while this batch is compressed count against the bound with it.
+      this.queue.setMaxBytes(Math.max(0, this.opts.maxQueueBytes - taking.estimatedBytes));
       gz.end(Buffer.concat(slice));
       await compressed;
       return { records: taking.records, estimatedBytes: taking.estimatedBytes, body: Buffer.concat(out) };

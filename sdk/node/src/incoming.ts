@@ -1,9 +1,12 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ServerResponse, type IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import {
   BodySink,
   bodyAllowed,
   copyHeaders,
+  headerValue,
+  isoTime,
+  MAX_HEADERS,
   firstString,
   headersFromPairs,
   parseQuery,
@@ -25,8 +28,125 @@ export interface IncomingContext {
   parsedBody?: () => unknown;
 }
 
-type Writable = ServerResponse['write'];
-type Ending = ServerResponse['end'];
+/** The capture state of one response, found by the shared wrappers and listeners through it. */
+const STATE = Symbol('tapline.incoming');
+
+type Fn = (...a: unknown[]) => unknown;
+type Tapped = ServerResponse & { [STATE]?: IncomingCapture };
+
+/**
+ * One request's capture: a single object per request instead of a set of closures, so the
+ * response wrappers and `finish`/`close` listeners are shared functions (less to allocate and
+ * collect per request).
+ */
+class IncomingCapture {
+  startedAt = Date.now();
+  t0 = performance.now();
+  firstByte: number | undefined = undefined;
+  reqSink: BodySink | undefined = undefined;
+  resSink: BodySink | undefined = undefined;
+  headHeaders: Record<string, HeaderValue> | undefined = undefined;
+  decided: boolean;
+  done = false;
+  origWrite: Fn;
+  origEnd: Fn;
+  origWriteHead: Fn;
+
+  constructor(
+    readonly core: TaplineCore,
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    /** the URL as it arrived: routers rewrite req.url while they dispatch */
+    readonly rawUrl: string,
+    readonly ctx: IncomingContext,
+    readonly resLimit: number,
+  ) {
+    this.decided = resLimit === 0;
+    this.origWrite = res.write as Fn;
+    this.origEnd = res.end as Fn;
+    this.origWriteHead = res.writeHead as Fn;
+  }
+
+  headerOf(name: string): string | null {
+    const v = this.res.getHeader(name) ?? this.headHeaders?.[name];
+    return v === undefined ? null : firstString(v as HeaderValue);
+  }
+
+  /** A chunk the host writes: the first-byte time, and the body when its type is captured. */
+  take(chunk: unknown, encoding: unknown): void {
+    if (this.firstByte === undefined) this.firstByte = performance.now();
+    if (!this.decided) {
+      this.decided = true;
+      const enc = this.headerOf('content-encoding');
+      if (
+        bodyAllowed(this.headerOf('content-type'), this.core.opts.bodyContentTypes) &&
+        (!enc || enc.toLowerCase() === 'identity')
+      )
+        this.resSink = new BodySink(this.resLimit);
+    }
+    if (this.resSink && chunk !== undefined && chunk !== null && typeof chunk !== 'function')
+      this.resSink.add(chunk, encoding);
+  }
+}
+
+// The wrappers and listeners below run with `this` the response (the host calls res.write(…),
+// the emitter calls listeners on it). Called on anything else, they pass straight through.
+
+function tappedWriteHead(this: Tapped, ...args: unknown[]): unknown {
+  const st = this?.[STATE];
+  if (!st) return (ServerResponse.prototype.writeHead as Fn).apply(this, args);
+  // Headers passed to writeHead (Fastify does) are not visible through getHeaders().
+  try {
+    const h = typeof args[1] === 'object' && args[1] !== null ? args[1] : args[2];
+    if (h && typeof h === 'object') st.headHeaders = headersOfWriteHead(h);
+  } catch (err) {
+    st.core.internalError(err);
+  }
+  return st.origWriteHead.apply(this, args);
+}
+
+function tappedWrite(this: Tapped, ...args: unknown[]): unknown {
+  const st = this?.[STATE];
+  if (!st) return (ServerResponse.prototype.write as Fn).apply(this, args);
+  try {
+    st.take(args[0], args[1]);
+  } catch (err) {
+    st.core.internalError(err);
+  }
+  return st.origWrite.apply(this, args);
+}
+
+function tappedEnd(this: Tapped, ...args: unknown[]): unknown {
+  const st = this?.[STATE];
+  if (!st) return (ServerResponse.prototype.end as Fn).apply(this, args);
+  try {
+    st.take(args[0], args[1]);
+  } catch (err) {
+    st.core.internalError(err);
+  }
+  return st.origEnd.apply(this, args);
+}
+
+/** `finish` or `close`, whichever comes first: the record is built and queued once. */
+function onFinished(this: Tapped): void {
+  const st = this[STATE];
+  if (!st || st.done) return;
+  st.done = true;
+  this.removeListener('finish', onFinished);
+  this.removeListener('close', onFinished);
+  const t1 = performance.now();
+  try {
+    if (st.core.directLines) {
+      const line = incomingLine(st, t1);
+      if (line !== undefined) st.core.enqueueLine(line);
+    } else {
+      const record = buildIncoming(st, t1);
+      if (record) st.core.enqueue(record);
+    }
+  } catch (err) {
+    st.core.internalError(err);
+  }
+}
 
 /**
  * Starts capturing one incoming request: the request body is tapped passively (a `data` listener
@@ -38,122 +158,36 @@ export function captureIncoming(
   core: TaplineCore,
   req: IncomingMessage,
   res: ServerResponse,
-  ctx: IncomingContext = {},
+  ctx: IncomingContext = NO_CONTEXT,
 ): void {
   try {
     if (!core.active) return;
     const r = req as IncomingMessage & { [CAPTURED]?: true };
     if (r[CAPTURED]) return;
     r[CAPTURED] = true;
-    const startedAt = Date.now();
-    const t0 = performance.now();
-    // The URL as it arrived: routers rewrite req.url while they dispatch.
-    const rawUrl = req.url ?? '/';
-    const allowed = core.opts.bodyContentTypes;
+    const st = new IncomingCapture(core, req, res, req.url ?? '/', ctx, core.bodyLimit('response'));
 
-    let reqSink: BodySink | undefined;
     const reqLimit = core.bodyLimit('request');
-    if (reqLimit > 0 && bodyAllowed(req.headers['content-type'], allowed)) {
-      const sink = (reqSink = new BodySink(reqLimit));
+    if (reqLimit > 0 && bodyAllowed(req.headers['content-type'], core.opts.bodyContentTypes)) {
+      const sink = (st.reqSink = new BodySink(reqLimit));
       tapReadable(req, (c) => sink.add(c));
     }
 
-    let resSink: BodySink | undefined;
-    let firstByte: number | undefined;
-    const resLimit = core.bodyLimit('response');
-    const origWrite = res.write;
-    const origEnd = res.end;
-    let decided = resLimit === 0;
-    // Headers passed to writeHead (Fastify does) are not visible through getHeaders().
-    const origWriteHead = res.writeHead;
-    let headHeaders: Record<string, HeaderValue> | undefined;
-    res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
-      try {
-        const h = typeof args[1] === 'object' && args[1] !== null ? args[1] : args[2];
-        if (h && typeof h === 'object') headHeaders = headersOfWriteHead(h);
-      } catch (err) {
-        core.internalError(err);
-      }
-      return (origWriteHead as (...a: unknown[]) => ServerResponse).apply(this, args);
-    } as ServerResponse['writeHead'];
-    const headerOf = (name: string): string | null => {
-      const v = res.getHeader(name) ?? headHeaders?.[name];
-      return v === undefined ? null : firstString(v as HeaderValue);
-    };
-    const take = (chunk: unknown, encoding: unknown) => {
-      if (firstByte === undefined) firstByte = performance.now();
-      if (!decided) {
-        decided = true;
-        const enc = headerOf('content-encoding');
-        if (bodyAllowed(headerOf('content-type'), allowed) && (!enc || enc.toLowerCase() === 'identity'))
-          resSink = new BodySink(resLimit);
-      }
-      if (resSink && chunk !== undefined && chunk !== null && typeof chunk !== 'function')
-        resSink.add(chunk, encoding);
-    };
-    res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
-      try {
-        take(chunk, rest[0]);
-      } catch (err) {
-        core.internalError(err);
-      }
-      return (origWrite as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
-    } as Writable;
-    res.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
-      try {
-        take(chunk, rest[0]);
-      } catch (err) {
-        core.internalError(err);
-      }
-      return (origEnd as (...a: unknown[]) => ServerResponse).call(this, chunk, ...rest);
-    } as Ending;
-
-    let done = false;
-    const finish = () => {
-      if (done) return;
-      done = true;
-      res.removeListener('finish', finish);
-      res.removeListener('close', finish);
-      const t1 = performance.now();
-      core.guard(() => {
-        const record = buildIncoming(
-          core,
-          req,
-          res,
-          rawUrl,
-          startedAt,
-          t0,
-          t1,
-          firstByte,
-          reqSink,
-          resSink,
-          ctx,
-          headHeaders,
-        );
-        if (record) core.enqueue(record);
-      }, undefined);
-    };
-    res.once('finish', finish);
-    res.once('close', finish);
+    (res as Tapped)[STATE] = st;
+    res.writeHead = tappedWriteHead as ServerResponse['writeHead'];
+    res.write = tappedWrite as ServerResponse['write'];
+    res.end = tappedEnd as ServerResponse['end'];
+    res.on('finish', onFinished);
+    res.on('close', onFinished);
   } catch (err) {
     core.internalError(err);
   }
 }
 
-function buildIncoming(
-  core: TaplineCore,
-  req: IncomingMessage,
-  res: ServerResponse,
-  rawUrl: string,
-  startedAt: number,
-  t0: number,
-  t1: number,
-  firstByte: number | undefined,
-  reqSink: BodySink | undefined,
-  resSink: BodySink | undefined,
-  ctx: IncomingContext,
-  headHeaders: Record<string, HeaderValue> | undefined,
-): CapturedRecord | undefined {
+const NO_CONTEXT: IncomingContext = {};
+
+function buildIncoming(st: IncomingCapture, t1: number): CapturedRecord | undefined {
+  const { core, req, res, rawUrl, startedAt, t0, firstByte, reqSink, resSink, ctx, headHeaders } = st;
   const method = (req.method ?? 'GET').toUpperCase();
   const { path, search } = splitUrl(rawUrl);
   // A response that never sent its headers (the client went away first) has no status.
@@ -193,7 +227,7 @@ function buildIncoming(
   const record: CapturedRecord = {
     sid: newRecordSid(),
     direction: 'in',
-    createdAt: new Date(startedAt).toISOString(),
+    createdAt: isoTime(startedAt),
     request: {
       host: hostName,
       ip: req.socket?.remoteAddress ?? null,
@@ -228,6 +262,133 @@ function buildIncoming(
   if (resBody !== undefined) record.response!.body = resBody;
   if (!res.writableFinished) record.tags.push({ key: 'aborted', value: 'true' });
   return record;
+}
+
+/**
+ * The record `buildIncoming` makes, written straight as the JSON line `enqueue` would queue for
+ * it (same fields, same order, same text), without building the record's objects first: the
+ * request's headers are read from `req.headers` as they are serialised. Used while the client
+ * rules need no record object (`core.directLines`); undefined when sampling or an exclusion
+ * skips the request.
+ */
+function incomingLine(st: IncomingCapture, t1: number): string | undefined {
+  const { core, req, res, rawUrl, startedAt, t0, firstByte, reqSink, resSink, ctx, headHeaders } = st;
+  const method = (req.method ?? 'GET').toUpperCase();
+  const q = rawUrl.indexOf('?');
+  const h = rawUrl.indexOf('#');
+  const end = h < 0 ? rawUrl.length : h;
+  const path = q < 0 || q > end ? rawUrl.slice(0, end) : rawUrl.slice(0, q);
+  const search = q < 0 || q > end ? '' : rawUrl.slice(q + 1, end);
+  const status = res.headersSent ? res.statusCode : null;
+  let template: string | null = null;
+  if (ctx.template) {
+    const t = ctx.template();
+    if (typeof t === 'string' && t) template = t.slice(0, 2048);
+  }
+  if (!core.shouldCapture(method, path, template, status)) return undefined;
+
+  const drop = core.opts.dropHeaders;
+  const hostHeader = firstString(req.headers.host);
+  const [hostName, hostPort] = splitHost(hostHeader);
+  const encrypted = (req.socket as { encrypted?: boolean } | null)?.encrypted === true;
+  const port = hostPort ?? req.socket?.localPort ?? null;
+  const reqCt = firstString(req.headers['content-type']);
+  let reqBody: string | undefined = reqSink?.text();
+  if (reqBody === undefined && ctx.parsedBody && reqSink) {
+    const b = ctx.parsedBody();
+    if (b !== undefined && b !== null && (typeof b !== 'object' || Object.keys(b).length > 0)) {
+      const text = typeof b === 'string' ? b : JSON.stringify(b);
+      if (typeof text === 'string') reqBody = text.slice(0, core.bodyLimit('request'));
+    }
+  }
+  const reqLen = Number(req.headers['content-length']);
+  const resHeaders = copyHeaders(res.getHeaders(), drop);
+  if (headHeaders)
+    for (const k in headHeaders)
+      if (!drop?.has(k) && resHeaders[k] === undefined) resHeaders[k] = headHeaders[k]!;
+  const resCt = firstString(resHeaders['content-type']);
+  const resLenHeader = firstString(resHeaders['content-length']);
+  const resLen = resLenHeader ? Number(resLenHeader) : NaN;
+  const url = `${encrypted ? 'https' : 'http'}://${hostHeader ?? 'localhost'}${rawUrl}`.slice(0, 16384);
+  const size = Number.isFinite(reqLen) && reqLen >= 0 ? reqLen : (reqSink?.total ?? 0);
+  const rsize = Number.isFinite(resLen) && resLen >= 0 ? resLen : (resSink?.total ?? 0);
+  const ip = req.socket?.remoteAddress ?? null;
+  const aborted = !res.writableFinished;
+
+  let line =
+    '{"sid":"' +
+    newRecordSid() +
+    '","direction":"in","createdAt":"' +
+    isoTime(startedAt) +
+    '","request":{"host":' +
+    jstr(hostName) +
+    ',"ip":' +
+    jstr(ip) +
+    ',"method":' +
+    JSON.stringify(method) +
+    ',"path":' +
+    JSON.stringify(path) +
+    ',"port":' +
+    (port !== null && port >= 0 && port <= 65535 ? jnum(port) : 'null') +
+    ',"url":' +
+    JSON.stringify(url) +
+    ',"queryString":' +
+    (search ? JSON.stringify(parseQuery(search)) : '{}') +
+    ',"headers":' +
+    headersJson(req.headers, drop) +
+    ',"contentType":' +
+    jstr(reqCt) +
+    ',"size":' +
+    jnum(size);
+  if (reqBody !== undefined) line += ',"body":' + JSON.stringify(reqBody);
+  line +=
+    '},"response":{"statusCode":' +
+    (status !== null && status >= 100 && status <= 599 ? jnum(status) : 'null') +
+    ',"headers":' +
+    JSON.stringify(resHeaders) +
+    ',"contentType":' +
+    jstr(resCt) +
+    ',"size":' +
+    jnum(rsize);
+  const resBody = resSink?.text();
+  if (resBody !== undefined) line += ',"body":' + JSON.stringify(resBody);
+  line +=
+    '},"timings":{"duration":' +
+    jnum(round(t1 - t0)) +
+    ',"phases":{"firstByte":' +
+    (firstByte !== undefined ? jnum(round(firstByte - t0)) : 'null') +
+    ',"download":' +
+    (firstByte !== undefined ? jnum(round(t1 - firstByte)) : 'null') +
+    ',"total":' +
+    jnum(round(t1 - t0)) +
+    '}},"tags":[' +
+    (aborted ? '{"key":"aborted","value":"true"}' : '') +
+    core.lineTail(aborted, template);
+  return line;
+}
+
+const jstr = (s: string | null): string => (s === null ? 'null' : JSON.stringify(s));
+/** A number as JSON.stringify writes it (non-finite → null). */
+const jnum = (n: number): string => (Number.isFinite(n) ? String(n) : 'null');
+
+/**
+ * Headers as `copyHeaders` copies them, written as JSON directly. Node's `req.headers` has
+ * unique lower-case names; a name that is not lower case (set by a middleware) could merge with
+ * another once lowered, so then the object is copied first, as `copyHeaders` does.
+ */
+function headersJson(headers: IncomingMessage['headers'], drop: Set<string> | null): string {
+  let out = '{';
+  let n = 0;
+  for (const name in headers) {
+    const v = headers[name];
+    if (v === undefined) continue;
+    const key = name.toLowerCase();
+    if (key !== name || key === '__proto__') return JSON.stringify(copyHeaders(headers, drop));
+    if (drop?.has(key)) continue;
+    if (++n > MAX_HEADERS) break;
+    out += (n > 1 ? ',' : '') + JSON.stringify(key) + ':' + JSON.stringify(headerValue(v));
+  }
+  return out + '}';
 }
 
 /** writeHead's headers: an object, or a flat `[name, value, …]` array. */

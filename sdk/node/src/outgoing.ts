@@ -7,6 +7,7 @@ import {
   copyHeaders,
   firstString,
   headersFromPairs,
+  isoTime,
   parseQuery,
   splitHost,
   splitUrl,
@@ -243,7 +244,7 @@ export class OutgoingCapture {
       const record: CapturedRecord = {
         sid: newRecordSid(),
         direction: 'out',
-        createdAt: new Date(call.startedAt).toISOString(),
+        createdAt: isoTime(call.startedAt),
         request: {
           host: call.host,
           method: call.method,
