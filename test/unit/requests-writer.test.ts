@@ -87,7 +87,7 @@ function expectStored(stored: Record<string, unknown>, row: RequestRow): void {
     response_size: row.response_size,
     blocked: row.blocked,
     tags: row.tags,
-    record: row.record,
+    record: String(row.record),
     kafka_partition: row.kafka_partition,
     kafka_offset: String(row.kafka_offset),
   });
