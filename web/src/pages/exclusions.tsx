@@ -342,7 +342,9 @@ function ExclusionForm({ existing, onClose }: { existing?: Exclusion; onClose: (
   const { can } = useSession();
   const qc = useQueryClient();
   const [d, setD] = useState<Draft>(existing ? draftOf(existing) : EMPTY);
-  const [touched, setTouched] = useState(false);
+  // Which check the person asked for: saving needs every field, a preview only those the rule
+  // runs with (a draft previews without a name).
+  const [touched, setTouched] = useState<'none' | 'preview' | 'save'>('none');
   const [previewErrors, setPreviewErrors] = useState<Record<string, string>>({});
   const editable = can('exclusions:write');
   const save = useMutation({
@@ -356,7 +358,9 @@ function ExclusionForm({ existing, onClose }: { existing?: Exclusion; onClose: (
   });
   const local = validate(d);
   // The API's own field errors win over the local ones for the same field.
-  const errors = { ...(touched ? local : {}), ...previewErrors, ...fieldErrors(save.error) };
+  const { name: _unnamed, ...runnable } = local;
+  const shown = touched === 'save' ? local : touched === 'preview' ? runnable : {};
+  const errors = { ...shown, ...previewErrors, ...fieldErrors(save.error) };
   const patch = (p: Partial<Draft>) => {
     setD((cur) => ({ ...cur, ...p }));
     setPreviewErrors({});
@@ -372,7 +376,7 @@ function ExclusionForm({ existing, onClose }: { existing?: Exclusion; onClose: (
           noValidate
           onSubmit={(e) => {
             e.preventDefault();
-            setTouched(true);
+            setTouched('save');
             save.reset();
             if (Object.keys(local).length === 0) save.mutate();
           }}
@@ -475,7 +479,7 @@ function ExclusionForm({ existing, onClose }: { existing?: Exclusion; onClose: (
         draft={{ ...previewRule(), name: undefined, description: undefined }}
         beforeRun={() => {
           // A draft previews without a name: only the fields the rule runs with must be valid.
-          setTouched(true);
+          setTouched((t) => (t === 'save' ? t : 'preview'));
           const { name: _name, ...rest } = validate({ ...d, name: d.name.trim() || 'draft' });
           return Object.keys(rest).length === 0;
         }}

@@ -388,7 +388,9 @@ function RedactionForm({ existing, onClose }: { existing?: Redaction; onClose: (
   const { can } = useSession();
   const qc = useQueryClient();
   const [d, setD] = useState<Draft>(existing ? draftOf(existing) : EMPTY);
-  const [touched, setTouched] = useState(false);
+  // Which check the person asked for: saving needs every field, a preview only those the rule
+  // runs with (a draft previews without a name).
+  const [touched, setTouched] = useState<'none' | 'preview' | 'save'>('none');
   const [previewErrors, setPreviewErrors] = useState<Record<string, string>>({});
   const editable = can('redactions:write');
   const save = useMutation({
@@ -401,7 +403,9 @@ function RedactionForm({ existing, onClose }: { existing?: Redaction; onClose: (
     },
   });
   const local = validate(d);
-  const errors = { ...(touched ? local : {}), ...previewErrors, ...fieldErrors(save.error) };
+  const { name: _unnamed, ...runnable } = local;
+  const shown = touched === 'save' ? local : touched === 'preview' ? runnable : {};
+  const errors = { ...shown, ...previewErrors, ...fieldErrors(save.error) };
   const patch = (p: Partial<Draft>) => {
     setD((cur) => ({ ...cur, ...p }));
     setPreviewErrors({});
@@ -415,7 +419,7 @@ function RedactionForm({ existing, onClose }: { existing?: Redaction; onClose: (
           noValidate
           onSubmit={(e) => {
             e.preventDefault();
-            setTouched(true);
+            setTouched('save');
             save.reset();
             if (Object.keys(local).length === 0) save.mutate();
           }}
@@ -545,7 +549,7 @@ function RedactionForm({ existing, onClose }: { existing?: Redaction; onClose: (
         draft={{ ...bodyOf(d), name: undefined, description: undefined }}
         beforeRun={() => {
           // A draft previews without a name: only the fields the rule runs with must be valid.
-          setTouched(true);
+          setTouched((t) => (t === 'save' ? t : 'preview'));
           const { name: _name, ...rest } = validate({ ...d, name: d.name.trim() || 'draft' });
           return Object.keys(rest).length === 0;
         }}
