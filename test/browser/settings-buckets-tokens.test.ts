@@ -134,7 +134,7 @@ describe('dashboard settings: buckets and tokens', () => {
     // The copy button puts exactly the value on the clipboard: that copy is the one used below.
     await me.context.grantPermissions(['clipboard-read', 'clipboard-write']);
     await page.getByRole('button', { name: 'Copy token' }).click();
-    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    await page.getByRole('button', { name: 'Copied', exact: true }).waitFor();
     ingestToken = await page.evaluate<string>('navigator.clipboard.readText()');
     expect(ingestToken).toBe(shown);
     const row = page.getByRole('row').filter({ hasText: 'checkout ingest' });
