@@ -23,6 +23,7 @@ import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
 import { useAccountSid, useSession } from '../lib/session';
 import { useQueryState } from '../lib/url-state';
 import { ExclusionAForm, exclusionALabel } from './rules-shape-a';
+import { RuleFormEnd, RuleRowEnd } from '../components/rule-row';
 
 const METHODS = ['*', 'GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT'];
 
@@ -240,50 +241,21 @@ export function ExclusionsPage() {
                           <td>{x.statusCode ?? 'any'}</td>
                         </>
                       )}
-                      <td className="small">
-                        {x.buckets
-                          ? `${x.buckets.length} bucket${x.buckets.length === 1 ? '' : 's'}`
-                          : 'every bucket'}
-                        {' · '}
-                        {x.environments ? x.environments.join(', ') : 'every environment'}
-                      </td>
-                      <td>
-                        <label className="check">
-                          <input
-                            type="checkbox"
-                            checked={activeOf(x)}
-                            disabled={!can('exclusions:write') || toggle.isPending}
-                            aria-label={`Active: ${labelOf(x)}`}
-                            onChange={() => toggle.mutate(x)}
-                          />
-                          <span aria-hidden="true">{activeOf(x) ? 'on' : 'off'}</span>
-                        </label>
-                      </td>
-                      <td>
-                        <div className="row-actions">
-                          <button
-                            type="button"
-                            className="btn btn-small"
-                            aria-label={`${can('exclusions:write') ? 'Edit' : 'Open'} ${labelOf(x)}`}
-                            onClick={() => {
-                              setNotice(null);
-                              set({ rule: x.sid });
-                            }}
-                          >
-                            {can('exclusions:write') ? 'Edit' : 'Open'}
-                          </button>
-                          {can('exclusions:delete') ? (
-                            <button
-                              type="button"
-                              className="btn btn-small btn-danger-ghost"
-                              aria-label={`Delete ${labelOf(x)}`}
-                              onClick={() => setDeleting(x)}
-                            >
-                              Delete
-                            </button>
-                          ) : null}
-                        </div>
-                      </td>
+                      <RuleRowEnd
+                        label={labelOf(x)}
+                        buckets={x.buckets}
+                        environments={x.environments}
+                        active={activeOf(x)}
+                        canWrite={can('exclusions:write')}
+                        canDelete={can('exclusions:delete')}
+                        toggling={toggle.isPending}
+                        onToggle={() => toggle.mutate(x)}
+                        onOpen={() => {
+                          setNotice(null);
+                          set({ rule: x.sid });
+                        }}
+                        onDelete={() => setDeleting(x)}
+                      />
                     </tr>
                   ))}
                 </tbody>
@@ -461,17 +433,14 @@ function ExclusionForm({ existing, onClose }: { existing?: Exclusion; onClose: (
               Active
             </label>
           </fieldset>
-          <FormError error={save.error} />
-          <div className="actions">
-            <button type="button" className="btn" onClick={() => onClose()}>
-              {editable ? 'Cancel' : 'Close'}
-            </button>
-            {editable ? (
-              <button type="submit" className="btn btn-primary" disabled={save.isPending}>
-                {save.isPending ? 'Saving…' : existing ? 'Save exclusion' : 'Create exclusion'}
-              </button>
-            ) : null}
-          </div>
+          <RuleFormEnd
+            error={save.error}
+            editable={editable}
+            pending={save.isPending}
+            noun="exclusion"
+            isNew={!existing}
+            onClose={() => onClose()}
+          />
         </form>
       </section>
       <RulePreview<ExclusionPreview>

@@ -24,6 +24,7 @@ import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
 import { useAccountSid, useSession } from '../lib/session';
 import { useQueryState } from '../lib/url-state';
 import { RedactionAForm, redactionALabel } from './rules-shape-a';
+import { RuleFormEnd, RuleRowEnd } from '../components/rule-row';
 
 type RedactionType = RedactionInput['redactionType'];
 const TYPES: { value: RedactionType; label: string }[] = [
@@ -285,50 +286,21 @@ export function RedactionsPage() {
                           <td>{x.redactAt === 'server' ? 'Tapline' : 'SDKs'}</td>
                         </>
                       )}
-                      <td className="small">
-                        {x.buckets
-                          ? `${x.buckets.length} bucket${x.buckets.length === 1 ? '' : 's'}`
-                          : 'every bucket'}
-                        {' · '}
-                        {x.environments ? x.environments.join(', ') : 'every environment'}
-                      </td>
-                      <td>
-                        <label className="check">
-                          <input
-                            type="checkbox"
-                            checked={activeOf(x)}
-                            disabled={!can('redactions:write') || toggle.isPending}
-                            aria-label={`Active: ${labelOf(x)}`}
-                            onChange={() => toggle.mutate(x)}
-                          />
-                          <span aria-hidden="true">{activeOf(x) ? 'on' : 'off'}</span>
-                        </label>
-                      </td>
-                      <td>
-                        <div className="row-actions">
-                          <button
-                            type="button"
-                            className="btn btn-small"
-                            aria-label={`${can('redactions:write') ? 'Edit' : 'Open'} ${labelOf(x)}`}
-                            onClick={() => {
-                              setNotice(null);
-                              set({ rule: x.sid });
-                            }}
-                          >
-                            {can('redactions:write') ? 'Edit' : 'Open'}
-                          </button>
-                          {can('redactions:delete') ? (
-                            <button
-                              type="button"
-                              className="btn btn-small btn-danger-ghost"
-                              aria-label={`Delete ${labelOf(x)}`}
-                              onClick={() => setDeleting(x)}
-                            >
-                              Delete
-                            </button>
-                          ) : null}
-                        </div>
-                      </td>
+                      <RuleRowEnd
+                        label={labelOf(x)}
+                        buckets={x.buckets}
+                        environments={x.environments}
+                        active={activeOf(x)}
+                        canWrite={can('redactions:write')}
+                        canDelete={can('redactions:delete')}
+                        toggling={toggle.isPending}
+                        onToggle={() => toggle.mutate(x)}
+                        onOpen={() => {
+                          setNotice(null);
+                          set({ rule: x.sid });
+                        }}
+                        onDelete={() => setDeleting(x)}
+                      />
                     </tr>
                   ))}
                 </tbody>
@@ -531,17 +503,14 @@ function RedactionForm({ existing, onClose }: { existing?: Redaction; onClose: (
               Active
             </label>
           </fieldset>
-          <FormError error={save.error} />
-          <div className="actions">
-            <button type="button" className="btn" onClick={() => onClose()}>
-              {editable ? 'Cancel' : 'Close'}
-            </button>
-            {editable ? (
-              <button type="submit" className="btn btn-primary" disabled={save.isPending}>
-                {save.isPending ? 'Saving…' : existing ? 'Save redaction' : 'Create redaction'}
-              </button>
-            ) : null}
-          </div>
+          <RuleFormEnd
+            error={save.error}
+            editable={editable}
+            pending={save.isPending}
+            noun="redaction"
+            isNew={!existing}
+            onClose={() => onClose()}
+          />
         </form>
       </section>
       <RulePreview<RedactionPreview>

@@ -9,9 +9,10 @@ import {
   type RedactionA,
   type RedactionAInput,
 } from '../api/rules';
-import { Field, FormError } from '../components/form';
+import { Field } from '../components/form';
 import { environmentsError, parseEnvironments, ScopeFields } from '../components/rule-preview';
 import { useAccountSid, useSession } from '../lib/session';
+import { RuleFormEnd } from '../components/rule-row';
 
 /**
  * Shape A rules on the Exclusions and Redactions pages (docs/rules.md "Shape A rules"): a criteria
@@ -152,17 +153,14 @@ export function ExclusionAForm({
             Enabled
           </label>
         </fieldset>
-        <FormError error={save.error} />
-        <div className="actions">
-          <button type="button" className="btn" onClick={() => onClose()}>
-            {editable ? 'Cancel' : 'Close'}
-          </button>
-          {editable ? (
-            <button type="submit" className="btn btn-primary" disabled={save.isPending}>
-              {save.isPending ? 'Saving…' : existing ? 'Save exclusion' : 'Create exclusion'}
-            </button>
-          ) : null}
-        </div>
+        <RuleFormEnd
+          error={save.error}
+          editable={editable}
+          pending={save.isPending}
+          noun="exclusion"
+          isNew={!existing}
+          onClose={() => onClose()}
+        />
       </form>
     </section>
   );
@@ -433,17 +431,14 @@ export function RedactionAForm({
             Enabled
           </label>
         </fieldset>
-        <FormError error={save.error} />
-        <div className="actions">
-          <button type="button" className="btn" onClick={() => onClose()}>
-            {editable ? 'Cancel' : 'Close'}
-          </button>
-          {editable ? (
-            <button type="submit" className="btn btn-primary" disabled={save.isPending}>
-              {save.isPending ? 'Saving…' : existing ? 'Save redaction' : 'Create redaction'}
-            </button>
-          ) : null}
-        </div>
+        <RuleFormEnd
+          error={save.error}
+          editable={editable}
+          pending={save.isPending}
+          noun="redaction"
+          isNew={!existing}
+          onClose={() => onClose()}
+        />
       </form>
     </section>
   );
