@@ -94,6 +94,30 @@ export const exclusionSchema = {
   },
 } as const;
 
+/** The fields both Shape A rules answer with (spec 2.5, 2.6), before and after their own. */
+const shapeAHead = {
+  sid: { type: 'string' },
+  accountSid: { type: 'string' },
+  description: { type: ['string', 'null'] },
+} as const;
+const shapeATail = {
+  environments: nullableStrings,
+  enabled: { type: 'boolean' },
+  createdAt: timestamp,
+  updatedAt: nullableTimestamp,
+  deletedAt: nullableTimestamp,
+} as const;
+const SHAPE_A_REQUIRED = [
+  'sid',
+  'accountSid',
+  'description',
+  'environments',
+  'enabled',
+  'createdAt',
+  'updatedAt',
+  'deletedAt',
+] as const;
+
 /**
  * Shape A exclusion (spec 2.5): `criteria` in the stream-view search language (docs/search.md),
  * evaluated on each record by the processor. `deletedAt` set = soft-deleted (no longer applied).
@@ -101,29 +125,12 @@ export const exclusionSchema = {
 export const exclusionASchema = {
   $id: 'exclusionA',
   type: 'object',
-  required: [
-    'sid',
-    'accountSid',
-    'description',
-    'criteria',
-    'buckets',
-    'environments',
-    'enabled',
-    'createdAt',
-    'updatedAt',
-    'deletedAt',
-  ],
+  required: [...SHAPE_A_REQUIRED, 'criteria', 'buckets'],
   properties: {
-    sid: { type: 'string' },
-    accountSid: { type: 'string' },
-    description: { type: ['string', 'null'] },
+    ...shapeAHead,
     criteria: { type: 'string' },
     buckets: nullableStrings,
-    environments: nullableStrings,
-    enabled: { type: 'boolean' },
-    createdAt: timestamp,
-    updatedAt: nullableTimestamp,
-    deletedAt: nullableTimestamp,
+    ...shapeATail,
   },
 } as const;
 
@@ -286,27 +293,9 @@ export const APPLY_TO = ['key', 'value'] as const;
 export const redactionASchema = {
   $id: 'redactionA',
   type: 'object',
-  required: [
-    'sid',
-    'accountSid',
-    'description',
-    'buckets',
-    'scopes',
-    'pattern',
-    'type',
-    'redactAt',
-    'level',
-    'applyTo',
-    'environments',
-    'enabled',
-    'createdAt',
-    'updatedAt',
-    'deletedAt',
-  ],
+  required: [...SHAPE_A_REQUIRED, 'buckets', 'scopes', 'pattern', 'type', 'redactAt', 'level', 'applyTo'],
   properties: {
-    sid: { type: 'string' },
-    accountSid: { type: 'string' },
-    description: { type: ['string', 'null'] },
+    ...shapeAHead,
     buckets: nullableStrings,
     scopes: { type: 'array', items: { type: 'string', enum: REDACTION_SCOPES } },
     pattern: { type: ['string', 'null'] },
@@ -314,11 +303,7 @@ export const redactionASchema = {
     redactAt: { type: 'string', enum: REDACT_AT },
     level: { type: 'string', enum: REDACTION_LEVELS },
     applyTo: { type: ['string', 'null'], enum: [...APPLY_TO, null] },
-    environments: nullableStrings,
-    enabled: { type: 'boolean' },
-    createdAt: timestamp,
-    updatedAt: nullableTimestamp,
-    deletedAt: nullableTimestamp,
+    ...shapeATail,
   },
 } as const;
 
