@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createAccount } from '../../services/api/accounts.service.js';
-import { launchBrowser, openPage, screenshot, type OpenedPage } from '../helpers/browser.js';
+import { launchBrowser, openPage, screenshot, type OpenedPage, signIn } from '../helpers/browser.js';
 
 const env = inject('browserEnv');
 
@@ -25,11 +25,7 @@ describe('dashboard buckets', () => {
     }
     browser = await launchBrowser();
     me = await openPage(browser, env.apiUrl);
-    await me.page.goto('/signin');
-    await me.page.getByLabel('Email').fill(email);
-    await me.page.getByLabel('Password').fill(password);
-    await me.page.getByRole('button', { name: 'Sign in' }).click();
-    await me.page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    await signIn(me.page, email, password);
   });
   afterAll(async () => {
     await browser?.close();

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { csrfToken, launchBrowser, openPage, screenshot, type OpenedPage } from '../helpers/browser.js';
+import {
+  csrfToken,
+  launchBrowser,
+  openPage,
+  screenshot,
+  type OpenedPage,
+  signIn,
+} from '../helpers/browser.js';
 
 /**
  * Part 1 of the dashboard journey in real Chromium against the real stack (fresh database):
@@ -357,11 +364,7 @@ describe('dashboard journey (part 1)', () => {
 
     // The member can also sign in with the new password on the sign-in page.
     const third = await otherPerson();
-    await third.page.goto('/signin');
-    await third.page.getByLabel('Email').fill(INVITEE.email);
-    await third.page.getByLabel('Password').fill(INVITEE.password);
-    await third.page.getByRole('button', { name: 'Sign in' }).click();
-    await third.page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    await signIn(third.page, INVITEE.email, INVITEE.password);
     otherErrors.push(...third.errors);
   });
 

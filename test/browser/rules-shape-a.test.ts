@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createAccount } from '../../services/api/accounts.service.js';
-import { launchBrowser, openPage, screenshot, type OpenedPage } from '../helpers/browser.js';
+import { launchBrowser, openPage, screenshot, type OpenedPage, signIn } from '../helpers/browser.js';
 
 const env = inject('browserEnv');
 
@@ -58,11 +58,7 @@ describe('dashboard: Shape A rules', () => {
     browser = await launchBrowser();
     me = await openPage(browser, env.apiUrl);
     page = me.page;
-    await page.goto('/signin');
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    await signIn(page, email, password);
   });
   afterAll(async () => {
     await browser?.close();

@@ -81,3 +81,12 @@ export async function csrfToken(context: BrowserContext): Promise<string> {
   const c = (await context.cookies()).find((x) => x.name === 'tapline_csrf');
   return c ? decodeURIComponent(c.value) : '';
 }
+
+/** Signs in on the dashboard's sign-in page and waits for the overview it lands on. */
+export async function signIn(page: Page, email: string, password: string): Promise<void> {
+  await page.goto('/signin');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+}
