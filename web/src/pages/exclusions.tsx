@@ -1,7 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { fieldErrors } from '../api/client';
-import type { List } from '../api/types';
 import {
   exclusions,
   isExclusionA,
@@ -21,9 +20,9 @@ import {
 } from '../components/rule-preview';
 import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
 import { useAccountSid, useSession } from '../lib/session';
-import { useQueryState } from '../lib/url-state';
 import { ExclusionAForm, exclusionALabel } from './rules-shape-a';
 import { RuleFormEnd, RuleRowEnd } from '../components/rule-row';
+import { useRuleList } from '../lib/rule-list';
 
 const METHODS = ['*', 'GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT'];
 
@@ -117,62 +116,27 @@ const EXAMPLE = {
 
 /** Exclusion rules: list, create, edit (with a preview), enable/disable, delete. `?rule=` deep-links. */
 export function ExclusionsPage() {
-  const a = useAccountSid();
   const { can } = useSession();
-  const qc = useQueryClient();
-  const { get, set } = useQueryState();
-  const editing = get('rule');
-  const [notice, setNotice] = useState<string | null>(null);
-  const [deleting, setDeleting] = useState<AnyExclusion | null>(null);
-  const list = useQuery({ queryKey: ['exclusions', a], queryFn: () => exclusions.list(a) });
-  const toggle = useMutation({
-    mutationFn: (x: AnyExclusion) => toggled(a, x),
-    onSuccess: async (x) => {
-      // The row shows the stored state at once, before the list is read again.
-      qc.setQueryData<List<AnyExclusion>>(['exclusions', a], (old) =>
-        old ? { ...old, records: old.records.map((r) => (r.sid === x.sid ? x : r)) } : old,
-      );
-      setNotice(`“${labelOf(x)}” is ${activeOf(x) ? 'active' : 'inactive'}.`);
-      await qc.invalidateQueries({ queryKey: ['exclusions', a] });
-    },
-  });
-  const remove = useMutation({
-    mutationFn: (sid: string) => exclusions.remove(a, sid),
-    onSuccess: async () => {
-      setNotice(`“${deleting ? labelOf(deleting) : ''}” is deleted.`);
-      setDeleting(null);
-      await qc.invalidateQueries({ queryKey: ['exclusions', a] });
-    },
-  });
-  const close = (message?: string) => {
-    if (message) setNotice(message);
-    set({ rule: null, sampleRequest: null, sampleBucket: null });
-  };
+  const { editing, notice, deleting, setDeleting, list, toggle, remove, open, close } =
+    useRuleList<AnyExclusion>({
+      key: 'exclusions',
+      list: exclusions.list,
+      remove: exclusions.remove,
+      toggled,
+      labelOf,
+      activeOf,
+    });
   return (
     <div className="page">
       <div className="page-head">
         <h1>Exclusions</h1>
         {can('exclusions:write') && !editing ? (
-          <button
-            type="button"
-            className="btn btn-primary"
-            onClick={() => {
-              setNotice(null);
-              set({ rule: 'new' });
-            }}
-          >
+          <button type="button" className="btn btn-primary" onClick={() => open('new')}>
             New exclusion
           </button>
         ) : null}
         {can('exclusions:write') && !editing ? (
-          <button
-            type="button"
-            className="btn"
-            onClick={() => {
-              setNotice(null);
-              set({ rule: 'new-criteria' });
-            }}
-          >
+          <button type="button" className="btn" onClick={() => open('new-criteria')}>
             Exclude by criteria
           </button>
         ) : null}
@@ -250,10 +214,7 @@ export function ExclusionsPage() {
                         canDelete={can('exclusions:delete')}
                         toggling={toggle.isPending}
                         onToggle={() => toggle.mutate(x)}
-                        onOpen={() => {
-                          setNotice(null);
-                          set({ rule: x.sid });
-                        }}
+                        onOpen={() => open(x.sid)}
                         onDelete={() => setDeleting(x)}
                       />
                     </tr>

@@ -1,7 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { fieldErrors } from '../api/client';
-import type { List } from '../api/types';
 import {
   isRedactionA,
   redactions,
@@ -22,9 +21,9 @@ import {
 } from '../components/rule-preview';
 import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
 import { useAccountSid, useSession } from '../lib/session';
-import { useQueryState } from '../lib/url-state';
 import { RedactionAForm, redactionALabel } from './rules-shape-a';
 import { RuleFormEnd, RuleRowEnd } from '../components/rule-row';
+import { useRuleList } from '../lib/rule-list';
 
 type RedactionType = RedactionInput['redactionType'];
 const TYPES: { value: RedactionType; label: string }[] = [
@@ -145,62 +144,27 @@ const EXAMPLE = {
 
 /** Redaction rules: list, create, edit (with a preview), enable/disable, delete. `?rule=` deep-links. */
 export function RedactionsPage() {
-  const a = useAccountSid();
   const { can } = useSession();
-  const qc = useQueryClient();
-  const { get, set } = useQueryState();
-  const editing = get('rule');
-  const [notice, setNotice] = useState<string | null>(null);
-  const [deleting, setDeleting] = useState<AnyRedaction | null>(null);
-  const list = useQuery({ queryKey: ['redactions', a], queryFn: () => redactions.list(a) });
-  const toggle = useMutation({
-    mutationFn: (x: AnyRedaction) => toggled(a, x),
-    onSuccess: async (x) => {
-      // The row shows the stored state at once, before the list is read again.
-      qc.setQueryData<List<AnyRedaction>>(['redactions', a], (old) =>
-        old ? { ...old, records: old.records.map((r) => (r.sid === x.sid ? x : r)) } : old,
-      );
-      setNotice(`“${labelOf(x)}” is ${activeOf(x) ? 'active' : 'inactive'}.`);
-      await qc.invalidateQueries({ queryKey: ['redactions', a] });
-    },
-  });
-  const remove = useMutation({
-    mutationFn: (sid: string) => redactions.remove(a, sid),
-    onSuccess: async () => {
-      setNotice(`“${deleting ? labelOf(deleting) : ''}” is deleted.`);
-      setDeleting(null);
-      await qc.invalidateQueries({ queryKey: ['redactions', a] });
-    },
-  });
-  const close = (message?: string) => {
-    if (message) setNotice(message);
-    set({ rule: null, sampleRequest: null, sampleBucket: null });
-  };
+  const { editing, notice, deleting, setDeleting, list, toggle, remove, open, close } =
+    useRuleList<AnyRedaction>({
+      key: 'redactions',
+      list: redactions.list,
+      remove: redactions.remove,
+      toggled,
+      labelOf,
+      activeOf,
+    });
   return (
     <div className="page">
       <div className="page-head">
         <h1>Redactions</h1>
         {can('redactions:write') && !editing ? (
-          <button
-            type="button"
-            className="btn btn-primary"
-            onClick={() => {
-              setNotice(null);
-              set({ rule: 'new' });
-            }}
-          >
+          <button type="button" className="btn btn-primary" onClick={() => open('new')}>
             New redaction
           </button>
         ) : null}
         {can('redactions:write') && !editing ? (
-          <button
-            type="button"
-            className="btn"
-            onClick={() => {
-              setNotice(null);
-              set({ rule: 'new-type' });
-            }}
-          >
+          <button type="button" className="btn" onClick={() => open('new-type')}>
             Redact a data type
           </button>
         ) : null}
@@ -295,10 +259,7 @@ export function RedactionsPage() {
                         canDelete={can('redactions:delete')}
                         toggling={toggle.isPending}
                         onToggle={() => toggle.mutate(x)}
-                        onOpen={() => {
-                          setNotice(null);
-                          set({ rule: x.sid });
-                        }}
+                        onOpen={() => open(x.sid)}
                         onDelete={() => setDeleting(x)}
                       />
                     </tr>
