@@ -35,9 +35,14 @@ type ApiRecord = Record<string, unknown>;
 interface StoredRow {
   record: string;
   stored_at: string;
+  account_sid: string;
+  bucket_sid: string;
+  endpoint: string;
 }
-/** What an API record is read from: the stored record and, as text, when it was stored. */
-const STORED_ROW = `${requestsColumns('record')}, toString(${requestsColumns('stored_at')}) AS stored_at`;
+/** The columns a record's text may lack: rows stored before the processor spliced them in. */
+const FILLED_COLUMNS = requestsColumns('account_sid', 'bucket_sid', 'endpoint');
+/** What an API record is read from: the stored record, as text when it was stored, and the fill-ins. */
+const STORED_ROW = `${requestsColumns('record')}, toString(${requestsColumns('stored_at')}) AS stored_at, ${FILLED_COLUMNS}`;
 
 /**
  * Request records: reads from ClickHouse (every query filters by account and bucket), notes from
@@ -140,7 +145,7 @@ export class RequestsRepository {
     }
     const rs = await this.ch.query({
       // NOTE: the text form gets its own alias: `AS stored_at` would shadow the column in WHERE.
-      query: `SELECT ${requestsColumns('record', 'sid')}, toString(${requestsColumns('stored_at')}) AS stored_text
+      query: `SELECT ${requestsColumns('record', 'sid')}, toString(${requestsColumns('stored_at')}) AS stored_text, ${FILLED_COLUMNS}
               FROM ${TABLES.requests}
               WHERE ${where.join(' AND ')}
               ORDER BY stored_at ASC, sid ASC LIMIT {lim:UInt32}`,
@@ -240,12 +245,16 @@ export class RequestsRepository {
   }
 
   /**
-   * The API's record: the stored JSON text, which is the whole record as the processor stored it
+   * The API's record: the stored JSON text, which is the whole record as the processor stores it
    * (accountSid, bucketSid, endpoint included), plus storedAt and a null workflowExecutions when no
-   * workflow fired.
+   * workflow fired. Rows written by versions that stored the ingest line without those three fields
+   * get them from their columns, so an upgrade serves old and new rows alike.
    */
-  private toApi({ record, stored_at: storedAt }: StoredRow): ApiRecord {
+  private toApi({ record, stored_at: storedAt, account_sid, bucket_sid, endpoint }: StoredRow): ApiRecord {
     const r = JSON.parse(record) as ApiRecord;
+    r.accountSid ??= account_sid;
+    r.bucketSid ??= bucket_sid;
+    r.endpoint ??= endpoint;
     r.workflowExecutions ??= null;
     // Ingest always sets these; a record produced to Kafka by other means may lack them, and the
     // response schema requires them (the list must not fail for one such record).

@@ -38,6 +38,10 @@ export function createClickHouse(cfg: Config['clickhouse']): ClickHouseClient {
   const { createChdbConnection } = createRequire(import.meta.url)('chdb/connection') as {
     createChdbConnection: typeof CreateChdbConnection;
   };
+  // NOTE: chDB runs every call in one session, and a call's settings stay set for the calls after
+  // it (an `insert_deduplication_token` included). Every insert into a table with a deduplication
+  // window therefore names its own token; an insert without one would inherit the last token used
+  // and be dropped as a repeat of that block.
   return createClient({
     connection: createChdbConnection({ path: cfg.path }),
     database: cfg.database,

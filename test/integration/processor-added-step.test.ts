@@ -123,7 +123,7 @@ async function storedText(sid: string): Promise<string | undefined> {
   return rows[0]?.record;
 }
 
-async function served(sid: string): Promise<Record<string, unknown>> {
+async function servedRecord(sid: string): Promise<Record<string, unknown>> {
   const res = await app.inject({
     method: 'GET',
     url: `/v1/accounts/${acct.accountSid}/buckets/${acct.bucketSid}/requests/${sid}`,
@@ -165,7 +165,7 @@ describe('a step added to the processor', () => {
     });
     for (const t of texts) expect((t.match(/"bucketSid":/g) ?? []).length).toBe(1);
 
-    const a = await served(kept!.sid as string);
+    const a = await servedRecord(kept!.sid as string);
     expect(a).toMatchObject({
       sid: kept!.sid,
       accountSid: acct.accountSid,
@@ -175,7 +175,7 @@ describe('a step added to the processor', () => {
       contextSid: 'kept',
       tags: REVIEWED,
     });
-    const b = await served(rewritten!.sid as string);
+    const b = await servedRecord(rewritten!.sid as string);
     expect(b.request).toMatchObject({ path: '/rewritten' });
     expect(b.tags).toEqual(REVIEWED);
     expect(b).toMatchObject({ accountSid: acct.accountSid, endpoint: '/users/{id}/orders' });
@@ -191,5 +191,31 @@ describe('a step added to the processor', () => {
     expect(typeof storedAt).toBe('string');
     expect(note).toBeNull();
     expect(rest).toEqual({ ...JSON.parse(texts[0]!), workflowExecutions: null });
+  });
+});
+
+describe('a row stored before the processor spliced the added fields in', () => {
+  it('is served with accountSid, bucketSid and endpoint from its columns', async () => {
+    // Older versions stored an unchanged record's ingest line as it came (no accountSid, bucketSid
+    // or endpoint in the text) and kept those three in columns only.
+    const [old] = normalizeRecords([makeRecord({ contextSid: 'older-row' })], acct.bucketSid).accepted;
+    const { bucketSid: _b, endpoint: _e, accountSid: _a, ...line } = old as Record<string, unknown>;
+    await ch.command({
+      query: `INSERT INTO requests (account_sid, bucket_sid, sid, environment_sid, context_sid, direction,
+                                    created_at, received_at, method, host, path, endpoint, status_code, record)
+               SELECT {a:String}, {b:String}, {s:String}, 'production', 'older-row', 'in', now64(3), now64(3),
+                      'GET', 'api.example.com', '/users/42/orders', '/users/{id}/orders', 200, {r:String}`,
+      query_params: { a: acct.accountSid, b: acct.bucketSid, s: line.sid, r: JSON.stringify(line) },
+      // Its own token: chDB keeps the processor's last token in the session (clickhouse.ts).
+      clickhouse_settings: { insert_deduplicate: 1, insert_deduplication_token: `older-row:${tag}` },
+    });
+    const served = await servedRecord(line.sid as string);
+    expect(served).toMatchObject({
+      sid: line.sid,
+      accountSid: acct.accountSid,
+      bucketSid: acct.bucketSid,
+      endpoint: '/users/{id}/orders',
+      contextSid: 'older-row',
+    });
   });
 });
