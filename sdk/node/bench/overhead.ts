@@ -9,8 +9,10 @@
  *
  * Measured directly in the server, per request: the SDK's synchronous time on the request path
  * (its capture hook, timed with performance.now(), plus what its response wrappers add to the
- * handler) and in the response's `finish` listener (where it builds, serialises and queues the
- * record); per segment: the event-loop delay histogram (perf_hooks.monitorEventLoopDelay,
+ * handler), in the response's `finish` listener (where it takes the end time and status), and
+ * where it builds, serialises and queues the records later in the same turn of the event loop
+ * (its deferred build, timed around `buildDeferred`: per record, and per turn as one stretch,
+ * since a turn's records are built together); per segment: the event-loop delay histogram (perf_hooks.monitorEventLoopDelay,
  * 1 ms resolution), which catches any long synchronous stretch of the SDK's background work
  * (batching, gzip, sending) that delays requests. The SDK segment ends with a flush, so its
  * background work never spills into a baseline segment. A last run with the ingest unreachable
@@ -95,8 +97,12 @@ interface SegmentReport {
   hook: number[];
   /** µs: the hello handler's own synchronous time (with the SDK's response wrappers in sdk segments) */
   handler: number[];
-  /** µs: the response's `finish` listeners (the SDK builds and queues the record there) */
+  /** µs: the response's `finish` listeners (the SDK takes the end time and status there) */
   finish: number[];
+  /** µs per record: the SDK's deferred build (serialise and queue), a turn's stretch split evenly */
+  build: number[];
+  /** µs: each turn's deferred build as one stretch */
+  buildTurn: number[];
   /** event-loop delay percentiles, µs */
   eld: { p50: number; p99: number; max: number };
   /** event-loop utilisation over the segment */
@@ -125,7 +131,32 @@ async function serverRole(ingestUrl: string, endpoint: string): Promise<void> {
   const hook = tapline.httpHandler((_req: http.IncomingMessage, _res: http.ServerResponse) => undefined);
   let mode: 'baseline' | 'sdk' = 'baseline';
   let recording = false;
-  let seg = { hook: [] as number[], handler: [] as number[], finish: [] as number[], requests: 0 };
+  let seg = {
+    hook: [] as number[],
+    handler: [] as number[],
+    finish: [] as number[],
+    build: [] as number[],
+    buildTurn: [] as number[],
+    requests: 0,
+  };
+  // The SDK builds the records of finished requests later in the turn (TaplineCore.defer); the
+  // bench times that work around the instance's buildDeferred, records counted by `captured`.
+  const core = (
+    tapline as unknown as {
+      core: { buildDeferred(all?: boolean): void; counters: { captured: number; skipped: number } };
+    }
+  ).core;
+  const buildDeferred = core.buildDeferred.bind(core);
+  core.buildDeferred = (all?: boolean) => {
+    const n0 = core.counters.captured + core.counters.skipped;
+    const b0 = performance.now();
+    buildDeferred(all);
+    const us = (performance.now() - b0) * 1000;
+    const n = core.counters.captured + core.counters.skipped - n0;
+    if (!recording || n === 0) return;
+    seg.buildTurn.push(us);
+    for (let i = 0; i < n; i++) seg.build.push(us / n);
+  };
   const server = http.createServer((req, res) => {
     let f0 = 0;
     // Ours run first and last among the `finish` listeners, so they bracket the SDK's.
@@ -171,7 +202,7 @@ async function serverRole(ingestUrl: string, endpoint: string): Promise<void> {
   process.on('message', (m: Msg) => {
     if (m.cmd === 'start') {
       mode = m.mode as 'baseline' | 'sdk';
-      seg = { hook: [], handler: [], finish: [], requests: 0 };
+      seg = { hook: [], handler: [], finish: [], build: [], buildTurn: [], requests: 0 };
       global.gc?.();
       Object.assign(gc, { count: 0, totalUs: 0, maxUs: 0 });
       eld.reset();
@@ -193,6 +224,8 @@ async function serverRole(ingestUrl: string, endpoint: string): Promise<void> {
         hook: seg.hook,
         handler: seg.handler,
         finish: seg.finish,
+        build: seg.build,
+        buildTurn: seg.buildTurn,
         eld: { p50: eld.percentile(50) / 1000, p99: eld.percentile(99) / 1000, max: eld.max / 1000 },
         elu: util,
         gc: { ...gc },
@@ -272,6 +305,8 @@ interface Side {
   hook: number[];
   handler: number[];
   finish: number[];
+  build: number[];
+  buildTurn: number[];
   eldP99: number[];
   eldMax: number[];
   elu: number[];
@@ -289,6 +324,8 @@ const side = (): Side => ({
   hook: [],
   handler: [],
   finish: [],
+  build: [],
+  buildTurn: [],
   eldP99: [],
   eldMax: [],
   elu: [],
@@ -355,6 +392,8 @@ async function main(): Promise<void> {
       for (const v of s.report.hook) x.hook.push(v);
       for (const v of s.report.handler) x.handler.push(v);
       for (const v of s.report.finish) x.finish.push(v);
+      for (const v of s.report.build) x.build.push(v);
+      for (const v of s.report.buildTurn) x.buildTurn.push(v);
       x.eldP99.push(s.report.eld.p99);
       x.eldMax.push(s.report.eld.max);
       x.elu.push(s.report.elu);
@@ -397,6 +436,8 @@ async function main(): Promise<void> {
     sortNum(x.hook);
     sortNum(x.handler);
     sortNum(x.finish);
+    sortNum(x.build);
+    sortNum(x.buildTurn);
   }
   const sdkSync50 =
     pct(s.hook, 0.5) + (pct(s.handler, 0.5) - pct(b.handler, 0.5)) + pct(s.finish, 0.5) - pct(b.finish, 0.5);
@@ -405,6 +446,8 @@ async function main(): Promise<void> {
     (pct(s.handler, 0.99) - pct(b.handler, 0.99)) +
     pct(s.finish, 0.99) -
     pct(b.finish, 0.99);
+  const sdkAll50 = sdkSync50 + pct(s.build, 0.5);
+  const sdkAll99 = sdkSync99 + pct(s.build, 0.99);
   console.log(
     `\n${pairs} pairs of ${seconds} s segments at ${rate} requests/s (${b.lat.length + s.lat.length} requests, errors ${errors})\n` +
       `client latency, pooled:        baseline p50 ${f(pct(b.lat, 0.5))} p99 ${f(pct(b.lat, 0.99))} µs | ` +
@@ -416,6 +459,10 @@ async function main(): Promise<void> {
       `  handler with wrappers:   p50 ${f(pct(s.handler, 0.5))} p99 ${f(pct(s.handler, 0.99))} µs (baseline ${f(pct(b.handler, 0.5))} / ${f(pct(b.handler, 0.99))})\n` +
       `  finish listeners:        p50 ${f(pct(s.finish, 0.5))} p99 ${f(pct(s.finish, 0.99))} µs (baseline ${f(pct(b.finish, 0.5))} / ${f(pct(b.finish, 0.99))})\n` +
       `  added, all three:        p50 ${f(sdkSync50)} µs, p99 ${f(sdkSync99)} µs\n` +
+      `SDK deferred build (serialise and queue, later in the same turn, after the turn's responses):\n` +
+      `  per record:              p50 ${f(pct(s.build, 0.5))} p99 ${f(pct(s.build, 0.99))} µs\n` +
+      `  per turn, one stretch:   p50 ${f(pct(s.buildTurn, 0.5))} p99 ${f(pct(s.buildTurn, 0.99))} max ${f(s.buildTurn[s.buildTurn.length - 1] ?? NaN)} µs (${s.buildTurn.length} turns)\n` +
+      `SDK time per request on the event loop (all three + build per record): p50 ${f(sdkAll50)} µs, p99 ${f(sdkAll99)} µs\n` +
       `event-loop delay (1 ms timer), median over segments: baseline p99 ${f(median(b.eldP99))} max ${f(median(b.eldMax))} µs | ` +
       `sdk p99 ${f(median(s.eldP99))} max ${f(median(s.eldMax))} µs\n` +
       `event-loop utilisation: baseline ${f(median(b.elu) * 100)} % | sdk ${f(median(s.elu) * 100)} %; ` +

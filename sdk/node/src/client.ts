@@ -148,6 +148,14 @@ interface QueuedRecord {
  */
 const SLAB_BYTES = 256 * 1024;
 
+/** A capture whose record is built after the responses of the current turn have gone out. */
+export interface DeferredCapture {
+  build(): void;
+}
+
+/** Deferred captures built per turn of the event loop, at least (see `buildDeferred`). */
+const DEFERRED_PER_TURN = 256;
+
 interface Batch {
   records: number;
   estimatedBytes: number;
@@ -201,6 +209,12 @@ export class TaplineCore {
     retries: 0,
     internalErrors: 0,
   };
+
+  /** finished captures waiting for their record to be built (see `defer`) */
+  private deferred: DeferredCapture[] = [];
+  private deferredAt = 0;
+  private deferredImmediate: NodeJS.Immediate | undefined;
+  private readonly buildDeferredBound = () => this.buildDeferred();
 
   constructor(options: TaplineOptions) {
     this.opts = resolveOptions(options);
@@ -392,6 +406,54 @@ export class TaplineCore {
       return false;
     }
     return true;
+  }
+
+  /**
+   * Queues a finished capture whose record is built in the event loop's check phase
+   * (setImmediate), not in the `finish` listener. `finish` runs as a nextTick right after a
+   * response is written, before Node handles the next readable socket of the same poll phase:
+   * building the record there delays every other request that arrived in the same turn. From
+   * the check phase, all the turn's responses are written first, then their records are built.
+   */
+  defer(capture: DeferredCapture): void {
+    this.deferred.push(capture);
+    this.deferredImmediate ??= setImmediate(this.buildDeferredBound);
+  }
+
+  /**
+   * Builds the deferred records: per turn at least DEFERRED_PER_TURN and at least half of those
+   * waiting (a burst does not hold the loop for one long stretch, and a host finishing more
+   * requests per turn than that does not make the list grow), or all of them when `all` (flush,
+   * shutdown).
+   */
+  buildDeferred(all = false): void {
+    if (this.deferredImmediate) clearImmediate(this.deferredImmediate);
+    this.deferredImmediate = undefined;
+    const list = this.deferred;
+    const waiting = list.length - this.deferredAt;
+    const stop = all
+      ? list.length
+      : this.deferredAt + Math.min(waiting, Math.max(DEFERRED_PER_TURN, Math.ceil(waiting / 2)));
+    while (this.deferredAt < stop) {
+      const c = list[this.deferredAt]!;
+      list[this.deferredAt++] = undefined as unknown as DeferredCapture;
+      try {
+        c.build();
+      } catch (err) {
+        this.internalError(err);
+      }
+    }
+    if (this.deferredAt < list.length) {
+      // Built entries are cut off the front once they are most of the list.
+      if (this.deferredAt * 2 > list.length) {
+        this.deferred = list.slice(this.deferredAt);
+        this.deferredAt = 0;
+      }
+      this.deferredImmediate = setImmediate(this.buildDeferredBound);
+      return;
+    }
+    list.length = 0;
+    this.deferredAt = 0;
   }
 
   /** Fills the common fields and queues the record. */
@@ -660,7 +722,7 @@ export class TaplineCore {
 
   /** Nothing queued, nothing being batched, nothing in flight. */
   private drained(): boolean {
-    return this.queue.length === 0 && !this.inflight && !this.taking;
+    return this.queue.length === 0 && !this.inflight && !this.taking && this.deferred.length === 0;
   }
 
   private hasRules(): boolean {
@@ -790,6 +852,7 @@ export class TaplineCore {
    * records stay queued). A ref'd timer keeps the process alive until then.
    */
   flush(timeoutMs = 10_000): Promise<boolean> {
+    this.buildDeferred(true);
     if (this.drained()) return Promise.resolve(true);
     if (!this.active) return Promise.resolve(this.queue.length === 0);
     return new Promise((resolve) => {

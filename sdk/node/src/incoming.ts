@@ -51,6 +51,13 @@ class IncomingCapture {
   origWrite: Fn;
   origEnd: Fn;
   origWriteHead: Fn;
+  /** taken when the response finished (or closed) */
+  t1 = 0;
+  status: number | null = null;
+  aborted = false;
+  ip: string | null = null;
+  localPort: number | null = null;
+  encrypted = false;
 
   constructor(
     readonly core: TaplineCore,
@@ -70,6 +77,17 @@ class IncomingCapture {
   headerOf(name: string): string | null {
     const v = this.res.getHeader(name) ?? this.headHeaders?.[name];
     return v === undefined ? null : firstString(v as HeaderValue);
+  }
+
+  /** Builds and queues the record (called by `TaplineCore.buildDeferred`). */
+  build(): void {
+    if (this.core.directLines) {
+      const line = incomingLine(this);
+      if (line !== undefined) this.core.enqueueLine(line);
+    } else {
+      const record = buildIncoming(this);
+      if (record) this.core.enqueue(record);
+    }
   }
 
   /** A chunk the host writes: the first-byte time, and the body when its type is captured. */
@@ -127,22 +145,27 @@ function tappedEnd(this: Tapped, ...args: unknown[]): unknown {
   return st.origEnd.apply(this, args);
 }
 
-/** `finish` or `close`, whichever comes first: the record is built and queued once. */
+/**
+ * `finish` or `close`, whichever comes first: what can change once the response is over (the
+ * end time, the status, whether it finished, the socket's addresses) is taken now; the record is
+ * built and queued later in the same turn of the event loop, after the turn's other responses
+ * (`TaplineCore.defer`).
+ */
 function onFinished(this: Tapped): void {
   const st = this[STATE];
   if (!st || st.done) return;
   st.done = true;
   this.removeListener('finish', onFinished);
   this.removeListener('close', onFinished);
-  const t1 = performance.now();
   try {
-    if (st.core.directLines) {
-      const line = incomingLine(st, t1);
-      if (line !== undefined) st.core.enqueueLine(line);
-    } else {
-      const record = buildIncoming(st, t1);
-      if (record) st.core.enqueue(record);
-    }
+    st.t1 = performance.now();
+    st.status = this.headersSent ? this.statusCode : null;
+    st.aborted = !this.writableFinished;
+    const socket = st.req.socket as (IncomingMessage['socket'] & { encrypted?: boolean }) | null;
+    st.ip = socket?.remoteAddress ?? null;
+    st.localPort = socket?.localPort ?? null;
+    st.encrypted = socket?.encrypted === true;
+    st.core.defer(st);
   } catch (err) {
     st.core.internalError(err);
   }
@@ -186,12 +209,12 @@ export function captureIncoming(
 
 const NO_CONTEXT: IncomingContext = {};
 
-function buildIncoming(st: IncomingCapture, t1: number): CapturedRecord | undefined {
-  const { core, req, res, rawUrl, startedAt, t0, firstByte, reqSink, resSink, ctx, headHeaders } = st;
+function buildIncoming(st: IncomingCapture): CapturedRecord | undefined {
+  const { core, req, res, rawUrl, startedAt, t0, t1, firstByte, reqSink, resSink, ctx, headHeaders } = st;
   const method = (req.method ?? 'GET').toUpperCase();
   const { path, search } = splitUrl(rawUrl);
   // A response that never sent its headers (the client went away first) has no status.
-  const status = res.headersSent ? res.statusCode : null;
+  const status = st.status;
   let template: string | null = null;
   if (ctx.template) {
     const t = ctx.template();
@@ -202,9 +225,8 @@ function buildIncoming(st: IncomingCapture, t1: number): CapturedRecord | undefi
   const drop = core.opts.dropHeaders;
   const hostHeader = firstString(req.headers.host);
   const [hostName, hostPort] = splitHost(hostHeader);
-  const encrypted = (req.socket as { encrypted?: boolean } | null)?.encrypted === true;
-  const port = hostPort ?? req.socket?.localPort ?? null;
-  const scheme = encrypted ? 'https' : 'http';
+  const port = hostPort ?? st.localPort;
+  const scheme = st.encrypted ? 'https' : 'http';
   const reqCt = firstString(req.headers['content-type']);
   let reqBody: unknown = reqSink?.text();
   if (reqBody === undefined && ctx.parsedBody && reqSink) {
@@ -230,7 +252,7 @@ function buildIncoming(st: IncomingCapture, t1: number): CapturedRecord | undefi
     createdAt: isoTime(startedAt),
     request: {
       host: hostName,
-      ip: req.socket?.remoteAddress ?? null,
+      ip: st.ip,
       method,
       path,
       port: port !== null && port >= 0 && port <= 65535 ? port : null,
@@ -260,7 +282,7 @@ function buildIncoming(st: IncomingCapture, t1: number): CapturedRecord | undefi
   if (reqBody !== undefined) record.request.body = reqBody;
   const resBody = resSink?.text();
   if (resBody !== undefined) record.response!.body = resBody;
-  if (!res.writableFinished) record.tags.push({ key: 'aborted', value: 'true' });
+  if (st.aborted) record.tags.push({ key: 'aborted', value: 'true' });
   return record;
 }
 
@@ -271,15 +293,15 @@ function buildIncoming(st: IncomingCapture, t1: number): CapturedRecord | undefi
  * rules need no record object (`core.directLines`); undefined when sampling or an exclusion
  * skips the request.
  */
-function incomingLine(st: IncomingCapture, t1: number): string | undefined {
-  const { core, req, res, rawUrl, startedAt, t0, firstByte, reqSink, resSink, ctx, headHeaders } = st;
+function incomingLine(st: IncomingCapture): string | undefined {
+  const { core, req, res, rawUrl, startedAt, t0, t1, firstByte, reqSink, resSink, ctx, headHeaders } = st;
   const method = (req.method ?? 'GET').toUpperCase();
   const q = rawUrl.indexOf('?');
   const h = rawUrl.indexOf('#');
   const end = h < 0 ? rawUrl.length : h;
   const path = q < 0 || q > end ? rawUrl.slice(0, end) : rawUrl.slice(0, q);
   const search = q < 0 || q > end ? '' : rawUrl.slice(q + 1, end);
-  const status = res.headersSent ? res.statusCode : null;
+  const status = st.status;
   let template: string | null = null;
   if (ctx.template) {
     const t = ctx.template();
@@ -290,8 +312,7 @@ function incomingLine(st: IncomingCapture, t1: number): string | undefined {
   const drop = core.opts.dropHeaders;
   const hostHeader = firstString(req.headers.host);
   const [hostName, hostPort] = splitHost(hostHeader);
-  const encrypted = (req.socket as { encrypted?: boolean } | null)?.encrypted === true;
-  const port = hostPort ?? req.socket?.localPort ?? null;
+  const port = hostPort ?? st.localPort;
   const reqCt = firstString(req.headers['content-type']);
   let reqBody: string | undefined = reqSink?.text();
   if (reqBody === undefined && ctx.parsedBody && reqSink) {
@@ -309,11 +330,11 @@ function incomingLine(st: IncomingCapture, t1: number): string | undefined {
   const resCt = firstString(resHeaders['content-type']);
   const resLenHeader = firstString(resHeaders['content-length']);
   const resLen = resLenHeader ? Number(resLenHeader) : NaN;
-  const url = `${encrypted ? 'https' : 'http'}://${hostHeader ?? 'localhost'}${rawUrl}`.slice(0, 16384);
+  const url = `${st.encrypted ? 'https' : 'http'}://${hostHeader ?? 'localhost'}${rawUrl}`.slice(0, 16384);
   const size = Number.isFinite(reqLen) && reqLen >= 0 ? reqLen : (reqSink?.total ?? 0);
   const rsize = Number.isFinite(resLen) && resLen >= 0 ? resLen : (resSink?.total ?? 0);
-  const ip = req.socket?.remoteAddress ?? null;
-  const aborted = !res.writableFinished;
+  const ip = st.ip;
+  const aborted = st.aborted;
 
   let line =
     '{"sid":"' +
