@@ -4,11 +4,11 @@ import type { GroupBy, Interval, MetricsScope } from './metrics-range.js';
 
 /**
  * The SQL of metrics, read from aggregates only: `requests_rollup`, requests_minute rolled up per
- * dimension into 10-minute, hour and day blocks (002_metrics.sql), and `requests_minute` for the
- * single minutes at the edges of a range. Counts and sums are exact; percentiles are picked from
- * the duration histograms of the blocks in range, summed (never averaged;
- * 004_duration_histograms.sql). The builders are exported so test/bench/metrics-load.ts times
- * exactly what the API runs.
+ * dimension into 10-minute, hour, 6-hour and day blocks (002_metrics.sql, 005_six_hour_rollup.sql),
+ * and `requests_minute` for the single minutes at the edges of a range. Counts and sums are exact;
+ * percentiles are picked from the duration histograms of the blocks in range, summed (never
+ * averaged; 004_duration_histograms.sql). The builders are exported so test/bench/metrics-load.ts
+ * times exactly what the API runs.
  */
 
 export interface Sql {
@@ -17,10 +17,13 @@ export interface Sql {
 }
 
 /**
- * Block lengths in minutes: 10, 60 and 1440 are rows of `requests_rollup` (002_metrics.sql);
- * 1 is `requests_minute` itself, used for the single minutes at the edges of a range.
+ * Block lengths in minutes: 10, 60, 360 and 1440 are rows of `requests_rollup` (002_metrics.sql,
+ * 005_six_hour_rollup.sql); 1 is `requests_minute` itself, used for the single minutes at the
+ * edges of a range. The 6-hour level is what the default range (the last 24 hours, across two UTC
+ * days, so no whole day) is mostly read from: at most 3 six-hour and 10 hour blocks instead of 23
+ * hour blocks, so a percentile query sums fewer histograms (docs/metrics.md, "Query time").
  */
-const LEVELS = [1440, 60, 10, 1] as const;
+const LEVELS = [1440, 360, 60, 10, 1] as const;
 const LEVEL_OF: Record<Interval, number> = { minute: 1, hour: 60, day: 1440, week: 1440, month: 1440 };
 
 /** A run of blocks of one level: starts of the first and last block, epoch seconds, inclusive. */
@@ -32,7 +35,7 @@ interface Segment {
 
 /**
  * Covers the minutes [from, to] (epoch seconds, inclusive) with the largest whole blocks inside
- * and finer blocks at both edges: at most 7 segments, each block inside the range. `maxLevel`
+ * and finer blocks at both edges: at most 9 segments, each block inside the range. `maxLevel`
  * keeps blocks from straddling a series' interval boundaries.
  */
 function segmentsOf(from: number, to: number, maxLevel = 1440): Segment[] {

@@ -39,13 +39,13 @@ export function createClickHouse(cfg: Config['clickhouse']): ClickHouseClient {
     createChdbConnection: typeof CreateChdbConnection;
   };
   // NOTE: chDB runs every call in one session, and a call's settings stay set for the calls after
-  // it (an `insert_deduplication_token` included). Every insert into a table with a deduplication
-  // window therefore names its own token; an insert without one would inherit the last token used
-  // and be dropped as a repeat of that block.
+  // it. An `insert_deduplication_token` left there would make the next insert into the same table
+  // a repeat of that block, dropped (even under `insert_deduplicate = 0`): every call starts with
+  // none, and an insert that deduplicates names its own.
   return createClient({
     connection: createChdbConnection({ path: cfg.path }),
     database: cfg.database,
-    clickhouse_settings: settings,
+    clickhouse_settings: { ...settings, insert_deduplication_token: '' },
   } as Parameters<typeof createClient>[0]);
 }
 

@@ -1,9 +1,11 @@
 /**
  * Loads a large stored set (1 or 10 million records) DIRECTLY into the service's ClickHouse, with
- * one `INSERT INTO requests SELECT … FROM numbers(…)`: no HTTP, no Kafka (the pipeline would take
+ * one `INSERT INTO requests SELECT … FROM numbers(…)`: no ingest, no Kafka (the pipeline would take
  * minutes per million on this machine). The materialized views fill the per-minute aggregates as
- * they do for the processor's inserts. Forked by bench.ts while the service is stopped: a chDB
- * directory is opened by one process at a time.
+ * they do for the processor's inserts. Forked by bench.ts. Embedded mode (`path`): while the
+ * service is stopped, since a chDB directory is opened by one process at a time. Server mode
+ * (`url`): the same statement sent over HTTP to the service's ClickHouse server while the service
+ * runs (the server generates the rows itself; nothing but the statement crosses HTTP).
  *
  * The columns follow the same shapes as the HTTP benchmark's records (records.ts): 50 endpoint
  * templates with numeric, UUID and prefixed ids in the paths, 3 hosts, 3 environments, ~4% errors,
@@ -11,14 +13,23 @@
  * but complete stored record (~0.6 KB) so list and search answers have the usual shape.
  */
 import { performance } from 'node:perf_hooks';
+import fs from 'node:fs';
+import { createClient } from '@clickhouse/client';
 import { pino } from 'pino';
-import { createClickHouse, migrateClickHouse } from '../../services/shared/clickhouse.js';
+import {
+  createClickHouse,
+  migrateClickHouse,
+  type ClickHouseClient,
+} from '../../services/shared/clickhouse.js';
 import { TABLES } from '../../services/shared/tables.js';
 import { ENDPOINTS } from './records.js';
 import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 export interface LargeSetConfig {
+  /** the chDB directory (embedded mode) */
   path: string;
+  /** the ClickHouse server's HTTP URL (server mode); when set, `path` is not used */
+  url?: string;
   accountSid: string;
   bucketSid: string;
   /** first number of the generated range (a second load continues the first) */
@@ -108,11 +119,45 @@ FROM
 )`;
 }
 
-async function run(cfg: LargeSetConfig): Promise<LargeSetResult> {
+/**
+ * The HTTP URL of a ClickHouse server process started by the local stack, from its command line
+ * in /proc (infra/local/clickhouse-server.launcher.ts passes `--http_port=`).
+ */
+export function clickhouseServerUrl(serverPid: number): string {
+  const argv = fs.readFileSync(`/proc/${serverPid}/cmdline`, 'utf8').split('\0');
+  const port = argv.find((a) => a.startsWith('--http_port='))?.slice('--http_port='.length);
+  if (!port) throw new Error(`process ${serverPid} has no --http_port argument`);
+  return `http://127.0.0.1:${port}`;
+}
+
+/**
+ * The client of the load: chDB in `path` (with the migrations applied, as a first start would), or
+ * the server at `url`, whose service has applied them already. The server's client waits up to an
+ * hour for the one INSERT (10M rows take minutes; the service's client gives up after 60 s).
+ */
+async function open(cfg: LargeSetConfig): Promise<ClickHouseClient> {
+  if (cfg.url) {
+    return createClient({
+      url: cfg.url,
+      database: 'tapline',
+      request_timeout: 3_600_000,
+      // Progress headers every 10 s keep the long INSERT's connection from looking idle.
+      clickhouse_settings: {
+        output_format_json_quote_64bit_integers: 0,
+        send_progress_in_http_headers: 1,
+        http_headers_progress_interval_ms: '10000',
+      },
+    });
+  }
   const chCfg = embeddedClickHouse(cfg.path);
   const ch = createClickHouse(chCfg);
+  await migrateClickHouse(ch, chCfg, pino({ level: 'warn' }));
+  return ch;
+}
+
+async function run(cfg: LargeSetConfig): Promise<LargeSetResult> {
+  const ch = await open(cfg);
   try {
-    await migrateClickHouse(ch, chCfg, pino({ level: 'warn' }));
     const t0 = performance.now();
     await ch.command({
       query: largeSetSql(cfg.environments),
@@ -152,10 +197,12 @@ async function run(cfg: LargeSetConfig): Promise<LargeSetResult> {
   }
 }
 
-process.on('message', (cfg: LargeSetConfig) => {
-  void run(cfg).then(
-    (result) => process.send!({ type: 'done', result }, () => process.exit(0)),
-    (err: Error) =>
-      process.send!({ type: 'error', message: err.stack ?? err.message }, () => process.exit(1)),
-  );
-});
+// Only when forked (bench.ts imports clickhouseServerUrl from here too).
+if (process.send)
+  process.on('message', (cfg: LargeSetConfig) => {
+    void run(cfg).then(
+      (result) => process.send!({ type: 'done', result }, () => process.exit(0)),
+      (err: Error) =>
+        process.send!({ type: 'error', message: err.stack ?? err.message }, () => process.exit(1)),
+    );
+  });

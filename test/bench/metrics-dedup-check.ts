@@ -86,7 +86,14 @@ async function rollupLevels() {
 
 async function checkRollup(label: string) {
   const m = await aggregates();
-  const expected = [10, 60, 1440].map((level) => ({ level, r: m.r, e: m.e, b: m.b, dc: m.dc, pct: m.pct }));
+  const expected = [10, 60, 360, 1440].map((level) => ({
+    level,
+    r: m.r,
+    e: m.e,
+    b: m.b,
+    dc: m.dc,
+    pct: m.pct,
+  }));
   check(`${label}: rollup equals requests_minute at every level`, await rollupLevels(), expected);
 }
 

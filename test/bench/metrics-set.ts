@@ -16,6 +16,11 @@
  *   npx tsx test/bench/metrics-set.ts optimize --dir=.cache/mq-1m   (merge each aggregate table into one
  *                                          part per partition, as background merges eventually would)
  *
+ * `--server` (any command): the same directory opened by a ClickHouse server process instead of
+ * chDB in this process (infra/local/clickhouse-server.launcher.ts, the same engine; CLICKHOUSE_MODE
+ * =server), queried over HTTP. `time` then reports the server's CPU per call beside this process's,
+ * so both modes are compared on the same parts.
+ *
  * `--ab` names another build of the repository (e.g. the committed one, compiled with
  * `npx tsc -p tsconfig.build.json --outDir DIR`): `time` runs both call by call, interleaved;
  * `compare` asks both for every endpoint over several ranges and scopes and reports every answer
@@ -40,6 +45,9 @@ import { MetricsRepository } from '../../services/api/metrics.repository.js';
 import { createClickHouse, migrateClickHouse } from '../../services/shared/clickhouse.js';
 import { largeSetSql } from './large-set.js';
 import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
+import type { Config } from '../../services/shared/config.js';
+import { startClickHouseServer } from '../../infra/local/clickhouse-server.launcher.js';
+import { freePort, ROOT } from './bench-stack.js';
 
 const [cmd = 'time', ...rest] = process.argv.slice(2);
 const flag = (name: string, def?: string): string | undefined =>
@@ -50,9 +58,36 @@ const ACCOUNT = 'acc_metricsset0000000000000000';
 const BUCKET = 'bkt_metricsset0000000000000000';
 const ENVIRONMENTS = ['prod01', 'stag01', 'dev001'];
 
-const chCfg = embeddedClickHouse(DIR);
-const ch = createClickHouse(chCfg);
 const log = pino({ level: 'warn' });
+// chDB keeps the migrations' unqualified tables in `default` (services/shared/clickhouse.ts), so a
+// server opening a chDB directory finds them there.
+const server = rest.includes('--server')
+  ? await startClickHouseServer({
+      cacheDir: path.join(ROOT, '.cache'),
+      dataDir: path.resolve(DIR),
+      httpPort: await freePort(),
+      tcpPort: await freePort(),
+      log,
+    })
+  : undefined;
+const chCfg: Config['clickhouse'] = server
+  ? { ...embeddedClickHouse(DIR), mode: 'server', url: server.url, database: 'default' }
+  : embeddedClickHouse(DIR);
+const ch = createClickHouse(chCfg);
+/**
+ * CPU ms of the server process (0 without --server): utime + stime of /proc/<pid>/stat, in clock
+ * ticks of 10 ms (USER_HZ 100), so one call's figure is coarse and `time` prints the mean too.
+ */
+const serverCpuMs = (): number => {
+  if (!server) return 0;
+  const f = fs.readFileSync(`/proc/${server.pid}/stat`, 'utf8');
+  const [utime, stime] = f
+    .slice(f.lastIndexOf(')') + 2)
+    .split(' ')
+    .slice(11, 13)
+    .map(Number);
+  return ((utime! + stime!) * 1000) / 100;
+};
 
 const cpuMs = (): number => {
   const u = process.cpuUsage();
@@ -63,6 +98,7 @@ const q = (xs: number[], p: number): number => {
   return s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
 };
 const fmt = (x: number): string => x.toFixed(1).padStart(7);
+const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 async function rows<T>(sql: Sql | string): Promise<T[]> {
   const s = typeof sql === 'string' ? { query: sql, query_params: {} } : sql;
@@ -153,14 +189,17 @@ async function time(): Promise<void> {
   cases.push(['SELECT 1', () => rows('SELECT 1 AS x')]);
   const wall = new Map<string, number[]>();
   const cpu = new Map<string, number[]>();
+  const scpu = new Map<string, number[]>();
   for (const [, fn] of cases) for (let i = 0; i < 2; i++) await fn();
   for (let i = 0; i < runs; i++) {
     for (const [label, fn] of cases) {
       const c = cpuMs();
+      const sc = serverCpuMs();
       const t = performance.now();
       await fn();
       (wall.get(label) ?? wall.set(label, []).get(label)!).push(performance.now() - t);
       (cpu.get(label) ?? cpu.set(label, []).get(label)!).push(cpuMs() - c);
+      (scpu.get(label) ?? scpu.set(label, []).get(label)!).push(serverCpuMs() - sc);
     }
   }
   console.log(
@@ -172,7 +211,10 @@ async function time(): Promise<void> {
   for (const [label] of cases) {
     const w = wall.get(label)!;
     console.log(
-      `${label.padEnd(30)} wall ${fmt(q(w, 0.5))} /${fmt(q(w, 0.95))}   cpu ${fmt(q(cpu.get(label)!, 0.5))}`,
+      `${label.padEnd(30)} wall ${fmt(q(w, 0.5))} /${fmt(q(w, 0.95))}   cpu ${fmt(q(cpu.get(label)!, 0.5))}` +
+        (server
+          ? `   server cpu ${fmt(q(scpu.get(label)!, 0.5))} (mean ${fmt(mean(scpu.get(label)!))})`
+          : ''),
     );
   }
 }
@@ -364,4 +406,5 @@ try {
   else throw new Error(`unknown command ${cmd}`);
 } finally {
   await ch.close();
+  await server?.stop();
 }

@@ -430,6 +430,67 @@ describe('metrics accuracy over 100,000 records ingested through the pipeline', 
     for (const m of perf.body.metrics) expect(m.requestCount, m.group).toBe(byMethod.get(m.group)!.length);
   });
 
+  it('a range holding whole 6-hour blocks (level 360 of the rollup) is exact too', async () => {
+    // From 12 hours before the set to 6 hours after it (the end may lie in the future): under a
+    // day, so no day block, and the 6-hour block ending at or after the set's end lies inside the
+    // range and holds part of the set, which is then read from 6-hour rows.
+    const q = `startDate=${new Date(base - 12 * HOUR).toISOString()}&endDate=${new Date(base + 10 * HOUR - 1).toISOString()}`;
+    const s = await get<{ totalRequests: number; totalErrors: number; totalDataTransferred: number }>(
+      `/summary?${q}`,
+    );
+    const all = stats(recs);
+    expect([s.body.totalRequests, s.body.totalErrors, s.body.totalDataTransferred]).toEqual([
+      all.requests,
+      all.errors,
+      all.bytes,
+    ]);
+    const keys: Record<string, (r: Rec) => string> = {
+      endpoint: (r) => r.endpoint,
+      method: (r) => r.method,
+      status: (r) => String(r.status),
+      environment: (r) => r.env,
+    };
+    for (const [groupByName, key] of Object.entries(keys)) {
+      const res = await get<{
+        metrics: {
+          group: string;
+          requestCount: number;
+          averageResponseTime: number;
+          p50ResponseTime: number;
+          p95ResponseTime: number;
+          p99ResponseTime: number;
+        }[];
+      }>(`/performance?groupBy=${groupByName}&${q}`);
+      expect(res.status, groupByName).toBe(200);
+      const groups = groupBy(recs, key);
+      expect(res.body.metrics.map((m) => m.group).sort()).toEqual([...groups.keys()].sort());
+      for (const m of res.body.metrics) {
+        const e = stats(groups.get(m.group)!);
+        const what = `6-hour blocks, ${groupByName}=${m.group}`;
+        expect(m.requestCount, what).toBe(e.requests);
+        expect(m.averageResponseTime, what).toBeCloseTo(avg(e), 2);
+        expectPercentiles(
+          { p50: m.p50ResponseTime, p95: m.p95ResponseTime, p99: m.p99ResponseTime },
+          e,
+          what,
+        );
+      }
+    }
+    const rt = await get<{
+      summary: { requests: number; percentiles: Record<string, { value: number }> };
+    }>(`/shapeA/responseTime?interval=day&${q}`);
+    expect(rt.body.summary.requests).toBe(all.requests);
+    expectPercentiles(
+      {
+        p50: rt.body.summary.percentiles['50']!.value,
+        p95: rt.body.summary.percentiles['95']!.value,
+        p99: rt.body.summary.percentiles['99']!.value,
+      },
+      all,
+      '6-hour blocks, shapeA/responseTime',
+    );
+  });
+
   it('Shape A: summary against the previous period, throughput periods by class, response-time percentiles', async () => {
     const summary = await get<{
       requests: {

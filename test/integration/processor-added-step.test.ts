@@ -206,8 +206,6 @@ describe('a row stored before the processor spliced the added fields in', () => 
                SELECT {a:String}, {b:String}, {s:String}, 'production', 'older-row', 'in', now64(3), now64(3),
                       'GET', 'api.example.com', '/users/42/orders', '/users/{id}/orders', 200, {r:String}`,
       query_params: { a: acct.accountSid, b: acct.bucketSid, s: line.sid, r: JSON.stringify(line) },
-      // Its own token: chDB keeps the processor's last token in the session (clickhouse.ts).
-      clickhouse_settings: { insert_deduplicate: 1, insert_deduplication_token: `older-row:${tag}` },
     });
     const served = await servedRecord(line.sid as string);
     expect(served).toMatchObject({

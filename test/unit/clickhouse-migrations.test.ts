@@ -48,19 +48,33 @@ async function recorded(): Promise<string[]> {
   );
 }
 
-/** Request counts as the raw table, the minute aggregate and the rollup see them. */
-async function counts(): Promise<{ raw: number; minute: number; rollup: number; hist: number }> {
+/**
+ * Request counts as the raw table, the minute aggregate and the rollup see them: the 10-minute
+ * level with its histograms, and the other levels' request counts (each holds every request once).
+ */
+async function counts(): Promise<{
+  raw: number;
+  minute: number;
+  rollup: number;
+  hist: number;
+  levels: number[];
+}> {
   const [raw] = await rows<{ n: number }>('SELECT count() AS n FROM requests');
   const [minute] = await rows<{ n: number }>('SELECT sum(requests) AS n FROM requests_minute');
   const [rollup] = await rows<{ n: number; h: number }>(
     `SELECT sum(requests) AS n, sum(arraySum(mapValues(duration_hist))) AS h FROM requests_rollup
      WHERE dim = 'all' AND level = 10`,
   );
+  const levels = await rows<{ n: number }>(
+    `SELECT sum(requests) AS n FROM requests_rollup WHERE dim = 'all' AND level IN (60, 360, 1440)
+     GROUP BY level ORDER BY level`,
+  );
   return {
     raw: Number(raw!.n),
     minute: Number(minute!.n),
     rollup: Number(rollup!.n),
     hist: Number(rollup!.h),
+    levels: levels.map((l) => Number(l.n)),
   };
 }
 
@@ -97,7 +111,7 @@ describe('ClickHouse migrations (chDB)', () => {
       'unit:migrate:0-299',
     );
     const before = await counts();
-    expect(before).toEqual({ raw: 300, minute: 300, rollup: 300, hist: 300 });
+    expect(before).toEqual({ raw: 300, minute: 300, rollup: 300, hist: 300, levels: [300, 300, 300] });
 
     expect(await migrateClickHouse(ch, cfg, log)).toBe(0);
     expect(await migrateClickHouse(ch, cfg, log)).toBe(0);
@@ -131,6 +145,7 @@ describe('ClickHouse migrations (chDB)', () => {
       minute: before.minute + 1,
       rollup: before.rollup + 1,
       hist: before.hist + 1,
+      levels: before.levels.map((n) => n + 1),
     });
   }, 180_000);
 });
