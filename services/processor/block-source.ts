@@ -29,6 +29,8 @@ export interface BatchControl {
   heartbeat(): Promise<void>;
   isRunning(): boolean;
   isStale(): boolean;
+  /** the partition's high watermark when the batch was fetched (kafkajs `batch.highWatermark`) */
+  highWatermark?: string;
 }
 
 export type BlockSink = (block: Block) => Promise<void>;
@@ -42,6 +44,15 @@ export interface BlockSourceOptions {
   /** longest wait of a fetch for `fetchMinBytes` */
   flushMs: number;
   fetchMinBytes: number;
+  /** most bytes a fetch returns of one partition (default 16 MiB) */
+  fetchMaxBytes?: number;
+  /**
+   * Longest a partition's fetched messages are held for more fetches to join their block while
+   * the partition has more messages waiting (0: never held).
+   */
+  holdMs: number;
+  /** a held block is stored once its messages reach this many bytes */
+  holdBytes: number;
   ranges: RangeStore;
   log: Logger;
   /** stores a block; offsets are committed past it only when it returns */
@@ -50,6 +61,29 @@ export interface BlockSourceOptions {
 
 /** pause before a new consumer replaces one that crashed for good */
 const RESTART_AFTER_CRASH_MS = 5000;
+/**
+ * Defaults of the hold (see BlockSource): up to 5 × PROCESSOR_FLUSH_MS (1 s by default) or 64 MiB
+ * of messages per block (~18,000 of the bench's records, ~3.7 KB each as Kafka messages; a fetch
+ * returns at most 16 MiB of a partition, ~4,500 of them).
+ */
+export const HOLD_FLUSH_MULTIPLE = 5;
+export const HOLD_BYTES = 64 * 1024 * 1024;
+/** pause before a held block whose timed store failed is tried again */
+const HELD_RETRY_MS = 1000;
+
+/** Messages of one partition fetched behind its end and not yet stored (resolved, not committed). */
+interface Held {
+  /** the group generation they were fetched in: a rebalance drops them (fetched again) */
+  gen: number;
+  messages: KafkaMessage[];
+  bytes: number;
+  /** when the first of them was fetched */
+  since: number;
+  timer: NodeJS.Timeout | undefined;
+}
+
+const messageBytes = (messages: KafkaMessage[]) =>
+  messages.reduce((n, m) => n + (m.value?.length ?? 0) + (m.key?.length ?? 0), 0);
 
 /**
  * Splits a fetched batch of one partition into blocks of at most `maxBlock` messages, so that a
@@ -107,10 +141,25 @@ export async function planBlocks(
  * Blocks of Kafka messages with their offset ranges, at-least-once: each block's range is saved
  * before the sink stores it and its offsets are committed only after the sink returned. A crash in
  * between re-forms the same range (the sink's insert deduplicates on the range's token).
+ *
+ * When the processor falls behind, a partition's fetches are joined into larger blocks: a
+ * ClickHouse insert costs less CPU per record as its block grows (docs/scaling.md), and a fetch
+ * returns at most `fetchMaxBytes` of a partition. A fetch that ended before the partition's end
+ * (its high watermark) is held, its offsets resolved (kafkajs fetches on at once, the messages are
+ * there) but not committed, until a fetch reaches the end, the held messages reach `holdBytes`, or
+ * `holdMs` passed since the first of them was fetched; then they are planned and stored as if they
+ * were one fetch. A crash or a rebalance loses nothing held: nothing held was committed, so its
+ * messages are fetched again. A processor that keeps up reaches the end with every fetch and holds
+ * nothing: its freshness is unchanged.
  */
 export class BlockSource {
   private consumer: Consumer | undefined;
   private ranges = new Map<number, OffsetRange>();
+  private readonly held = new Map<number, Held>();
+  /** per partition: its batches and timed stores, one at a time and in order */
+  private readonly queues = new Map<number, Promise<void>>();
+  /** per partition: the last offset this source committed past */
+  private readonly committed = new Map<number, number>();
   /** group generations joined / whose ranges are loaded */
   private joins = 0;
   private rangesOfJoin = 0;
@@ -128,6 +177,11 @@ export class BlockSource {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.restartTimer) clearTimeout(this.restartTimer);
+    // Held messages were not committed: the next start fetches them again. A timed store under
+    // way finishes first (kafkajs does the same for the batch in progress).
+    for (const h of this.held.values()) clearTimeout(h.timer);
+    this.held.clear();
+    await Promise.all(this.queues.values());
     // kafkajs finishes the batch in progress (sink + commit) before disconnect resolves.
     await this.consumer?.disconnect();
   }
@@ -138,7 +192,7 @@ export class BlockSource {
       groupId: this.o.groupId,
       sessionTimeout: 30_000,
       heartbeatInterval: 3000,
-      maxBytesPerPartition: 16 * 1024 * 1024,
+      maxBytesPerPartition: this.o.fetchMaxBytes ?? 16 * 1024 * 1024,
       maxBytes: 64 * 1024 * 1024,
       maxWaitTimeInMs: Math.min(this.o.flushMs, 500),
       // The broker holds a fetch until `fetchMinBytes` are there or maxWaitTimeInMs passed: each
@@ -175,6 +229,7 @@ export class BlockSource {
             heartbeat,
             isRunning,
             isStale,
+            highWatermark: batch.highWatermark,
             commit: (offset) =>
               consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset }]),
           }),
@@ -199,7 +254,11 @@ export class BlockSource {
     }, RESTART_AFTER_CRASH_MS);
   }
 
-  /** One fetched batch: its blocks in order, each saved, stored by the sink, resolved and committed. */
+  /**
+   * One fetched batch of a partition: held while the partition has more waiting (see the class),
+   * else stored with what it holds, block by block, each saved, stored by the sink, resolved and
+   * committed.
+   */
   async onBatch(
     topic: string,
     partition: number,
@@ -209,6 +268,134 @@ export class BlockSource {
     if (messages.length === 0 || !ctl.isRunning() || ctl.isStale()) return;
     // Batches of several partitions run concurrently: they all wait for the same reload.
     while (this.rangesOfJoin !== this.joins) await (this.rangesLoading ??= this.reloadRanges(topic));
+    await this.inOrder(partition, () => this.take(topic, partition, messages, ctl));
+  }
+
+  /** Runs `fn` after the partition's earlier batches and timed stores. */
+  private inOrder(partition: number, fn: () => Promise<void>): Promise<void> {
+    const run = (this.queues.get(partition) ?? Promise.resolve()).then(fn);
+    this.queues.set(
+      partition,
+      run.catch(() => undefined),
+    );
+    return run;
+  }
+
+  private async take(
+    topic: string,
+    partition: number,
+    batch: KafkaMessage[],
+    ctl: BatchControl,
+  ): Promise<void> {
+    let held = this.held.get(partition);
+    if (held && held.gen !== this.joins) {
+      // Fetched before a rebalance: kafkajs starts again from the committed offset.
+      this.drop(partition);
+      held = undefined;
+    }
+    // A batch delivered again after a failed store repeats messages still held.
+    const lastHeld = held ? Number(held.messages[held.messages.length - 1]!.offset) : -1;
+    const fresh = held ? batch.filter((m) => Number(m.offset) > lastHeld) : batch;
+    const messages = held ? held.messages.concat(fresh) : fresh;
+    if (messages.length === 0) return;
+    const bytes = (held?.bytes ?? 0) + messageBytes(fresh);
+    const since = held?.since ?? Date.now();
+    const saved = this.ranges.get(partition);
+    const { holdMs, holdBytes, maxBatch } = this.o;
+    const last = fresh.length ? Number(fresh[fresh.length - 1]!.offset) : -1;
+    const hold =
+      holdMs > 0 &&
+      // A range saved before a crash is re-formed from the first fetch that reaches it, as before.
+      !(saved && Number(messages[0]!.offset) <= saved.max) &&
+      fresh.length > 0 &&
+      ctl.highWatermark !== undefined &&
+      Number(ctl.highWatermark) > last + 1 &&
+      bytes < holdBytes &&
+      messages.length < maxBatch &&
+      Date.now() - since < holdMs;
+    if (hold) {
+      ctl.resolveOffset(fresh[fresh.length - 1]!.offset);
+      const next: Held = { gen: this.joins, messages, bytes, since, timer: held?.timer };
+      // Stored when no further fetch comes in time (messages deleted by retention, say).
+      next.timer ??= setTimeout(() => this.storeHeld(topic, partition), since + holdMs - Date.now());
+      this.held.set(partition, next);
+      await ctl.heartbeat();
+      return;
+    }
+    this.drop(partition);
+    try {
+      await this.store(topic, partition, messages, ctl);
+    } catch (err) {
+      // kafkajs delivers this batch again (its offsets are not resolved), not the held messages
+      // before it (resolved when they were held): those are held again.
+      if (held) this.keep(partition, held.messages);
+      throw err;
+    }
+  }
+
+  /** The timed store of held messages: their offsets are resolved already, so kafkajs will not deliver them again. */
+  private storeHeld(topic: string, partition: number): void {
+    void this.inOrder(partition, async () => {
+      const held = this.held.get(partition);
+      if (!held) return;
+      this.drop(partition);
+      // Fetched before a rebalance, or stopping: fetched again from the committed offset.
+      if (held.gen !== this.joins || this.stopped) return;
+      const gen = held.gen;
+      const consumer = this.consumer;
+      try {
+        await this.store(topic, partition, held.messages, {
+          resolveOffset: () => undefined,
+          commit: async (offset) => {
+            if (this.joins !== gen || !consumer) throw new Error('partition reassigned before the commit');
+            await consumer.commitOffsets([{ topic, partition, offset }]);
+          },
+          heartbeat: async () => undefined,
+          isRunning: () => !this.stopped && this.joins === gen,
+          isStale: () => this.joins !== gen,
+        });
+      } catch (err) {
+        this.o.log.error(
+          { err: (err as Error).message, partition },
+          'storing held messages failed; retrying',
+        );
+        const rest = this.keep(partition, held.messages);
+        if (rest) rest.timer = setTimeout(() => this.storeHeld(topic, partition), HELD_RETRY_MS);
+      }
+    });
+  }
+
+  /**
+   * After a failed store: holds again those of `messages` past the last committed block, so that
+   * the batch kafkajs delivers again joins them (a saved range re-formed with its token).
+   */
+  private keep(partition: number, messages: KafkaMessage[]): Held | undefined {
+    const committed = this.committed.get(partition) ?? -1;
+    const rest = messages.filter((m) => Number(m.offset) > committed);
+    if (rest.length === 0 || this.stopped) return undefined;
+    const h: Held = {
+      gen: this.joins,
+      messages: rest,
+      bytes: messageBytes(rest),
+      since: Date.now(),
+      timer: undefined,
+    };
+    this.held.set(partition, h);
+    return h;
+  }
+
+  private drop(partition: number): void {
+    clearTimeout(this.held.get(partition)?.timer);
+    this.held.delete(partition);
+  }
+
+  /** Messages of one partition as blocks, in order: each saved, stored by the sink, resolved and committed. */
+  private async store(
+    topic: string,
+    partition: number,
+    messages: KafkaMessage[],
+    ctl: BatchControl,
+  ): Promise<void> {
     const { ranges, maxBatch, log } = this.o;
     const blocks = await planBlocks(topic, partition, messages, this.ranges.get(partition), maxBatch, (r) =>
       ranges.rangeStored(partition, r),
@@ -224,6 +411,7 @@ export class BlockSource {
       }
       ctl.resolveOffset(String(block.range.max));
       await ctl.commit(String(block.range.max + 1));
+      this.committed.set(partition, block.range.max);
       await ctl.heartbeat();
     }
   }

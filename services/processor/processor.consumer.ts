@@ -6,7 +6,7 @@ import { logger, type Logger } from '../shared/logger.js';
 import type { PgListener } from '../shared/pg-listener.js';
 import type { Pool } from '../shared/postgres.js';
 import { CONSUMER_GROUPS, TOPICS } from '../shared/topics.js';
-import { BlockSource, type Block } from './block-source.js';
+import { BlockSource, HOLD_BYTES, HOLD_FLUSH_MULTIPLE, type Block } from './block-source.js';
 import { compileProcessorRules, NO_RULES, type ProcessorRules } from './compiled-rules.js';
 import { Decoder } from './decoder.js';
 import { ExcludedWriter } from './excluded.writer.js';
@@ -39,6 +39,10 @@ export interface ProcessorDeps {
   groupId?: string;
   dlqTopic?: string;
   actionsTopic?: string;
+  /** the block source's hold of a partition behind its end (default HOLD_FLUSH_MULTIPLE × flush ms, HOLD_BYTES) */
+  hold?: { ms: number; bytes: number };
+  /** most bytes a fetch returns of one partition (default the block source's, 16 MiB) */
+  fetchMaxBytes?: number;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -75,6 +79,9 @@ export class ProcessorConsumer {
       maxBatch: cfg.processor.maxBatch,
       flushMs: cfg.processor.flushMs,
       fetchMinBytes: cfg.processor.fetchMinBytes,
+      fetchMaxBytes: deps.fetchMaxBytes,
+      holdMs: deps.hold?.ms ?? HOLD_FLUSH_MULTIPLE * cfg.processor.flushMs,
+      holdBytes: deps.hold?.bytes ?? HOLD_BYTES,
       ranges: deps.writer,
       log,
       sink: (block) => this.onBlock(block),

@@ -161,6 +161,47 @@ export async function startService(opts: ServiceOptions): Promise<ServiceHandle>
   };
 }
 
+/**
+ * A Tapline process of roles without a listener the bench polls (e.g. `ROLES=processor`), started
+ * from the same build as the service and ready when its log says so. Its log goes to `logFile`.
+ */
+export async function startRoleProcess(opts: {
+  env: Record<string, string>;
+  logFile: string;
+  dist?: string;
+}): Promise<{ pid: number; stop(): Promise<number | null> }> {
+  const out = fs.openSync(opts.logFile, 'a');
+  const child = spawn(
+    process.execPath,
+    [path.join(path.resolve(ROOT, opts.dist ?? 'dist'), 'services', 'main.js')],
+    { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'info', ...opts.env }, stdio: ['ignore', out, out] },
+  );
+  fs.closeSync(out);
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  let dead = false;
+  void exited.then(() => (dead = true));
+  await poll(
+    async () => {
+      if (dead) throw new Error(`process exited; see ${opts.logFile}`);
+      return fs.readFileSync(opts.logFile, 'utf8').includes('tapline ready');
+    },
+    { timeoutMs: 120_000, intervalMs: 300, what: `${opts.env.ROLES ?? 'roles'} ready` },
+  ).catch((err: Error) => {
+    child.kill('SIGKILL');
+    throw err;
+  });
+  return {
+    pid: child.pid!,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
 const CLK_TCK = 100;
 
 /** utime + stime of a process in seconds (/proc/<pid>/stat fields 14 and 15). */

@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { Partitioners } from 'kafkajs';
 import {
   build,
   cpuSeconds,
@@ -25,13 +26,14 @@ import {
   memory,
   poll,
   ROOT,
+  startRoleProcess,
   startService,
   type ServiceHandle,
 } from './bench-stack.js';
 import type { ChLimitConfig, ChLimitResult } from './ch-limit.js';
 import type { KafkaLimitConfig, KafkaLimitResult } from './kafka-limit.js';
 import { measureDashboardPage } from './dashboard-page.js';
-import type { LargeSetConfig, LargeSetResult } from './large-set.js';
+import { clickhouseServerUrl, type LargeSetConfig, type LargeSetResult } from './large-set.js';
 import type { LoadgenConfig, LoadgenResult } from './loadgen.js';
 import { printSummary, summarise, type ProfileSummary } from './profile-summary.js';
 
@@ -86,6 +88,12 @@ const { values: opt } = parseArgs({
     // `server`: the service's ClickHouse is a server process (CLICKHOUSE_MODE=server, its CPU counted
     // with the service's) and limit (a) inserts over HTTP into a server of its own.
     clickhouse: { type: 'string', default: 'embedded' },
+    // Processor processes on a `traffic.requests` of as many partitions (server mode only: a chDB
+    // directory is opened by one process). The first runs in the service, the others with
+    // ROLES=processor against the same Kafka, Postgres and ClickHouse server.
+    processors: { type: 'string', default: '1' },
+    // K=V settings of the service (and the extra processors), e.g. PROCESSOR_FETCH_MIN_BYTES=16777216.
+    'service-env': { type: 'string', multiple: true },
     help: { type: 'boolean', default: false },
   },
 });
@@ -100,6 +108,19 @@ if (opt.clickhouse !== 'embedded' && opt.clickhouse !== 'server') {
   throw new Error(`--clickhouse is embedded or server, not ${opt.clickhouse}`);
 }
 const chServer = opt.clickhouse === 'server';
+const processors = num('processors');
+if (!Number.isInteger(processors) || processors < 1) throw new Error('--processors is a whole number ≥ 1');
+if (processors > 1 && !chServer) throw new Error('--processors 2 or more needs --clickhouse server');
+const serviceEnv: Record<string, string> = {};
+for (const kv of opt['service-env'] ?? []) {
+  const eq = kv.indexOf('=');
+  if (eq <= 0) throw new Error(`--service-env takes K=V, not ${kv}`);
+  serviceEnv[kv.slice(0, eq)] = kv.slice(eq + 1);
+}
+/** The processor processes beyond the service's own (--processors): their CPU is the service's. */
+const extraProcessorPids: number[] = [];
+/** The service's ClickHouse server in server mode. */
+let chServerUrl: string | undefined;
 /** The ClickHouse server the local stack starts in server mode (infra/local/clickhouse-server.launcher.ts). */
 const CH_SERVER_COMM = /^chlocal-/;
 const only = new Set(String(opt.only).split(',') as Phase[]);
@@ -213,8 +234,25 @@ interface PhaseResult {
   /** the part of serviceCpuSecondsPer100k spent in the ingest child process */
   ingestProcessCpuSecondsPer100k: number | null;
   brokerCpuSecondsPer100k: number | null;
+  /** server mode: the part of serviceCpuSecondsPer100k spent in the ClickHouse server process */
+  clickhouseServerCpuSecondsPer100k?: number | null;
+  /** server mode: the processor's blocks (each block is two insert queries: its offset range, its rows) */
+  blocks?: number;
+  recordsPerBlock?: number;
   generatorCpuSeconds: number;
   loadAverage: number[];
+}
+
+/** Insert queries the service's ClickHouse server has run (system.events), NaN when unknown. */
+async function serverInsertQueries(): Promise<number> {
+  if (!chServerUrl) return NaN;
+  try {
+    const q = "SELECT value FROM system.events WHERE event = 'InsertQuery'";
+    const res = await fetch(`${chServerUrl}/?query=${encodeURIComponent(q)}`);
+    return res.ok ? Number((await res.text()).trim() || 0) : NaN;
+  } catch {
+    return NaN;
+  }
 }
 
 interface LoadParams {
@@ -360,11 +398,15 @@ async function runPhase(target: Target, label: string, p: LoadParams): Promise<P
   let ing0 = NaN;
   const brokerPid = target.pid ? descendants(target.pid, 'java')[0] : undefined;
   let brk0 = NaN;
+  const chPid = chServer && target.pid ? descendants(target.pid, CH_SERVER_COMM)[0] : undefined;
+  let chs0 = NaN;
+  const ins0 = await serverInsertQueries();
   const { results, tGo, lastAck, acked, statuses, latencies } = await sendLoad(target, label, p, () => {
     since = new Date().toISOString();
     svc0 = target.pid ? serviceCpuSeconds(target.pid) : NaN;
     ing0 = ingestCpu();
     brk0 = brokerPid ? cpuSeconds(brokerPid) : NaN;
+    chs0 = chPid ? cpuSeconds(chPid) : NaN;
   });
 
   let stats: Stats[] = [];
@@ -387,6 +429,8 @@ async function runPhase(target: Target, label: string, p: LoadParams): Promise<P
   const svc1 = target.pid ? serviceCpuSeconds(target.pid) : NaN;
   const ing1 = ingestCpu();
   const brk1 = brokerPid ? cpuSeconds(brokerPid) : NaN;
+  const chs1 = chPid ? cpuSeconds(chPid) : NaN;
+  const blocks = ((await serverInsertQueries()) - ins0) / 2;
   const lastStored = Math.max(...stats.map((s) => (s.lastStoredAt ? Date.parse(s.lastStoredAt) : 0)));
   const e2eSeconds = (lastStored - tGo) / 1000;
   const res: PhaseResult = {
@@ -410,11 +454,23 @@ async function runPhase(target: Target, label: string, p: LoadParams): Promise<P
     serviceCpuSecondsPer100k: Number.isFinite(svc1 - svc0) ? ((svc1 - svc0) / acked) * 1e5 : null,
     ingestProcessCpuSecondsPer100k: Number.isFinite(ing1 - ing0) ? ((ing1 - ing0) / acked) * 1e5 : null,
     brokerCpuSecondsPer100k: Number.isFinite(brk1 - brk0) ? ((brk1 - brk0) / acked) * 1e5 : null,
+    ...(chServer
+      ? {
+          clickhouseServerCpuSecondsPer100k: Number.isFinite(chs1 - chs0)
+            ? ((chs1 - chs0) / acked) * 1e5
+            : null,
+          blocks,
+          recordsPerBlock: acked / blocks,
+        }
+      : {}),
     generatorCpuSeconds: results.reduce((s, r) => s + r.cpu, 0),
     loadAverage: loadAverage(),
   };
+  const server = chServer
+    ? `, ClickHouse server ${res.clickhouseServerCpuSecondsPer100k?.toFixed(2)} CPU s per 100k, ~${Math.round(blocks)} blocks of ~${Math.round(acked / blocks)} records`
+    : '';
   log(
-    `${label}: ${Math.round(res.e2eRecordsPerSec)} records/s end to end (${e2eSeconds.toFixed(1)} s), ack p50 ${res.ackLatencyP50Ms.toFixed(1)} ms p99 ${res.ackLatencyP99Ms.toFixed(1)} ms, freshness p99 ${res.freshnessP99Ms} ms`,
+    `${label}: ${Math.round(res.e2eRecordsPerSec)} records/s end to end (${e2eSeconds.toFixed(1)} s), ack p50 ${res.ackLatencyP50Ms.toFixed(1)} ms p99 ${res.ackLatencyP99Ms.toFixed(1)} ms, freshness p99 ${res.freshnessP99Ms} ms, service ${res.serviceCpuSecondsPer100k?.toFixed(2)} CPU s per 100k${server}`,
   );
   return res;
 }
@@ -540,6 +596,7 @@ async function main(): Promise<void> {
   };
   const figures: Record<string, unknown> = {};
   let service: ServiceHandle | undefined;
+  const extraProcessors: Awaited<ReturnType<typeof startRoleProcess>>[] = [];
   let target: Target;
   const profileDir = path.join(dataDir, 'profile');
 
@@ -580,7 +637,10 @@ async function main(): Promise<void> {
       // limits allow one client (docs/security.md "Limits").
       INGEST_RATE_LIMIT_TOKEN: '1000000000',
       INGEST_RATE_LIMIT_BUCKET: '1000000000',
-      ...(chServer ? { CLICKHOUSE_MODE: 'server' } : {}),
+      // A known port in server mode: the bench reads the server's insert counters over HTTP.
+      ...(chServer ? { CLICKHOUSE_MODE: 'server', CLICKHOUSE_HTTP_PORT: String(await freePort()) } : {}),
+      ...(processors > 1 ? { KAFKA_REQUESTS_PARTITIONS: String(processors) } : {}),
+      ...serviceEnv,
     };
     // Runtime flags for the service only (e.g. --max-semi-space-size=64), not for the generators.
     if (opt['service-node-options']) env.NODE_OPTIONS = opt['service-node-options'];
@@ -594,6 +654,33 @@ async function main(): Promise<void> {
       dist: opt['service-dist'],
       cpuProfDir: opt.profile ? profileDir : undefined,
     });
+    if (chServer) chServerUrl = `http://127.0.0.1:${env.CLICKHOUSE_HTTP_PORT}`;
+    for (let i = 2; i <= processors; i++) {
+      // The service's local stack: its broker, its Postgres (password in its data folder) and its
+      // ClickHouse server, as a deployment's KAFKA_BROKERS, DATABASE_URL and CLICKHOUSE_URL.
+      const pw = fs.readFileSync(path.join(dataDir, 'postgres', 'pg-password'), 'utf8').trim();
+      const procDir = path.join(dataDir, `processor-${i}`);
+      fs.mkdirSync(procDir, { recursive: true });
+      log(`starting processor process ${i} of ${processors}`);
+      const p = await startRoleProcess({
+        env: {
+          ...serviceEnv,
+          ROLES: 'processor',
+          DATA_DIR: procDir,
+          PORT: String(await freePort()),
+          INGEST_PORT: String(await freePort()),
+          DEMO_ACCOUNT: 'false',
+          KAFKA_BROKERS: service.kafkaBrokers.join(','),
+          DATABASE_URL: `postgres://postgres:${encodeURIComponent(pw)}@127.0.0.1:${env.PG_PORT}/tapline`,
+          CLICKHOUSE_URL: chServerUrl!,
+          KAFKA_REQUESTS_PARTITIONS: String(processors),
+        },
+        logFile: path.join(dataDir, `processor-${i}.log`),
+        dist: opt['service-dist'],
+      });
+      extraProcessors.push(p);
+      extraProcessorPids.push(p.pid);
+    }
     const demo = service.demo!;
     target = {
       api: service.apiUrl,
@@ -607,6 +694,8 @@ async function main(): Promise<void> {
   }
   const stopService = async () => {
     if (!service) return;
+    await Promise.all(extraProcessors.splice(0).map((p) => p.stop()));
+    extraProcessorPids.length = 0;
     log('stopping the service');
     await service.stop();
     service = undefined;
@@ -619,14 +708,41 @@ async function main(): Promise<void> {
   });
 
   try {
-    // At least four buckets, so Kafka keys (bucket sids) spread over the partitions.
-    while (target.buckets.length < 4) {
+    // At least four buckets, so Kafka keys (bucket sids) spread over the partitions. With several
+    // processors, the same number of buckets on each partition (the ingest's key partitioner), so
+    // that each processor gets an equal share: four random sids leave one of two partitions empty
+    // one time in eight.
+    const partitions = processors;
+    const perPartition = Math.max(1, Math.ceil(4 / partitions));
+    const onPartition = (sid: string) =>
+      Partitioners.DefaultPartitioner()({
+        topic: 'traffic.requests',
+        partitionMetadata: Array.from({ length: partitions }, (_, i) => ({
+          partitionErrorCode: 0,
+          partitionId: i,
+          leader: 0,
+          replicas: [0],
+          isr: [0],
+        })),
+        message: { key: sid, value: null },
+      });
+    const spread = () => {
+      const by = Array.from({ length: partitions }, () => [] as string[]);
+      for (const sid of target.buckets) by[onPartition(sid)]!.push(sid);
+      return by;
+    };
+    while (
+      target.buckets.length < 4 ||
+      (partitions > 1 && spread().some((sids) => sids.length < perPartition))
+    ) {
+      if (target.buckets.length >= 64) throw new Error('no even spread of buckets over the partitions');
       const r = await call<{ sid: string }>(target, 'POST', `/v1/accounts/${target.account}/buckets`, {
         name: `bench-${target.buckets.length}-${stamp}`,
       });
       if (r.status !== 201) throw new Error(`bucket create answered ${r.status}`);
       target.buckets.push(r.body.sid);
     }
+    if (partitions > 1) target.buckets = spread().flatMap((sids) => sids.slice(0, perPartition));
     const phases: PhaseResult[] = [];
     result.phases = phases;
     const batchConns = num('concurrency');
@@ -663,6 +779,13 @@ async function main(): Promise<void> {
         serviceCpuSecondsPer100kBatch: round(best.serviceCpuSecondsPer100k ?? NaN, 2),
         ingestProcessCpuSecondsPer100kBatch: round(best.ingestProcessCpuSecondsPer100k ?? NaN, 2),
         brokerCpuSecondsPer100kBatch: round(best.brokerCpuSecondsPer100k ?? NaN, 2),
+        ...(chServer
+          ? {
+              clickhouseServerCpuSecondsPer100kBatch: round(best.clickhouseServerCpuSecondsPer100k ?? NaN, 2),
+              recordsPerBlockBatch: round(best.recordsPerBlock ?? NaN, 0),
+              processors,
+            }
+          : {}),
       });
     }
     if (only.has('single')) {
@@ -911,11 +1034,7 @@ async function main(): Promise<void> {
         brokerPeakRssBytes: brokerPid ? memory(brokerPid).peakRss : null,
       });
     }
-    if (only.has('query') && chServer) {
-      // The 1M/10M sets are loaded straight into the chDB directory while the service is stopped.
-      log('--clickhouse server: the query phase loads into chDB and is not run in server mode');
-    }
-    if (only.has('query') && service && !chServer) {
+    if (only.has('query') && service) {
       const r = await call<{ sid: string }>(target, 'POST', `/v1/accounts/${target.account}/buckets`, {
         name: `bench-large-${stamp}`,
       });
@@ -929,12 +1048,19 @@ async function main(): Promise<void> {
       let loaded = 0;
       for (const size of sets) {
         const env = service.env;
-        await stopService();
+        // Embedded: the chDB directory is opened by one process at a time, so the service stops for
+        // the load. Server mode: the statement goes to the service's ClickHouse server over HTTP
+        // while the service runs.
+        const serverPid = chServer ? descendants(service.pid, CH_SERVER_COMM)[0] : undefined;
+        if (chServer && serverPid === undefined)
+          throw new Error('no ClickHouse server process under the service');
+        if (!chServer) await stopService();
         log(
-          `loading ${size - loaded} records DIRECTLY into ClickHouse (INSERT … SELECT FROM numbers; no HTTP, no Kafka)`,
+          `loading ${size - loaded} records DIRECTLY into ClickHouse (INSERT … SELECT FROM numbers${chServer ? ' over HTTP to the server' : ''}; no ingest, no Kafka)`,
         );
         const load = await child<LargeSetConfig, LargeSetResult>('large-set.ts', {
           path: path.join(dataDir, 'chdb'),
+          url: serverPid === undefined ? undefined : clickhouseServerUrl(serverPid),
           accountSid: target.account,
           bucketSid: target.largeBucket,
           from: loaded,
@@ -946,13 +1072,15 @@ async function main(): Promise<void> {
         log(
           `loaded in ${load.seconds.toFixed(0)} s (${Math.round(load.rate)} rows/s), bucket holds ${load.totalRows}`,
         );
-        service = await startService({
-          env,
-          logFile: path.join(dataDir, 'service.log'),
-          expectDemo: false,
-          dist: opt['service-dist'],
-        });
-        target.pid = service.pid;
+        if (!chServer) {
+          service = await startService({
+            env,
+            logFile: path.join(dataDir, 'service.log'),
+            expectDemo: false,
+            dist: opt['service-dist'],
+          });
+          target.pid = service.pid;
+        }
         const label = size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`;
         queries[label] = { loadedDirectly: true, load, endpoints: await timeQueries(target, 50) };
       }
@@ -1069,6 +1197,6 @@ main().catch((err: Error) => {
 /** CPU of the service: the main process plus its ingest child process (both Node), not the broker. */
 /** The service's CPU: its process, its Node children (ingest) and, in server mode, the ClickHouse server. */
 function serviceCpuSeconds(pid: number): number {
-  const pids = [pid, ...descendants(pid, 'node'), ...descendants(pid, CH_SERVER_COMM)];
+  const pids = [pid, ...descendants(pid, 'node'), ...descendants(pid, CH_SERVER_COMM), ...extraProcessorPids];
   return pids.reduce((sum, p) => sum + cpuSeconds(p), 0);
 }

@@ -77,8 +77,22 @@ async function newTopic(name: string): Promise<string> {
   return topic;
 }
 
-function start(topic: string, writer: RequestsWriter): ProcessorConsumer {
-  const p = new ProcessorConsumer({ kafka, producer, writer, cfg, log, topic, groupId: `${topic}.group` });
+function start(
+  topic: string,
+  writer: RequestsWriter,
+  opts: { hold?: { ms: number; bytes: number }; fetchMaxBytes?: number } = {},
+): ProcessorConsumer {
+  const p = new ProcessorConsumer({
+    kafka,
+    producer,
+    writer,
+    cfg,
+    log,
+    topic,
+    groupId: `${topic}.group`,
+    hold: opts.hold,
+    fetchMaxBytes: opts.fetchMaxBytes,
+  });
   running.push(p);
   return p;
 }
@@ -125,6 +139,42 @@ describe('block source on real Kafka', () => {
     expect(second.stats.consumed).toBe(1);
     expect(second.stats.stored).toBe(3);
     expect(second.stats.duplicates).toBe(0);
+  });
+
+  it('a backlog fetched in small fetches is stored as one block with one token, and committed', async () => {
+    const topic = await newTopic('backlog');
+    const bucket = `bkt_backlog${tag}`;
+    // Five messages waiting before the consumer starts; each fetch returns one (fetchMaxBytes 1).
+    for (let i = 0; i < 5; i++) await send(topic, bucket, 2, i * 2);
+    const writer = new FailingOnceWriter(ch);
+    writer.failures = 0;
+    const p = start(topic, writer, { fetchMaxBytes: 1, hold: { ms: 60_000, bytes: 1 << 30 } });
+    await p.start();
+    await waitFor(async () => (await stored(bucket)) === 10, { timeoutMs: 60_000, what: 'backlog stored' });
+    expect(writer.inserts).toEqual([`${topic}:0:0-4`]);
+    await p.stop();
+    await send(topic, bucket, 1, 10);
+    const next = start(topic, new RequestsWriter(ch));
+    await next.start();
+    await waitFor(async () => (await stored(bucket)) === 11, { timeoutMs: 60_000, what: 'all 11 stored' });
+    // The held messages were committed after their insert: only the new one came again.
+    expect(next.stats.consumed).toBe(1);
+    expect(next.stats.duplicates).toBe(0);
+    expect(await stored(bucket)).toBe(11);
+
+    // The same backlog without the hold: one block per fetch, so the fetches above were five.
+    const plainTopic = await newTopic('backlog-plain');
+    const plainBucket = `bkt_backlogplain${tag}`;
+    for (let i = 0; i < 5; i++) await send(plainTopic, plainBucket, 2, i * 2);
+    const plainWriter = new FailingOnceWriter(ch);
+    plainWriter.failures = 0;
+    const plain = start(plainTopic, plainWriter, { fetchMaxBytes: 1, hold: { ms: 0, bytes: 0 } });
+    await plain.start();
+    await waitFor(async () => (await stored(plainBucket)) === 10, {
+      timeoutMs: 60_000,
+      what: 'plain stored',
+    });
+    expect(plainWriter.inserts).toHaveLength(5);
   });
 
   it('a failed block is not committed: the restarted consumer replays its range with the same token', async () => {

@@ -86,9 +86,10 @@ class MemoryRanges implements RangeStore {
   }
 }
 
-function control(log: string[], opts: { runningFor?: number } = {}): BatchControl {
+function control(log: string[], opts: { runningFor?: number; highWatermark?: number } = {}): BatchControl {
   let checks = 0;
   return {
+    highWatermark: opts.highWatermark === undefined ? undefined : String(opts.highWatermark),
     resolveOffset: (o) => void log.push(`resolve ${o}`),
     commit: async (o) => void log.push(`commit ${o}`),
     heartbeat: async () => undefined,
@@ -97,7 +98,13 @@ function control(log: string[], opts: { runningFor?: number } = {}): BatchContro
   };
 }
 
-function source(ranges: RangeStore, sink: (b: Block) => Promise<void>, maxBatch = 4) {
+function source(
+  ranges: RangeStore,
+  sink: (b: Block) => Promise<void>,
+  maxBatch = 4,
+  // Every batch is stored at once here; the hold of a partition behind its end has tests below.
+  hold: { holdMs: number; holdBytes: number } = { holdMs: 0, holdBytes: 0 },
+) {
   return new BlockSource({
     // Never connected: onBatch is driven directly.
     kafka: new Kafka({ clientId: 'block-source-test', brokers: ['127.0.0.1:1'], logLevel: logLevel.NOTHING }),
@@ -106,6 +113,7 @@ function source(ranges: RangeStore, sink: (b: Block) => Promise<void>, maxBatch 
     maxBatch,
     flushMs: 100,
     fetchMinBytes: 1,
+    ...hold,
     ranges,
     log: pino({ level: 'silent' }),
     sink,
@@ -190,5 +198,110 @@ describe('BlockSource.onBatch', () => {
     await s.onBatch('t', 0, msgs(0, 5), control(log, { runningFor: 2 }));
     expect(shape(seen)).toEqual([{ range: { min: 0, max: 1 }, n: 2, replay: false, skip: false }]);
     expect(log).toEqual(['resolve 1', 'commit 2']);
+  });
+});
+
+describe('BlockSource.onBatch behind the partition end (fetches held and joined)', () => {
+  const behind = { holdMs: 60_000, holdBytes: 1000 };
+  const at = (log: string[], highWatermark: number) => control(log, { highWatermark });
+
+  it('fetches that end before the partition end are held (resolved, not committed), then stored as one block', async () => {
+    const ranges = new MemoryRanges();
+    const log: string[] = [];
+    const s = source(ranges, async (b) => void log.push(`sink ${b.range.min}-${b.range.max}`), 100, behind);
+    await s.onBatch('t', 0, msgs(0, 3), at(log, 20));
+    await s.onBatch('t', 0, msgs(4, 7), at(log, 20));
+    expect(ranges.saved).toEqual([]);
+    expect(log).toEqual(['resolve 3', 'resolve 7']);
+    // This fetch reaches the end (high watermark 9 = last offset + 1).
+    await s.onBatch('t', 0, msgs(8, 8), at(log, 9));
+    expect(ranges.saved).toEqual(['t/0:0-8']);
+    expect(log).toEqual(['resolve 3', 'resolve 7', 'sink 0-8', 'resolve 8', 'commit 9']);
+  });
+
+  it('a fetch that reaches the partition end, or without a high watermark, is stored at once', async () => {
+    const ranges = new MemoryRanges();
+    const log: string[] = [];
+    const s = source(ranges, async (b) => void log.push(`sink ${b.range.min}-${b.range.max}`), 100, behind);
+    await s.onBatch('t', 0, msgs(0, 3), at(log, 4));
+    await s.onBatch('t', 0, msgs(4, 5), control(log));
+    expect(log).toEqual(['sink 0-3', 'resolve 3', 'commit 4', 'sink 4-5', 'resolve 5', 'commit 6']);
+  });
+
+  it('held messages are stored once they reach holdBytes, in blocks of at most maxBatch messages', async () => {
+    const ranges = new MemoryRanges();
+    const log: string[] = [];
+    // Each test message is 2 bytes (`m0`): 8 messages reach 16 bytes.
+    const s = source(ranges, async (b) => void log.push(`sink ${b.range.min}-${b.range.max}`), 5, {
+      ...behind,
+      holdBytes: 16,
+    });
+    await s.onBatch('t', 0, msgs(0, 3), at(log, 100));
+    await s.onBatch('t', 0, msgs(4, 7), at(log, 100));
+    expect(log).toEqual([
+      'resolve 3',
+      'sink 0-4',
+      'resolve 4',
+      'commit 5',
+      'sink 5-7',
+      'resolve 7',
+      'commit 8',
+    ]);
+    expect(ranges.saved).toEqual(['t/0:0-4', 't/0:5-7']);
+  });
+
+  it('a failed store holds the earlier messages again; the batch delivered again replays the saved range', async () => {
+    const ranges = new MemoryRanges();
+    const log: string[] = [];
+    const seen: Block[] = [];
+    let fail = true;
+    const s = source(
+      ranges,
+      async (b) => {
+        seen.push(b);
+        if (fail) throw new Error('insert failed');
+      },
+      100,
+      behind,
+    );
+    await s.onBatch('t', 0, msgs(0, 3), at(log, 5));
+    await expect(s.onBatch('t', 0, msgs(4, 4), at(log, 5))).rejects.toThrow('insert failed');
+    fail = false;
+    // kafkajs delivers the failed batch again (its offsets were not resolved), not the held one.
+    await s.onBatch('t', 0, msgs(4, 4), at(log, 5));
+    expect(shape(seen)).toEqual([
+      { range: { min: 0, max: 4 }, n: 5, replay: false, skip: false },
+      { range: { min: 0, max: 4 }, n: 5, replay: true, skip: false },
+    ]);
+    expect(ranges.saved).toEqual(['t/0:0-4']);
+    expect(log).toEqual(['resolve 3', 'resolve 4', 'commit 5']);
+  });
+
+  it('a fetch behind the end that reaches a saved range is stored at once: the range replayed with its token', async () => {
+    const ranges = new MemoryRanges();
+    const seen: Block[] = [];
+    const log: string[] = [];
+    let fail = true;
+    const s = source(
+      ranges,
+      async (b) => {
+        seen.push(b);
+        if (fail) throw new Error('insert failed');
+      },
+      100,
+      behind,
+    );
+    // A fetch that reached the end is stored at once; its insert fails after its range was saved.
+    await expect(s.onBatch('t', 0, msgs(0, 1), at(log, 2))).rejects.toThrow('insert failed');
+    fail = false;
+    // Delivered again with more behind it: not held, since it holds the saved range.
+    await s.onBatch('t', 0, msgs(0, 7), at(log, 20));
+    expect(shape(seen)).toEqual([
+      { range: { min: 0, max: 1 }, n: 2, replay: false, skip: false },
+      { range: { min: 0, max: 1 }, n: 2, replay: true, skip: false },
+      { range: { min: 2, max: 7 }, n: 6, replay: false, skip: false },
+    ]);
+    expect(ranges.saved).toEqual(['t/0:0-1', 't/0:2-7']);
+    expect(log).toEqual(['resolve 1', 'commit 2', 'resolve 7', 'commit 8']);
   });
 });
