@@ -1,3 +1,4 @@
+import { useMutation } from '@tanstack/react-query';
 import { useEffect, useRef, type ReactNode } from 'react';
 
 /**
@@ -84,5 +85,48 @@ export function ConfirmDialog({
         </div>
       </div>
     </Dialog>
+  );
+}
+
+/**
+ * A ConfirmDialog whose confirm runs `remove`; once it succeeds, `onDone` (a list's refetch, a
+ * change of page) is awaited and the dialog closes. A refusal stays in the dialog as its error.
+ * `blocked` keeps the confirm button disabled (e.g. until the person types the name).
+ */
+export function RemoveDialog({
+  title,
+  confirmLabel,
+  remove,
+  onDone,
+  onClose,
+  blocked = false,
+  children,
+}: {
+  title: string;
+  confirmLabel: string;
+  remove: () => Promise<unknown>;
+  onDone: () => unknown;
+  onClose: () => void;
+  blocked?: boolean;
+  children: ReactNode;
+}) {
+  const m = useMutation({
+    mutationFn: remove,
+    onSuccess: async () => {
+      await onDone();
+      onClose();
+    },
+  });
+  return (
+    <ConfirmDialog
+      title={title}
+      confirmLabel={confirmLabel}
+      busy={m.isPending || blocked}
+      error={m.error}
+      onConfirm={() => m.mutate()}
+      onClose={onClose}
+    >
+      {children}
+    </ConfirmDialog>
   );
 }

@@ -4,7 +4,7 @@ import { Link } from 'wouter';
 import { fieldErrors } from '../api/client';
 import { buckets } from '../api/resources';
 import type { Bucket } from '../api/types';
-import { ConfirmDialog, Dialog } from '../components/dialog';
+import { Dialog, RemoveDialog } from '../components/dialog';
 import { Field, FormError } from '../components/form';
 import { Empty, QueryView } from '../components/state';
 import { useAccountSid, useSession } from '../lib/session';
@@ -197,21 +197,14 @@ function DeleteBucket({
 }) {
   const a = useAccountSid();
   const [typed, setTyped] = useState('');
-  const del = useMutation({
-    mutationFn: () => buckets.remove(a, bucket.sid),
-    onSuccess: async () => {
-      await onDone();
-      onClose();
-    },
-  });
   return (
-    <ConfirmDialog
+    <RemoveDialog
       title={`Delete “${bucket.name}”?`}
       confirmLabel="Delete bucket"
-      busy={del.isPending || typed !== bucket.name}
-      error={del.error}
-      onConfirm={() => del.mutate()}
+      remove={() => buckets.remove(a, bucket.sid)}
+      onDone={onDone}
       onClose={onClose}
+      blocked={typed !== bucket.name}
     >
       <p>Deleting the bucket removes, at once and for good:</p>
       <ul className="delete-list">
@@ -230,6 +223,6 @@ function DeleteBucket({
         value={typed}
         onChange={(e) => setTyped(e.target.value)}
       />
-    </ConfirmDialog>
+    </RemoveDialog>
   );
 }

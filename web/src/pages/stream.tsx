@@ -4,7 +4,7 @@ import { Link } from 'wouter';
 import { ApiError } from '../api/client';
 import { buckets, requests, streamViews } from '../api/resources';
 import type { RequestRecord, StreamView } from '../api/types';
-import { ConfirmDialog, Dialog } from '../components/dialog';
+import { Dialog, RemoveDialog } from '../components/dialog';
 import { Field, FormError } from '../components/form';
 import { IngestSnippet } from '../components/ingest-snippet';
 import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
@@ -497,20 +497,18 @@ function DeleteViewDialog({
   onDeleted: () => void;
 }) {
   const a = useAccountSid();
-  const m = useMutation({ mutationFn: () => streamViews.remove(a, bucket, view.sid), onSuccess: onDeleted });
   return (
-    <ConfirmDialog
+    <RemoveDialog
       title="Delete view"
       confirmLabel="Delete view"
-      onConfirm={() => m.mutate()}
+      remove={() => streamViews.remove(a, bucket, view.sid)}
+      onDone={onDeleted}
       onClose={onClose}
-      busy={m.isPending}
-      error={m.error}
     >
       <p>
         Deletes the saved view <strong>{view.name}</strong>. The requests it matches stay.
       </p>
-    </ConfirmDialog>
+    </RemoveDialog>
   );
 }
 

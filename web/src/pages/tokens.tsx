@@ -4,7 +4,7 @@ import { fieldErrors } from '../api/client';
 import { buckets } from '../api/resources';
 import { apiTokens, mcpTokens, type ApiToken, type ApiTokenCreate, type McpToken } from '../api/settings';
 import { CopyButton } from '../components/copy-button';
-import { ConfirmDialog } from '../components/dialog';
+import { RemoveDialog } from '../components/dialog';
 import { Field, FormError } from '../components/form';
 import { ScopePicker, grantableScopes, scopeSummary } from '../components/scope-picker';
 import { Empty, QueryView } from '../components/state';
@@ -414,27 +414,19 @@ function DeleteApiToken({
   onDone: () => Promise<unknown>;
 }) {
   const a = useAccountSid();
-  const del = useMutation({
-    mutationFn: () => apiTokens.remove(a, token.sid),
-    onSuccess: async () => {
-      await onDone();
-      onClose();
-    },
-  });
   return (
-    <ConfirmDialog
+    <RemoveDialog
       title={`Delete “${token.name}”?`}
       confirmLabel="Delete token"
-      busy={del.isPending}
-      error={del.error}
-      onConfirm={() => del.mutate()}
+      remove={() => apiTokens.remove(a, token.sid)}
+      onDone={onDone}
       onClose={onClose}
     >
       <p>
         Every client using this token is refused (401) from its next request. The token is removed for good;
         to stop it only for a while, deactivate it instead.
       </p>
-    </ConfirmDialog>
+    </RemoveDialog>
   );
 }
 
@@ -829,26 +821,18 @@ function RevokeMcpToken({
   onDone: () => Promise<unknown>;
 }) {
   const a = useAccountSid();
-  const del = useMutation({
-    mutationFn: () => mcpTokens.remove(a, token.sid),
-    onSuccess: async () => {
-      await onDone();
-      onClose();
-    },
-  });
   return (
-    <ConfirmDialog
+    <RemoveDialog
       title={`Revoke “${token.name}”?`}
       confirmLabel="Revoke token"
-      busy={del.isPending}
-      error={del.error}
-      onConfirm={() => del.mutate()}
+      remove={() => mcpTokens.remove(a, token.sid)}
+      onDone={onDone}
       onClose={onClose}
     >
       <p>
         MCP clients using it are refused (401) from their next call. It stays in the list, marked revoked; it
         cannot be reactivated.
       </p>
-    </ConfirmDialog>
+    </RemoveDialog>
   );
 }
