@@ -1070,7 +1070,7 @@ async function main(): Promise<void> {
         });
         loaded = size;
         log(
-          `loaded in ${load.seconds.toFixed(0)} s (${Math.round(load.rate)} rows/s), bucket holds ${load.totalRows}`,
+          `loaded in ${load.seconds.toFixed(0)} s (${Math.round(load.rate)} rows/s), bucket holds ${load.totalRows}; merges settled in ${load.settleSeconds.toFixed(0)} s (${load.activeParts} -> ${load.settledParts} active parts)`,
         );
         if (!chServer) {
           service = await startService({

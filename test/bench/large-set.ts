@@ -44,8 +44,15 @@ export interface LargeSetResult {
   seconds: number;
   rate: number;
   totalRows: number;
+  /** active parts of the database right after the load, and once its merges settled */
   activeParts: number;
+  settledParts: number;
+  /** how long the background merges that followed the load ran (bounded by SETTLE_LIMIT_MS) */
+  settleSeconds: number;
 }
+
+/** The longest wait for the merges that follow a load. */
+const SETTLE_LIMIT_MS = 300_000;
 
 const q = (s: string) => `'${s.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
 const arr = (xs: readonly string[]) => `[${xs.map(q).join(', ')}]`;
@@ -155,6 +162,11 @@ async function open(cfg: LargeSetConfig): Promise<ClickHouseClient> {
   return ch;
 }
 
+async function scalar(ch: ClickHouseClient, query: string): Promise<number> {
+  const [row] = await (await ch.query({ query, format: 'JSONEachRow' })).json<{ n: number | string }>();
+  return Number(row?.n ?? 0);
+}
+
 async function run(cfg: LargeSetConfig): Promise<LargeSetResult> {
   const ch = await open(cfg);
   try {
@@ -179,18 +191,31 @@ async function run(cfg: LargeSetConfig): Promise<LargeSetResult> {
         format: 'JSONEachRow',
       })
     ).json<{ n: number | string }>();
-    const [parts] = await (
-      await ch.query({
-        query: `SELECT count() AS n FROM system.parts WHERE database = 'tapline' AND active`,
-        format: 'JSONEachRow',
-      })
-    ).json<{ n: number | string }>();
+    const activeParts = await scalar(
+      ch,
+      `SELECT count() AS n FROM system.parts WHERE database = 'tapline' AND active`,
+    );
+    // The queries are timed on the set as a running service holds it, not while the background
+    // merges that a bulk load of millions of rows starts are still rewriting its parts: the load
+    // waits until no merge has run for two polls in a row (at most SETTLE_LIMIT_MS).
+    const t1 = performance.now();
+    let idle = 0;
+    while (idle < 2 && performance.now() - t1 < SETTLE_LIMIT_MS) {
+      await new Promise((r) => setTimeout(r, 1000));
+      const merging = await scalar(ch, `SELECT count() AS n FROM system.merges WHERE database = 'tapline'`);
+      idle = merging === 0 ? idle + 1 : 0;
+    }
     return {
       rows: cfg.rows,
       seconds,
       rate: cfg.rows / seconds,
       totalRows: Number(count?.n ?? 0),
-      activeParts: Number(parts?.n ?? 0),
+      activeParts,
+      settledParts: await scalar(
+        ch,
+        `SELECT count() AS n FROM system.parts WHERE database = 'tapline' AND active`,
+      ),
+      settleSeconds: (performance.now() - t1) / 1000,
     };
   } finally {
     await ch.close();
