@@ -204,6 +204,21 @@ describe('BlockSource.onBatch', () => {
 describe('BlockSource.onBatch behind the partition end (fetches held and joined)', () => {
   const behind = { holdMs: 60_000, holdBytes: 1000 };
   const at = (log: string[], highWatermark: number) => control(log, { highWatermark });
+  /** A source holding fetches behind the end, whose sink records each block and fails until `ok()`. */
+  const failingUntilOk = (ranges: MemoryRanges) => {
+    const seen: Block[] = [];
+    let fail = true;
+    const s = source(
+      ranges,
+      async (b) => {
+        seen.push(b);
+        if (fail) throw new Error('insert failed');
+      },
+      100,
+      behind,
+    );
+    return { s, seen, ok: () => void (fail = false) };
+  };
 
   it('fetches that end before the partition end are held (resolved, not committed), then stored as one block', async () => {
     const ranges = new MemoryRanges();
@@ -253,20 +268,10 @@ describe('BlockSource.onBatch behind the partition end (fetches held and joined)
   it('a failed store holds the earlier messages again; the batch delivered again replays the saved range', async () => {
     const ranges = new MemoryRanges();
     const log: string[] = [];
-    const seen: Block[] = [];
-    let fail = true;
-    const s = source(
-      ranges,
-      async (b) => {
-        seen.push(b);
-        if (fail) throw new Error('insert failed');
-      },
-      100,
-      behind,
-    );
+    const { s, seen, ok } = failingUntilOk(ranges);
     await s.onBatch('t', 0, msgs(0, 3), at(log, 5));
     await expect(s.onBatch('t', 0, msgs(4, 4), at(log, 5))).rejects.toThrow('insert failed');
-    fail = false;
+    ok();
     // kafkajs delivers the failed batch again (its offsets were not resolved), not the held one.
     await s.onBatch('t', 0, msgs(4, 4), at(log, 5));
     expect(shape(seen)).toEqual([
@@ -279,21 +284,11 @@ describe('BlockSource.onBatch behind the partition end (fetches held and joined)
 
   it('a fetch behind the end that reaches a saved range is stored at once: the range replayed with its token', async () => {
     const ranges = new MemoryRanges();
-    const seen: Block[] = [];
     const log: string[] = [];
-    let fail = true;
-    const s = source(
-      ranges,
-      async (b) => {
-        seen.push(b);
-        if (fail) throw new Error('insert failed');
-      },
-      100,
-      behind,
-    );
+    const { s, seen, ok } = failingUntilOk(ranges);
     // A fetch that reached the end is stored at once; its insert fails after its range was saved.
     await expect(s.onBatch('t', 0, msgs(0, 1), at(log, 2))).rejects.toThrow('insert failed');
-    fail = false;
+    ok();
     // Delivered again with more behind it: not held, since it holds the saved range.
     await s.onBatch('t', 0, msgs(0, 7), at(log, 20));
     expect(shape(seen)).toEqual([
