@@ -41,7 +41,7 @@ export interface ProcessorDeps {
   actionsTopic?: string;
   /** the block source's hold of a partition behind its end (default HOLD_FLUSH_MULTIPLE × flush ms, HOLD_BYTES) */
   hold?: { ms: number; bytes: number };
-  /** most bytes a fetch returns of one partition (default the block source's, 16 MiB) */
+  /** most bytes a fetch returns of one partition (default PROCESSOR_FETCH_MAX_BYTES) */
   fetchMaxBytes?: number;
 }
 
@@ -79,7 +79,7 @@ export class ProcessorConsumer {
       maxBatch: cfg.processor.maxBatch,
       flushMs: cfg.processor.flushMs,
       fetchMinBytes: cfg.processor.fetchMinBytes,
-      fetchMaxBytes: deps.fetchMaxBytes,
+      fetchMaxBytes: deps.fetchMaxBytes ?? cfg.processor.fetchMaxBytes,
       holdMs: deps.hold?.ms ?? HOLD_FLUSH_MULTIPLE * cfg.processor.flushMs,
       holdBytes: deps.hold?.bytes ?? HOLD_BYTES,
       ranges: deps.writer,

@@ -60,6 +60,12 @@ const schema = {
       maximum: 16 * 1024 * 1024,
       default: 4 * 1024 * 1024,
     },
+    PROCESSOR_FETCH_MAX_BYTES: {
+      type: 'integer',
+      minimum: 1024,
+      maximum: 64 * 1024 * 1024,
+      default: 16 * 1024 * 1024,
+    },
     TLS_CERT: { type: 'string' },
     TLS_KEY: { type: 'string' },
     SMTP_URL: { type: 'string', pattern: '^smtps?://' },
@@ -153,6 +159,8 @@ export interface Config {
     maxBatch: number;
     /** a fetch waits for this many bytes or flushMs, whichever comes first */
     fetchMinBytes: number;
+    /** most bytes a fetch returns of one partition; a fetch behind the partition's end is joined by the next */
+    fetchMaxBytes: number;
     crashAfterInsert: boolean;
   };
   tls: { cert: string; key: string } | undefined;
@@ -277,6 +285,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       flushMs: v.PROCESSOR_FLUSH_MS,
       maxBatch: v.PROCESSOR_MAX_BATCH,
       fetchMinBytes: v.PROCESSOR_FETCH_MIN_BYTES,
+      fetchMaxBytes: v.PROCESSOR_FETCH_MAX_BYTES,
       crashAfterInsert: v.FAULT_CRASH_AFTER_INSERT,
     },
     tls: cert && key ? { cert, key } : undefined,
