@@ -80,9 +80,6 @@ export function clusterStatements(statement: string, cluster: string): string[] 
   const alter = /^ALTER TABLE\s+([A-Za-z_][A-Za-z0-9_]*)\s+([\s\S]*)$/i.exec(s);
   if (alter) {
     const [, name, action] = alter as unknown as [string, string, string];
-    // A view's new query reads the local tables of its node, as the view it replaces does.
-    if (/^MODIFY QUERY\b/i.test(action))
-      return [`ALTER TABLE ${name} ${onCluster(cluster)} ${localSources(action)}`];
     if (!KNOWN.has(name)) return [`ALTER TABLE ${name} ${onCluster(cluster)} ${action}`];
     const out = [`ALTER TABLE ${local(name)} ${onCluster(cluster)} ${action}`];
     // A Distributed table carries the columns of its local tables (no TTL, no indexes).
