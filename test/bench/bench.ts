@@ -125,8 +125,9 @@ let chServerUrl: string | undefined;
 const CH_SERVER_COMM = /^chlocal-/;
 const only = new Set(String(opt.only).split(',') as Phase[]);
 // --profile covers one load phase: the batch runs, or the one-record-per-request phase when
-// `--only single` asks for it; the profile is written when the service stops after it.
-if (opt.profile) {
+// `--only single` asks for it; the profile is written when the service stops after it. With
+// `--only query` it covers the query calls (the service restarted after the load).
+if (opt.profile && !(only.size === 1 && only.has('query'))) {
   const phase: Phase = only.has('batch') || !only.has('single') ? 'batch' : 'single';
   only.clear();
   only.add(phase);
@@ -886,7 +887,7 @@ async function main(): Promise<void> {
         shapeAAddedCpuRatioToLimit: round(r.inProcess.addedUsPerRecord / r.limits.addedCpuUsPerRecord, 2),
       });
     }
-    if (opt.profile && service) {
+    if (opt.profile && service && phases.length > 0) {
       const records = phases.reduce((s, r) => s + r.acked, 0);
       await stopService();
       // One profile per process (the core and each ingest worker), largest first.
@@ -1078,6 +1079,8 @@ async function main(): Promise<void> {
             logFile: path.join(dataDir, 'service.log'),
             expectDemo: false,
             dist: opt['service-dist'],
+            // With --profile and the query phase alone, the restarted service's CPU profile covers the queries.
+            cpuProfDir: opt.profile && phases.length === 0 ? profileDir : undefined,
           });
           target.pid = service.pid;
         }

@@ -155,7 +155,7 @@ async function state(): Promise<void> {
 async function time(): Promise<void> {
   const runs = Number(flag('runs', '50'));
   const only = flag('only')?.split(',');
-  const now = Date.now();
+  const now = Number(flag('now', String(Date.now())));
   const range = resolveRange({}, now);
   const query = { accountSid: ACCOUNT, bucketSid: BUCKET, range };
   // No Postgres here: throughput's event markers are answered empty.
@@ -356,7 +356,7 @@ async function dump(): Promise<void> {
 async function sql(): Promise<void> {
   const text = fs.readFileSync(0, 'utf8');
   const runs = Number(flag('runs', '20'));
-  const now = Date.now();
+  const now = Number(flag('now', String(Date.now())));
   const scope = scopeOf(ACCOUNT, resolveRange({}, now), { bucketSid: BUCKET, retentionDays: 30, now });
   // Statements separated by a line holding `---`; {a} {b} {from} {to} are bound. The statements are
   // run round-robin (one call of each per round), so a change of machine load hits all alike.
@@ -365,7 +365,7 @@ async function sql(): Promise<void> {
     .split(/^---$/m)
     .map((x) => x.trim())
     .filter(Boolean)) {
-    if (/^(SYSTEM|OPTIMIZE)\b/.test(stmt)) {
+    if (/^(SYSTEM|OPTIMIZE|CREATE|INSERT|ALTER|DROP)\b/.test(stmt)) {
       await ch.command({ query: stmt });
       continue;
     }
