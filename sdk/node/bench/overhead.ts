@@ -126,7 +126,7 @@ interface SegmentReport {
   /** event-loop utilisation over the segment */
   elu: number;
   /** garbage collections in the segment: count, total and longest pause (µs) */
-  gc: { count: number; totalUs: number; maxUs: number };
+  gc: { count: number; totalUs: number; maxUs: number; major: number; over1ms: number };
   cpuMicrosPerRequest: number;
   rss: number;
   stats: Msg | null;
@@ -199,7 +199,7 @@ async function serverRole(ingestUrl: string, endpoint: string): Promise<void> {
   while (!tapline.stats().settingsLoaded) await new Promise((r) => setTimeout(r, 50));
   process.send!({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
   const eld = monitorEventLoopDelay({ resolution: 1 });
-  const gc = { count: 0, totalUs: 0, maxUs: 0 };
+  const gc = { count: 0, totalUs: 0, maxUs: 0, major: 0, over1ms: 0 };
   new PerformanceObserver((list) => {
     if (!recording) return;
     for (const e of list.getEntries()) {
@@ -211,6 +211,9 @@ async function serverRole(ingestUrl: string, endpoint: string): Promise<void> {
       )
         continue;
       gc.count++;
+      if (((e as { detail?: { kind?: number } }).detail?.kind ?? 0) === constants.NODE_PERFORMANCE_GC_MAJOR)
+        gc.major++;
+      if (e.duration > 1) gc.over1ms++;
       gc.totalUs += e.duration * 1000;
       gc.maxUs = Math.max(gc.maxUs, e.duration * 1000);
     }
@@ -222,7 +225,7 @@ async function serverRole(ingestUrl: string, endpoint: string): Promise<void> {
       mode = m.mode as 'baseline' | 'sdk';
       seg = { hook: [], handler: [], finish: [], build: [], buildTurn: [], requests: 0 };
       global.gc?.();
-      Object.assign(gc, { count: 0, totalUs: 0, maxUs: 0 });
+      Object.assign(gc, { count: 0, totalUs: 0, maxUs: 0, major: 0, over1ms: 0 });
       eld.reset();
       eld.enable();
       cpu = process.cpuUsage();
@@ -353,6 +356,8 @@ interface Side {
   p50: number[];
   p99: number[];
   gcCount: number;
+  gcMajor: number;
+  gcOver1ms: number;
   gcTotalUs: number;
   gcMax: number[];
   requests: number;
@@ -372,6 +377,8 @@ const side = (): Side => ({
   p50: [],
   p99: [],
   gcCount: 0,
+  gcMajor: 0,
+  gcOver1ms: 0,
   gcTotalUs: 0,
   gcMax: [],
   requests: 0,
@@ -439,6 +446,8 @@ async function main(): Promise<void> {
       x.elu.push(s.report.elu);
       x.cpu.push(s.report.cpuMicrosPerRequest);
       x.gcCount += s.report.gc.count;
+      x.gcMajor += s.report.gc.major;
+      x.gcOver1ms += s.report.gc.over1ms;
       x.gcTotalUs += s.report.gc.totalUs;
       x.gcMax.push(s.report.gc.maxUs);
       x.requests += s.report.requests;
@@ -508,8 +517,8 @@ async function main(): Promise<void> {
       `sdk p99 ${f(median(s.eldP99))} max ${f(median(s.eldMax))} µs\n` +
       `event-loop utilisation: baseline ${f(median(b.elu) * 100)} % | sdk ${f(median(s.elu) * 100)} %; ` +
       `server CPU per request: baseline ${f(median(b.cpu))} | sdk ${f(median(s.cpu))} µs (all included: capture, batching, JSON, gzip, HTTP)\n` +
-      `garbage collection: baseline ${b.gcCount} pauses, ${f(b.gcTotalUs / b.requests)} µs per request, longest ${f(Math.max(...b.gcMax))} µs | ` +
-      `sdk ${s.gcCount} pauses, ${f(s.gcTotalUs / s.requests)} µs per request, longest ${f(Math.max(...s.gcMax))} µs\n` +
+      `garbage collection: baseline ${b.gcCount} pauses (${b.gcMajor} major, ${b.gcOver1ms} over 1 ms), ${f(b.gcTotalUs / b.requests)} µs per request, longest ${f(Math.max(...b.gcMax))} µs | ` +
+      `sdk ${s.gcCount} pauses (${s.gcMajor} major, ${s.gcOver1ms} over 1 ms), ${f(s.gcTotalUs / s.requests)} µs per request, longest ${f(Math.max(...s.gcMax))} µs\n` +
       `SDK counters: sent ${String(sdkStats?.sent)} dropped ${String(sdkStats?.dropped)} batches ${String(sdkStats?.batches)}\n` +
       `ingest unreachable for 2 × ${downSeconds} s at ${rate}/s: RSS growth ${f((d1.report.rss - rss0) / 1048576)} MiB ` +
       `after the first, ${f((d.report.rss - rss0) / 1048576)} MiB after the second, ` +
