@@ -53,6 +53,11 @@ export interface BlockSourceOptions {
   holdMs: number;
   /** a held block is stored once its messages reach this many bytes */
   holdBytes: number;
+  /**
+   * Whether a busy partition's fetches are joined (see BlockSource): `auto` (default) while other
+   * processors share the consumer group, `on` always, `off` never.
+   */
+  busyHold?: 'auto' | 'on' | 'off';
   ranges: RangeStore;
   log: Logger;
   /** stores a block; offsets are committed past it only when it returns */
@@ -68,6 +73,14 @@ const RESTART_AFTER_CRASH_MS = 5000;
  */
 export const HOLD_FLUSH_MULTIPLE = 5;
 export const HOLD_BYTES = 64 * 1024 * 1024;
+/**
+ * A fetch that reaches its partition's end still joins the next ones when it brought at least
+ * `fetchMinBytes` and at least this much (a processor set to fetch tiny amounts for latency is
+ * never held for being busy).
+ */
+export const BUSY_MIN_BYTES = 1024 * 1024;
+/** A busy partition's fetches are joined for at most this many PROCESSOR_FLUSH_MS (400 ms by default). */
+export const BUSY_HOLD_FLUSHES = 5;
 /** pause before a held block whose timed store failed is tried again */
 const HELD_RETRY_MS = 1000;
 
@@ -142,15 +155,21 @@ export async function planBlocks(
  * before the sink stores it and its offsets are committed only after the sink returned. A crash in
  * between re-forms the same range (the sink's insert deduplicates on the range's token).
  *
- * When the processor falls behind, a partition's fetches are joined into larger blocks: a
- * ClickHouse insert costs less CPU per record as its block grows (docs/scaling.md), and a fetch
- * returns at most `fetchMaxBytes` of a partition. A fetch that ended before the partition's end
- * (its high watermark) is held, its offsets resolved (kafkajs fetches on at once, the messages are
- * there) but not committed, until a fetch reaches the end, the held messages reach `holdBytes`, or
- * `holdMs` passed since the first of them was fetched; then they are planned and stored as if they
- * were one fetch. A crash or a rebalance loses nothing held: nothing held was committed, so its
- * messages are fetched again. A processor that keeps up reaches the end with every fetch and holds
- * nothing: its freshness is unchanged.
+ * When the processor falls behind or its partition is busy, a partition's fetches are joined into
+ * larger blocks: a ClickHouse insert costs less CPU per record as its block grows
+ * (docs/scaling.md), and a fetch returns at most `fetchMaxBytes` of a partition. A fetch that
+ * ended before the partition's end (its high watermark) is held; so is one that reached it but
+ * brought at least `fetchMinBytes` (and BUSY_MIN_BYTES) while other processors share the group
+ * (`busyHold`): each of several processors sharing a heavy load keeps up with its part and would
+ * otherwise store every fetch as a small block, which costs the ClickHouse server about twice the
+ * CPU per record (docs/scaling.md). A held fetch has its offsets resolved (kafkajs fetches on at
+ * once) but not committed, until a fetch neither behind nor busy comes, the held messages reach
+ * `holdBytes` or `maxBatch`, or `holdMs` passed since the first of them was fetched; then they are
+ * planned and stored as if they were one fetch. A crash or a rebalance loses nothing held: nothing
+ * held was committed, so its messages are fetched again. A busy partition's fetches are held for
+ * at most BUSY_HOLD_FLUSHES × `flushMs` (a behind one's for `holdMs`), so what the hold adds to
+ * freshness stays within a few fetch waits; below `fetchMinBytes` per fetch a processor that
+ * keeps up holds nothing.
  */
 export class BlockSource {
   private consumer: Consumer | undefined;
@@ -162,6 +181,8 @@ export class BlockSource {
   private readonly committed = new Map<number, number>();
   /** group generations joined / whose ranges are loaded */
   private joins = 0;
+  /** true while other processors share the consumer group (from the group's description at each join) */
+  private sharedGroup = false;
   private rangesOfJoin = 0;
   private rangesLoading: Promise<void> | undefined;
   private stopped = false;
@@ -208,6 +229,15 @@ export class BlockSource {
       // token (duplicates). They are reloaded before the first batch of each generation.
       this.joins++;
       log.info({ assignment: e.payload.memberAssignment }, 'processor joined group');
+      const join = this.joins;
+      consumer.describeGroup().then(
+        (g) => {
+          if (this.joins !== join) return;
+          this.sharedGroup = g.members.length > 1;
+          log.info({ members: g.members.length, busyHold: this.busyHold() }, 'processor group described');
+        },
+        () => undefined,
+      );
     });
     consumer.on(consumer.events.CRASH, (e) => {
       log.error({ err: e.payload.error?.message, restart: e.payload.restart }, 'processor consumer crashed');
@@ -271,6 +301,11 @@ export class BlockSource {
     await this.inOrder(partition, () => this.take(topic, partition, messages, ctl));
   }
 
+  private busyHold(): boolean {
+    const mode = this.o.busyHold ?? 'auto';
+    return mode === 'on' || (mode === 'auto' && this.sharedGroup);
+  }
+
   /** Runs `fn` after the partition's earlier batches and timed stores. */
   private inOrder(partition: number, fn: () => Promise<void>): Promise<void> {
     const run = (this.queues.get(partition) ?? Promise.resolve()).then(fn);
@@ -298,21 +333,26 @@ export class BlockSource {
     const fresh = held ? batch.filter((m) => Number(m.offset) > lastHeld) : batch;
     const messages = held ? held.messages.concat(fresh) : fresh;
     if (messages.length === 0) return;
-    const bytes = (held?.bytes ?? 0) + messageBytes(fresh);
+    const freshBytes = messageBytes(fresh);
+    const bytes = (held?.bytes ?? 0) + freshBytes;
     const since = held?.since ?? Date.now();
     const saved = this.ranges.get(partition);
     const { holdMs, holdBytes, maxBatch } = this.o;
     const last = fresh.length ? Number(fresh[fresh.length - 1]!.offset) : -1;
+    const behind = ctl.highWatermark !== undefined && Number(ctl.highWatermark) > last + 1;
+    const busy = this.busyHold() && freshBytes >= Math.max(this.o.fetchMinBytes, BUSY_MIN_BYTES);
     const hold =
       holdMs > 0 &&
       // A range saved before a crash is re-formed from the first fetch that reaches it, as before.
       !(saved && Number(messages[0]!.offset) <= saved.max) &&
       fresh.length > 0 &&
-      ctl.highWatermark !== undefined &&
-      Number(ctl.highWatermark) > last + 1 &&
+      // Behind: the fetch ended before the partition's end. Busy: it reached the end but brought
+      // at least fetchMinBytes, so the broker answered for the bytes, not the wait; held for at
+      // most BUSY_HOLD_FLUSHES fetch waits, which bounds what it adds to freshness.
+      (behind || busy) &&
       bytes < holdBytes &&
       messages.length < maxBatch &&
-      Date.now() - since < holdMs;
+      Date.now() - since < (behind ? holdMs : Math.min(holdMs, BUSY_HOLD_FLUSHES * this.o.flushMs));
     if (hold) {
       ctl.resolveOffset(fresh[fresh.length - 1]!.offset);
       const next: Held = { gen: this.joins, messages, bytes, since, timer: held?.timer };

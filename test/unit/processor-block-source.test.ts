@@ -103,7 +103,12 @@ function source(
   sink: (b: Block) => Promise<void>,
   maxBatch = 4,
   // Every batch is stored at once here; the hold of a partition behind its end has tests below.
-  hold: { holdMs: number; holdBytes: number } = { holdMs: 0, holdBytes: 0 },
+  hold: {
+    holdMs: number;
+    holdBytes: number;
+    fetchMinBytes?: number;
+    busyHold?: 'auto' | 'on' | 'off';
+  } = { holdMs: 0, holdBytes: 0 },
 ) {
   return new BlockSource({
     // Never connected: onBatch is driven directly.
@@ -298,5 +303,74 @@ describe('BlockSource.onBatch behind the partition end (fetches held and joined)
     ]);
     expect(ranges.saved).toEqual(['t/0:0-1', 't/0:2-7']);
     expect(log).toEqual(['resolve 1', 'commit 2', 'resolve 7', 'commit 8']);
+  });
+});
+
+describe('BlockSource.onBatch at the partition end while busy (fetches of several processors joined)', () => {
+  const MiB = 1024 * 1024;
+  /** `n` messages of 512 KiB from offset `from` */
+  const big = (from: number, n: number): KafkaMessage[] =>
+    Array.from(
+      { length: n },
+      (_, i) => ({ offset: String(from + i), value: Buffer.alloc(512 * 1024) }) as KafkaMessage,
+    );
+  const busy = { holdMs: 60_000, holdBytes: 64 * MiB, fetchMinBytes: MiB };
+
+  it('busyHold on: a fetch at the end that brought fetchMinBytes is held; the next one below it stores both as one block', async () => {
+    const ranges = new MemoryRanges();
+    const log: string[] = [];
+    const s = source(ranges, async (b) => void log.push(`sink ${b.range.min}-${b.range.max}`), 100, {
+      ...busy,
+      busyHold: 'on',
+    });
+    // 2 x 512 KiB = fetchMinBytes, and the fetch reached the end (high watermark = last offset + 1).
+    await s.onBatch('t', 0, big(0, 2), control(log, { highWatermark: 2 }));
+    await s.onBatch('t', 0, big(2, 2), control(log, { highWatermark: 4 }));
+    expect(ranges.saved).toEqual([]);
+    expect(log).toEqual(['resolve 1', 'resolve 3']);
+    // Below fetchMinBytes: the partition is no longer busy.
+    await s.onBatch('t', 0, msgs(4, 4), control(log, { highWatermark: 5 }));
+    expect(ranges.saved).toEqual(['t/0:0-4']);
+    expect(log).toEqual(['resolve 1', 'resolve 3', 'sink 0-4', 'resolve 4', 'commit 5']);
+  });
+
+  it('busy fetches are held for at most 2 x flushMs, then stored with the fetch that passes it', async () => {
+    const ranges = new MemoryRanges();
+    const log: string[] = [];
+    const s = source(ranges, async (b) => void log.push(`sink ${b.range.min}-${b.range.max}`), 100, {
+      ...busy,
+      busyHold: 'on',
+    });
+    await s.onBatch('t', 0, big(0, 2), control(log, { highWatermark: 2 }));
+    // flushMs is 100: 200 ms after the first held fetch, a busy one is no longer held.
+    await new Promise((r) => setTimeout(r, 220));
+    await s.onBatch('t', 0, big(2, 2), control(log, { highWatermark: 4 }));
+    expect(ranges.saved).toEqual(['t/0:0-3']);
+    expect(log).toEqual(['resolve 1', 'sink 0-3', 'resolve 3', 'commit 4']);
+  });
+
+  it('busyHold auto outside a shared group, or off: every fetch at the end is stored at once', async () => {
+    for (const busyHold of ['auto', 'off'] as const) {
+      const ranges = new MemoryRanges();
+      const log: string[] = [];
+      const s = source(ranges, async (b) => void log.push(`sink ${b.range.min}-${b.range.max}`), 100, {
+        ...busy,
+        busyHold,
+      });
+      await s.onBatch('t', 0, big(0, 2), control(log, { highWatermark: 2 }));
+      expect(log).toEqual(['sink 0-1', 'resolve 1', 'commit 2']);
+    }
+  });
+
+  it('a busy fetch below BUSY_MIN_BYTES is never held, whatever fetchMinBytes says', async () => {
+    const ranges = new MemoryRanges();
+    const log: string[] = [];
+    const s = source(ranges, async (b) => void log.push(`sink ${b.range.min}-${b.range.max}`), 100, {
+      ...busy,
+      fetchMinBytes: 1,
+      busyHold: 'on',
+    });
+    await s.onBatch('t', 0, msgs(0, 3), control(log, { highWatermark: 4 }));
+    expect(log).toEqual(['sink 0-3', 'resolve 3', 'commit 4']);
   });
 });
