@@ -79,8 +79,6 @@ export const HOLD_BYTES = 64 * 1024 * 1024;
  * never held for being busy).
  */
 export const BUSY_MIN_BYTES = 1024 * 1024;
-/** A busy partition's fetches are joined for at most this many PROCESSOR_FLUSH_MS (400 ms by default). */
-export const BUSY_HOLD_FLUSHES = 5;
 /** pause before a held block whose timed store failed is tried again */
 const HELD_RETRY_MS = 1000;
 
@@ -166,10 +164,9 @@ export async function planBlocks(
  * once) but not committed, until a fetch neither behind nor busy comes, the held messages reach
  * `holdBytes` or `maxBatch`, or `holdMs` passed since the first of them was fetched; then they are
  * planned and stored as if they were one fetch. A crash or a rebalance loses nothing held: nothing
- * held was committed, so its messages are fetched again. A busy partition's fetches are held for
- * at most BUSY_HOLD_FLUSHES × `flushMs` (a behind one's for `holdMs`), so what the hold adds to
- * freshness stays within a few fetch waits; below `fetchMinBytes` per fetch a processor that
- * keeps up holds nothing.
+ * held was committed, so its messages are fetched again. Below `fetchMinBytes` per fetch, and
+ * always when it is alone in its group, a processor that keeps up holds nothing: the busy hold
+ * costs freshness (up to `holdMs`), which only a shared group's throughput pays for.
  */
 export class BlockSource {
   private consumer: Consumer | undefined;
@@ -347,12 +344,11 @@ export class BlockSource {
       !(saved && Number(messages[0]!.offset) <= saved.max) &&
       fresh.length > 0 &&
       // Behind: the fetch ended before the partition's end. Busy: it reached the end but brought
-      // at least fetchMinBytes, so the broker answered for the bytes, not the wait; held for at
-      // most BUSY_HOLD_FLUSHES fetch waits, which bounds what it adds to freshness.
+      // at least fetchMinBytes, so the broker answered for the bytes, not the wait.
       (behind || busy) &&
       bytes < holdBytes &&
       messages.length < maxBatch &&
-      Date.now() - since < (behind ? holdMs : Math.min(holdMs, BUSY_HOLD_FLUSHES * this.o.flushMs));
+      Date.now() - since < holdMs;
     if (hold) {
       ctl.resolveOffset(fresh[fresh.length - 1]!.offset);
       const next: Held = { gen: this.joins, messages, bytes, since, timer: held?.timer };
