@@ -315,12 +315,17 @@ describe('BlockSource.onBatch at the partition end while busy (fetches of severa
       (_, i) => ({ offset: String(from + i), value: Buffer.alloc(512 * 1024) }) as KafkaMessage,
     );
   const busy = { holdMs: 60_000, holdBytes: 64 * MiB, fetchMinBytes: MiB };
+  /** A source with the busy settings (and `over` them) whose sink records each block in `log`. */
+  const busySource = (ranges: MemoryRanges, log: string[], over: Partial<Parameters<typeof source>[3]>) =>
+    source(ranges, async (b) => void log.push(`sink ${b.range.min}-${b.range.max}`), 100, {
+      ...busy,
+      ...over,
+    });
 
   it('busyHold on: a fetch at the end that brought fetchMinBytes is held; the next one below it stores both as one block', async () => {
     const ranges = new MemoryRanges();
     const log: string[] = [];
-    const s = source(ranges, async (b) => void log.push(`sink ${b.range.min}-${b.range.max}`), 100, {
-      ...busy,
+    const s = busySource(ranges, log, {
       busyHold: 'on',
     });
     // 2 x 512 KiB = fetchMinBytes, and the fetch reached the end (high watermark = last offset + 1).
@@ -337,8 +342,7 @@ describe('BlockSource.onBatch at the partition end while busy (fetches of severa
   it('busy fetches are held for at most holdMs, then stored with the fetch that passes it', async () => {
     const ranges = new MemoryRanges();
     const log: string[] = [];
-    const s = source(ranges, async (b) => void log.push(`sink ${b.range.min}-${b.range.max}`), 100, {
-      ...busy,
+    const s = busySource(ranges, log, {
       holdMs: 150,
       busyHold: 'on',
     });
@@ -372,8 +376,7 @@ describe('BlockSource.onBatch at the partition end while busy (fetches of severa
   it('a busy fetch below BUSY_MIN_BYTES is never held, whatever fetchMinBytes says', async () => {
     const ranges = new MemoryRanges();
     const log: string[] = [];
-    const s = source(ranges, async (b) => void log.push(`sink ${b.range.min}-${b.range.max}`), 100, {
-      ...busy,
+    const s = busySource(ranges, log, {
       fetchMinBytes: 1,
       busyHold: 'on',
     });
