@@ -231,7 +231,7 @@ export class BlockSource {
         (g) => {
           if (this.joins !== join) return;
           this.sharedGroup = g.members.length > 1;
-          log.info({ members: g.members.length, busyHold: this.busyHold() }, 'processor group described');
+          log.info({ members: g.members.length, busyHold: this.busyHoldActive }, 'processor group described');
         },
         () => undefined,
       );
@@ -298,7 +298,8 @@ export class BlockSource {
     await this.inOrder(partition, () => this.take(topic, partition, messages, ctl));
   }
 
-  private busyHold(): boolean {
+  /** Whether a busy partition's fetches are held now (`busyHold`, and the group shared or not). */
+  get busyHoldActive(): boolean {
     const mode = this.o.busyHold ?? 'auto';
     return mode === 'on' || (mode === 'auto' && this.sharedGroup);
   }
@@ -337,7 +338,7 @@ export class BlockSource {
     const { holdMs, holdBytes, maxBatch } = this.o;
     const last = fresh.length ? Number(fresh[fresh.length - 1]!.offset) : -1;
     const behind = ctl.highWatermark !== undefined && Number(ctl.highWatermark) > last + 1;
-    const busy = this.busyHold() && freshBytes >= Math.max(this.o.fetchMinBytes, BUSY_MIN_BYTES);
+    const busy = this.busyHoldActive && freshBytes >= Math.max(this.o.fetchMinBytes, BUSY_MIN_BYTES);
     const hold =
       holdMs > 0 &&
       // A range saved before a crash is re-formed from the first fetch that reaches it, as before.

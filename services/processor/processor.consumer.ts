@@ -88,6 +88,11 @@ export class ProcessorConsumer {
     });
   }
 
+  /** Whether fetches at a busy partition's end are joined now (other processors share the group). */
+  get busyHold(): boolean {
+    return this.source.busyHoldActive;
+  }
+
   get stats(): ProcessorStats {
     return this.sink.stats;
   }

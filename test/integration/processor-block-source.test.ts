@@ -65,13 +65,13 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function newTopic(name: string): Promise<string> {
+async function newTopic(name: string, numPartitions = 1): Promise<string> {
   const topic = `test.block-source.${name}.${tag}`;
   const admin = kafka.admin();
   await admin.connect();
   await admin.createTopics({
     waitForLeaders: true,
-    topics: [{ topic, numPartitions: 1, replicationFactor: 1 }],
+    topics: [{ topic, numPartitions, replicationFactor: 1 }],
   });
   await admin.disconnect();
   return topic;
@@ -175,6 +175,20 @@ describe('block source on real Kafka', () => {
       what: 'plain stored',
     });
     expect(plainWriter.inserts).toHaveLength(5);
+  });
+
+  it('processors sharing a group hold busy fetches; a processor alone in its group does not', async () => {
+    const topic = await newTopic('shared', 2);
+    const a = start(topic, new RequestsWriter(ch));
+    const b = start(topic, new RequestsWriter(ch));
+    expect(a.busyHold).toBe(false);
+    await Promise.all([a.start(), b.start()]);
+    // Each reads the group's description after its join: two members.
+    await waitFor(() => a.busyHold && b.busyHold, { timeoutMs: 60_000, what: 'both see a shared group' });
+    // b leaves: a rejoins alone and stops holding for being busy.
+    await b.stop();
+    await waitFor(() => !a.busyHold, { timeoutMs: 60_000, what: 'a alone in its group' });
+    await a.stop();
   });
 
   it('a failed block is not committed: the restarted consumer replays its range with the same token', async () => {
