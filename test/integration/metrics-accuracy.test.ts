@@ -186,6 +186,19 @@ describe('metrics accuracy over 100,000 records ingested through the pipeline', 
   let base: number;
   let range: string;
   const get = <T>(p: string) => api(acct.apiToken).get<T>(`/v1/accounts/${acct.accountSid}/metrics${p}`);
+  /** `/summary?q`'s request, error and byte totals equal those of `records`; their stats. */
+  const expectTotals = async (q: string, records: Rec[]) => {
+    const s = await get<{ totalRequests: number; totalErrors: number; totalDataTransferred: number }>(
+      `/summary?${q}`,
+    );
+    const e = stats(records);
+    expect([s.body.totalRequests, s.body.totalErrors, s.body.totalDataTransferred]).toEqual([
+      e.requests,
+      e.errors,
+      e.bytes,
+    ]);
+    return e;
+  };
 
   beforeAll(async () => {
     acct = await newAccount();
@@ -400,15 +413,7 @@ describe('metrics accuracy over 100,000 records ingested through the pipeline', 
     const hi = Math.floor(to / 60_000) * 60_000 + 60_000;
     const subset = recs.filter((r) => r.ts >= lo && r.ts < hi);
     const q = `startDate=${new Date(from).toISOString()}&endDate=${new Date(to).toISOString()}`;
-    const s = await get<{ totalRequests: number; totalErrors: number; totalDataTransferred: number }>(
-      `/summary?${q}`,
-    );
-    const e = stats(subset);
-    expect([s.body.totalRequests, s.body.totalErrors, s.body.totalDataTransferred]).toEqual([
-      e.requests,
-      e.errors,
-      e.bytes,
-    ]);
+    const e = await expectTotals(q, subset);
     const rt = await get<{
       summary: { requests: number; average: number; percentiles: Record<string, { value: number }> };
     }>(`/shapeA/responseTime?interval=hour&${q}`);
@@ -435,15 +440,7 @@ describe('metrics accuracy over 100,000 records ingested through the pipeline', 
     // day, so no day block, and the 6-hour block ending at or after the set's end lies inside the
     // range and holds part of the set, which is then read from 6-hour rows.
     const q = `startDate=${new Date(base - 12 * HOUR).toISOString()}&endDate=${new Date(base + 10 * HOUR - 1).toISOString()}`;
-    const s = await get<{ totalRequests: number; totalErrors: number; totalDataTransferred: number }>(
-      `/summary?${q}`,
-    );
-    const all = stats(recs);
-    expect([s.body.totalRequests, s.body.totalErrors, s.body.totalDataTransferred]).toEqual([
-      all.requests,
-      all.errors,
-      all.bytes,
-    ]);
+    const all = await expectTotals(q, recs);
     const keys: Record<string, (r: Rec) => string> = {
       endpoint: (r) => r.endpoint,
       method: (r) => r.method,

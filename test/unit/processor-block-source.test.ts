@@ -125,6 +125,22 @@ function source(
   });
 }
 
+/** A source (blocks of up to 100, `hold` as given) whose sink records each block and fails until `ok()`. */
+function failingUntilOk(ranges: MemoryRanges, hold?: Parameters<typeof source>[3]) {
+  const seen: Block[] = [];
+  let fail = true;
+  const s = source(
+    ranges,
+    async (b) => {
+      seen.push(b);
+      if (fail) throw new Error('insert failed');
+    },
+    100,
+    hold,
+  );
+  return { s, seen, ok: () => void (fail = false) };
+}
+
 describe('BlockSource.onBatch', () => {
   it('per block: save the range, hand it to the sink, then resolve and commit past it', async () => {
     const ranges = new MemoryRanges();
@@ -148,19 +164,10 @@ describe('BlockSource.onBatch', () => {
   it('a sink that fails commits nothing; the batch delivered again replays the saved range with it', async () => {
     const ranges = new MemoryRanges();
     const log: string[] = [];
-    const seen: Block[] = [];
-    let fail = true;
-    const s = source(
-      ranges,
-      async (b) => {
-        seen.push(b);
-        if (fail) throw new Error('insert failed');
-      },
-      100,
-    );
+    const { s, seen, ok } = failingUntilOk(ranges);
     await expect(s.onBatch('t', 0, msgs(7, 9), control(log))).rejects.toThrow('insert failed');
     expect(log).toEqual([]);
-    fail = false;
+    ok();
     await s.onBatch('t', 0, msgs(7, 12), control(log));
     expect(shape(seen)).toEqual([
       { range: { min: 7, max: 9 }, n: 3, replay: false, skip: false },
@@ -209,21 +216,6 @@ describe('BlockSource.onBatch', () => {
 describe('BlockSource.onBatch behind the partition end (fetches held and joined)', () => {
   const behind = { holdMs: 60_000, holdBytes: 1000 };
   const at = (log: string[], highWatermark: number) => control(log, { highWatermark });
-  /** A source holding fetches behind the end, whose sink records each block and fails until `ok()`. */
-  const failingUntilOk = (ranges: MemoryRanges) => {
-    const seen: Block[] = [];
-    let fail = true;
-    const s = source(
-      ranges,
-      async (b) => {
-        seen.push(b);
-        if (fail) throw new Error('insert failed');
-      },
-      100,
-      behind,
-    );
-    return { s, seen, ok: () => void (fail = false) };
-  };
 
   it('fetches that end before the partition end are held (resolved, not committed), then stored as one block', async () => {
     const ranges = new MemoryRanges();
@@ -273,7 +265,7 @@ describe('BlockSource.onBatch behind the partition end (fetches held and joined)
   it('a failed store holds the earlier messages again; the batch delivered again replays the saved range', async () => {
     const ranges = new MemoryRanges();
     const log: string[] = [];
-    const { s, seen, ok } = failingUntilOk(ranges);
+    const { s, seen, ok } = failingUntilOk(ranges, behind);
     await s.onBatch('t', 0, msgs(0, 3), at(log, 5));
     await expect(s.onBatch('t', 0, msgs(4, 4), at(log, 5))).rejects.toThrow('insert failed');
     ok();
@@ -290,7 +282,7 @@ describe('BlockSource.onBatch behind the partition end (fetches held and joined)
   it('a fetch behind the end that reaches a saved range is stored at once: the range replayed with its token', async () => {
     const ranges = new MemoryRanges();
     const log: string[] = [];
-    const { s, seen, ok } = failingUntilOk(ranges);
+    const { s, seen, ok } = failingUntilOk(ranges, behind);
     // A fetch that reached the end is stored at once; its insert fails after its range was saved.
     await expect(s.onBatch('t', 0, msgs(0, 1), at(log, 2))).rejects.toThrow('insert failed');
     ok();

@@ -69,14 +69,12 @@ describe('sdk: incoming records are built after the turn’s responses', () => {
 
 describe('sdk: deferred record building', () => {
   const turn = () => new Promise<void>((r) => setImmediate(r));
+  /** A core that captures and sends nothing by itself: only what the test defers is built. */
+  const disabledCore = () =>
+    new TaplineCore({ endpoint: 'http://127.0.0.1:9', bucketSid: 'bkt_defer', token: 't', enabled: false });
 
   it('builds a burst over a few turns, at least half of what waits per turn, in order', async () => {
-    const core = new TaplineCore({
-      endpoint: 'http://127.0.0.1:9',
-      bucketSid: 'bkt_defer',
-      token: 't',
-      enabled: false,
-    });
+    const core = disabledCore();
     const built: number[] = [];
     for (let i = 0; i < 1000; i++) core.defer({ build: () => built.push(i) });
     expect(built).toHaveLength(0);
@@ -88,12 +86,7 @@ describe('sdk: deferred record building', () => {
   });
 
   it('flush builds everything still waiting at once; a throwing build is counted, not thrown', async () => {
-    const core = new TaplineCore({
-      endpoint: 'http://127.0.0.1:9',
-      bucketSid: 'bkt_defer',
-      token: 't',
-      enabled: false,
-    });
+    const core = disabledCore();
     const built: number[] = [];
     for (let i = 0; i < 300; i++)
       core.defer({
