@@ -19,42 +19,111 @@
  * shows the host's RSS growth bounded by the queue size.
  *
  *   npx tsx sdk/node/bench/overhead.ts [--rate 5000] [--pairs 16] [--segment 2] [--down 10]
- *                                      [--pace even|burst] [--pin]
+ *                                      [--pace even|burst] [--pin | --isolate]
  *
  * `--pace even` (default) sends each request at its own time, 1/rate apart (as wrk2's constant
  * throughput mode); `--pace burst` sends what is due on a 1 ms timer, i.e. bursts of five at
  * 5,000/s, where each request also waits for the server's work on the ones before it in the
  * burst, so every µs the SDK adds per request shows up several times over in the burst's latency.
  * `--pin` runs the server on CPU 0 and the load process, fake ingest and driver on CPU 1.
+ * `--isolate` leaves CPU 0 to the server's main thread alone and drives it with loadc.c (below).
  *
  * Roles (forked by the main process): `ingest` (a fake ingest: checks gzip, answers 202, serves an
  * empty /sdk), `server <ingestUrl> <endpoint>` (the host), `load <url>` (the client).
  */
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzip } from 'node:zlib';
 import { constants, monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import { Tapline } from '../src/index.js';
 
 type Msg = Record<string, unknown>;
+
+/** A load segment: latencies (µs) in answer order; with loadc, each request's send time (µs, monotonic clock). */
+interface LoadResult {
+  lat: number[];
+  sentAt?: number[];
+  errors: number;
+  achieved: number;
+}
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : dflt;
 }
 
-const PIN = process.argv.includes('--pin');
+/**
+ * `--isolate`: the host's main thread alone on CPU 0, as on a host with cores to spare; its other
+ * threads (V8's compiler and GC helpers, libuv's pool where gzip runs), the load, the fake ingest
+ * and the driver on CPU 1; the load is loadc.c (no garbage collector of its own) at real-time
+ * priority when the bench runs as root, so its clock reads answers when they arrive.
+ */
+const ISOLATE = process.argv.includes('--isolate');
+const PIN = process.argv.includes('--pin') || ISOLATE;
 /** How the load process spaces its requests: `even` (default) or `burst` (a 1 ms timer). */
 const PACE = (process.argv.includes('--pace') && process.argv[process.argv.indexOf('--pace') + 1]) || 'even';
 
 function child(args: string[], cpu?: number): ChildProcess {
-  const cp = fork(process.argv[1]!, [...args, '--pace', PACE], {
+  const cp = fork(process.argv[1]!, [...args, '--pace', PACE, ...(ISOLATE ? ['--isolate'] : [])], {
     execArgv: [...process.execArgv, '--expose-gc'],
     stdio: 'inherit',
   });
   if (PIN && cpu !== undefined && cp.pid)
     execFileSync('taskset', ['-a', '-cp', String(cpu), String(cp.pid)], { stdio: 'ignore' });
   return cp;
+}
+
+/** Moves every thread of `pid` but its main thread to CPU 1 (--isolate); returns how many. */
+function offMainThread(pid: number): number {
+  let moved = 0;
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    if (tid === String(pid)) continue;
+    execFileSync('taskset', ['-cp', '1', tid], { stdio: 'ignore' });
+    moved++;
+  }
+  return moved;
+}
+
+/** Compiles loadc.c with the system's C compiler once per source version; returns the binary. */
+function buildLoadc(): string {
+  const src = path.join(path.dirname(fileURLToPath(import.meta.url)), 'loadc.c');
+  const text = fs.readFileSync(src);
+  const bin = path.join(
+    os.tmpdir(),
+    `tapline-loadc-${createHash('sha256').update(text).digest('hex').slice(0, 12)}`,
+  );
+  if (fs.existsSync(bin)) return bin;
+  try {
+    execFileSync(process.env.CC ?? 'cc', ['-O2', '-o', bin, src], { stdio: 'inherit' });
+  } catch {
+    throw new Error('--isolate needs a C compiler (cc, or CC=...) to build sdk/node/bench/loadc.c');
+  }
+  return bin;
+}
+
+/**
+ * The machine's floor (--isolate): loadc's own C server alone on CPU 0 under the same load, so
+ * the host's figures can be read against what the machine does with no runtime in the server.
+ */
+async function floorRun(loadc: string, rate: number, seconds: number): Promise<LoadResult> {
+  const srv = spawn('taskset', ['-c', '0', loadc, 'serve', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const port = await new Promise<string>((resolve, reject) => {
+      srv.on('error', reject);
+      srv.stdout.once('data', (c: Buffer) => resolve(/listening (\d+)/.exec(c.toString())?.[1] ?? ''));
+    });
+    const target = new URL(`http://127.0.0.1:${port}`);
+    await runLoadc(loadc, target, rate, 1);
+    return await runLoadc(loadc, target, rate, seconds);
+  } finally {
+    srv.kill();
+  }
 }
 
 function ask<T = Msg>(cp: ChildProcess, msg?: object): Promise<T> {
@@ -127,6 +196,8 @@ interface SegmentReport {
   elu: number;
   /** garbage collections in the segment: count, total and longest pause (µs) */
   gc: { count: number; totalUs: number; maxUs: number; major: number; over1ms: number };
+  /** the segment's pauses as [start, end] on the monotonic clock, µs (loadc's clock, --isolate) */
+  gcPauses: [number, number][];
   cpuMicrosPerRequest: number;
   rss: number;
   stats: Msg | null;
@@ -197,9 +268,15 @@ async function serverRole(ingestUrl: string, endpoint: string): Promise<void> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   // Let the settings arrive before measuring.
   while (!tapline.stats().settingsLoaded) await new Promise((r) => setTimeout(r, 50));
+  // libuv starts its pool's threads at the first task: started now, they exist when --isolate
+  // moves the process's other threads off the main thread's CPU.
+  if (ISOLATE) await new Promise((r) => gzip(Buffer.alloc(1), r));
   process.send!({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
   const eld = monitorEventLoopDelay({ resolution: 1 });
   const gc = { count: 0, totalUs: 0, maxUs: 0, major: 0, over1ms: 0 };
+  let gcPauses: [number, number][] = [];
+  // performance.now() and process.hrtime() both read the monotonic clock, from different origins.
+  const monoOffsetUs = Number(process.hrtime.bigint() / 1000n) - performance.now() * 1000;
   new PerformanceObserver((list) => {
     if (!recording) return;
     for (const e of list.getEntries()) {
@@ -216,6 +293,8 @@ async function serverRole(ingestUrl: string, endpoint: string): Promise<void> {
       if (e.duration > 1) gc.over1ms++;
       gc.totalUs += e.duration * 1000;
       gc.maxUs = Math.max(gc.maxUs, e.duration * 1000);
+      const at = monoOffsetUs + e.startTime * 1000;
+      gcPauses.push([at, at + e.duration * 1000]);
     }
   }).observe({ entryTypes: ['gc'] });
   let cpu = process.cpuUsage();
@@ -226,6 +305,7 @@ async function serverRole(ingestUrl: string, endpoint: string): Promise<void> {
       seg = { hook: [], handler: [], finish: [], build: [], buildTurn: [], requests: 0 };
       global.gc?.();
       Object.assign(gc, { count: 0, totalUs: 0, maxUs: 0, major: 0, over1ms: 0 });
+      gcPauses = [];
       eld.reset();
       eld.enable();
       cpu = process.cpuUsage();
@@ -250,6 +330,7 @@ async function serverRole(ingestUrl: string, endpoint: string): Promise<void> {
         eld: { p50: eld.percentile(50) / 1000, p99: eld.percentile(99) / 1000, max: eld.max / 1000 },
         elu: util,
         gc: { ...gc },
+        gcPauses,
         cpuMicrosPerRequest: (used.user + used.system) / Math.max(1, seg.requests),
         rss: process.memoryUsage().rss,
         stats: mode === 'sdk' ? (tapline.stats() as unknown as Msg) : null,
@@ -265,7 +346,39 @@ async function serverRole(ingestUrl: string, endpoint: string): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // load generator: open loop at a fixed rate, latency per request
 
-async function loadRole(url: string): Promise<void> {
+/** One segment of loadc (--isolate): latencies from send to the whole answer, µs. */
+function runLoadc(bin: string, target: URL, rate: number, seconds: number): Promise<LoadResult> {
+  const args = [target.hostname, target.port, String(rate), String(seconds), '/hello?x=1'];
+  // Real-time priority needs root (CAP_SYS_NICE); otherwise it runs at normal priority.
+  const asRoot = process.getuid?.() === 0;
+  const cp = spawn(asRoot ? 'chrt' : bin, asRoot ? ['-f', '50', bin, ...args] : args, {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const out: Buffer[] = [];
+  cp.stdout.on('data', (c: Buffer) => out.push(c));
+  return new Promise((resolve, reject) => {
+    cp.on('error', reject);
+    cp.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`loadc exited ${code}`));
+      const lat: number[] = [];
+      const due: number[] = [];
+      let errors = 0;
+      let start = 0;
+      for (const line of Buffer.concat(out).toString('utf8').split('\n')) {
+        if (line.startsWith('# errors ')) errors = Number(line.slice(9));
+        else if (line.startsWith('# start ')) start = Number(line.slice(8));
+        else if (line) {
+          const sp = line.indexOf(' ');
+          due.push(Number(line.slice(0, sp)));
+          lat.push(Number(line.slice(sp + 1)));
+        }
+      }
+      resolve({ lat, sentAt: due.map((d) => start + d), errors, achieved: lat.length / seconds });
+    });
+  });
+}
+
+async function loadRole(url: string, loadc?: string): Promise<void> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const target = new URL(url);
   process.on('message', (m: Msg) => {
@@ -275,6 +388,16 @@ async function loadRole(url: string): Promise<void> {
     }
     const rate = Number(m.rate);
     const seconds = Number(m.seconds);
+    if (loadc) {
+      void runLoadc(loadc, target, rate, seconds).then(
+        (r) => process.send!(r),
+        (err: Error) => {
+          console.error(err.message);
+          process.exit(1);
+        },
+      );
+      return;
+    }
     const lat: number[] = [];
     let errors = 0;
     let sent = 0;
@@ -361,6 +484,9 @@ interface Side {
   gcTotalUs: number;
   gcMax: number[];
   requests: number;
+  /** requests over SLOW_US, and of them those during a GC pause (--isolate) */
+  slow: number;
+  slowGc: number;
 }
 
 const side = (): Side => ({
@@ -382,6 +508,8 @@ const side = (): Side => ({
   gcTotalUs: 0,
   gcMax: [],
   requests: 0,
+  slow: 0,
+  slowGc: 0,
 });
 
 async function segment(
@@ -391,15 +519,45 @@ async function segment(
   rate: number,
   seconds: number,
   noFlush = false,
-): Promise<{ report: SegmentReport; lat: number[]; errors: number; achieved: number }> {
+): Promise<{ report: SegmentReport; lat: number[]; errors: number; achieved: number; slow: Slow }> {
   await ask(server, { cmd: 'start', mode });
-  const l = await ask<{ lat: number[]; errors: number; achieved: number }>(load, {
-    cmd: 'run',
-    rate,
-    seconds,
-  });
+  const l = await ask<LoadResult>(load, { cmd: 'run', rate, seconds });
   const report = await ask<SegmentReport>(server, { cmd: 'end', noFlush });
-  return { report, lat: sortNum(l.lat), errors: l.errors, achieved: l.achieved };
+  return {
+    report,
+    slow: slowRequests(l, report.gcPauses),
+    lat: sortNum(l.lat),
+    errors: l.errors,
+    achieved: l.achieved,
+  };
+}
+
+/** Latency above which a request counts as slow in the attribution below, µs. */
+const SLOW_US = 500;
+
+interface Slow {
+  /** requests answered in more than SLOW_US */
+  n: number;
+  /** of them, those in flight while a garbage-collection pause of the host ran */
+  duringGc: number;
+}
+
+/**
+ * Slow requests, and how many of them overlapped one of the host's GC pauses (known with loadc,
+ * whose send times are on the server's monotonic clock): what the collector's pauses explain of
+ * the tail, the rest being the host's other work and the machine.
+ */
+function slowRequests(l: LoadResult, pauses: [number, number][]): Slow {
+  const out = { n: 0, duringGc: 0 };
+  if (l.sentAt === undefined) return out;
+  for (let i = 0; i < l.lat.length; i++) {
+    const lat = l.lat[i]!;
+    if (lat <= SLOW_US) continue;
+    out.n++;
+    const t0 = l.sentAt[i]!;
+    if (pauses.some(([a, b]) => t0 < b && t0 + lat > a)) out.duringGc++;
+  }
+  return out;
 }
 
 const f = (x: number) => x.toFixed(1);
@@ -408,7 +566,7 @@ async function main(): Promise<void> {
   const role = process.argv[2];
   if (role === 'ingest') return ingestRole();
   if (role === 'server') return serverRole(process.argv[3]!, process.argv[4]!);
-  if (role === 'load') return loadRole(process.argv[3]!);
+  if (role === 'load') return loadRole(process.argv[3]!, ISOLATE ? process.argv[4] : undefined);
 
   const rate = arg('rate', 5000);
   const pairs = arg('pairs', 16);
@@ -417,13 +575,16 @@ async function main(): Promise<void> {
   if (PIN) execFileSync('taskset', ['-a', '-cp', '1', String(process.pid)], { stdio: 'ignore' });
   const ingest = child(['ingest'], 1);
   const { url: ingestUrl } = await ask<{ url: string }>(ingest);
+  const loadc = ISOLATE ? buildLoadc() : '';
   const server = child(['server', ingestUrl, ingestUrl], 0);
   const { url } = await ask<{ url: string }>(server);
-  const load = child(['load', url], 1);
+  const moved = ISOLATE ? offMainThread(server.pid!) : 0;
+  const load = child(['load', url, loadc], 1);
   await ask(load);
   // Warm-up of both paths (JIT, connections), not counted.
   for (const mode of ['baseline', 'sdk'] as const) await segment(server, load, mode, rate, 1);
 
+  const floor = ISOLATE ? await floorRun(loadc, rate, seconds * 2) : undefined;
   const sides = { baseline: side(), sdk: side() };
   const diffs = { p50: [] as number[], p99: [] as number[] };
   let errors = 0;
@@ -451,6 +612,8 @@ async function main(): Promise<void> {
       x.gcTotalUs += s.report.gc.totalUs;
       x.gcMax.push(s.report.gc.maxUs);
       x.requests += s.report.requests;
+      x.slow += s.slow.n;
+      x.slowGc += s.slow.duringGc;
       const p = { p50: pct(s.lat, 0.5), p99: pct(s.lat, 0.99) };
       x.p50.push(p.p50);
       x.p99.push(p.p99);
@@ -469,7 +632,8 @@ async function main(): Promise<void> {
   // The ingest unreachable: RSS bounded by the queue (16 MiB), records dropped oldest first.
   const downServer = child(['server', ingestUrl, 'http://127.0.0.1:9'], 0);
   const down = await ask<{ url: string }>(downServer);
-  const downLoad = child(['load', down.url], 1);
+  if (ISOLATE) offMainThread(downServer.pid!);
+  const downLoad = child(['load', down.url, loadc], 1);
   await ask(downLoad);
   await segment(downServer, downLoad, 'sdk', rate, 1, true);
   const rss0 = (await segment(downServer, downLoad, 'baseline', rate, 1)).report.rss;
@@ -499,7 +663,11 @@ async function main(): Promise<void> {
   const sdkAll99 = sdkSync99 + pct(s.build, 0.99);
   console.log(
     `\n${pairs} pairs of ${seconds} s segments at ${rate} requests/s (${b.lat.length + s.lat.length} requests, errors ${errors}); ` +
-      `pacing ${PACE}, ${PIN ? 'the server pinned to CPU 0, the rest to CPU 1' : 'not pinned'}\n` +
+      `${
+        ISOLATE
+          ? `isolated: the server's main thread alone on CPU 0 (its ${moved} other threads on CPU 1), loadc on CPU 1${process.getuid?.() === 0 ? ' at real-time priority' : ''}`
+          : `pacing ${PACE}, ${PIN ? 'the server pinned to CPU 0, the rest to CPU 1' : 'not pinned'}`
+      }\n` +
       `client latency, pooled:        baseline p50 ${f(pct(b.lat, 0.5))} p99 ${f(pct(b.lat, 0.99))} µs | ` +
       `sdk p50 ${f(pct(s.lat, 0.5))} p99 ${f(pct(s.lat, 0.99))} µs | difference p50 ${f(pct(s.lat, 0.5) - pct(b.lat, 0.5))} p99 ${f(pct(s.lat, 0.99) - pct(b.lat, 0.99))} µs\n` +
       `client latency, per pair:      median difference p50 ${f(median(diffs.p50))} µs, p99 ${f(median(diffs.p99))} µs ` +
@@ -519,6 +687,13 @@ async function main(): Promise<void> {
       `server CPU per request: baseline ${f(median(b.cpu))} | sdk ${f(median(s.cpu))} µs (all included: capture, batching, JSON, gzip, HTTP)\n` +
       `garbage collection: baseline ${b.gcCount} pauses (${b.gcMajor} major, ${b.gcOver1ms} over 1 ms), ${f(b.gcTotalUs / b.requests)} µs per request, longest ${f(Math.max(...b.gcMax))} µs | ` +
       `sdk ${s.gcCount} pauses (${s.gcMajor} major, ${s.gcOver1ms} over 1 ms), ${f(s.gcTotalUs / s.requests)} µs per request, longest ${f(Math.max(...s.gcMax))} µs\n` +
+      (ISOLATE
+        ? `requests over ${SLOW_US} µs: baseline ${b.slow} (${b.slowGc} in flight during a GC pause) | sdk ${s.slow} (${s.slowGc})\n`
+        : '') +
+      (floor
+        ? `machine floor (loadc's C server alone on CPU 0, ${floor.lat.length} requests): p50 ${f(pct(sortNum([...floor.lat]), 0.5))} ` +
+          `p99 ${f(pct(sortNum([...floor.lat]), 0.99))} µs, ${slowRequests(floor, []).n} over ${SLOW_US} µs\n`
+        : '') +
       `SDK counters: sent ${String(sdkStats?.sent)} dropped ${String(sdkStats?.dropped)} batches ${String(sdkStats?.batches)}\n` +
       `ingest unreachable for 2 × ${downSeconds} s at ${rate}/s: RSS growth ${f((d1.report.rss - rss0) / 1048576)} MiB ` +
       `after the first, ${f((d.report.rss - rss0) / 1048576)} MiB after the second, ` +
