@@ -145,6 +145,8 @@ int main(int argc, char **argv) {
     if (wait < 0) wait = 0;
     struct timespec to = {.tv_sec = (time_t)(wait / 1e6), .tv_nsec = (long)(wait * 1e3) % 1000000000L};
     int n = epoll_pwait2(ep, evs, 64, &to, NULL);
+    // Kernels before 5.11 have no epoll_pwait2: poll without sleeping instead (a busy core).
+    if (n < 0 && errno == ENOSYS) n = epoll_wait(ep, evs, 64, 0);
     for (int k = 0; k < n; k++) {
       int i = (int)evs[k].data.u32;
       conn_t *c = &conns[i];
