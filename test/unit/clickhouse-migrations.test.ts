@@ -148,4 +148,31 @@ describe('ClickHouse migrations (chDB)', () => {
       levels: before.levels.map((n) => n + 1),
     });
   }, 180_000);
+
+  it('a changed RETENTION_DAYS moves the TTL of the raw table and of every aggregate at the next start', async () => {
+    /** Days of each table's TTL, read from its DDL as the server holds it now. */
+    const ttls = async () =>
+      Object.fromEntries(
+        (
+          await rows<{ name: string; q: string }>(
+            `SELECT name, create_table_query AS q FROM system.tables WHERE database = currentDatabase()
+             AND name IN ('requests', 'requests_minute', 'requests_rollup', 'excluded_minute') ORDER BY name`,
+          )
+        ).map((t) => [t.name, /TTL .*toIntervalDay\((\d+)\)/.exec(t.q)?.[1]]),
+      );
+    const all = (days: string) => ({
+      excluded_minute: days,
+      requests: days,
+      requests_minute: days,
+      requests_rollup: days,
+    });
+    expect(await ttls()).toEqual(all('30'));
+    const before = await counts();
+    // The records are at most 50 minutes old: a week's retention keeps every one of them.
+    expect(await migrateClickHouse(ch, { ...cfg, retentionDays: 7 }, log)).toBe(0);
+    expect(await ttls()).toEqual(all('7'));
+    expect(await counts()).toEqual(before);
+    expect(await migrateClickHouse(ch, cfg, log)).toBe(0);
+    expect(await ttls()).toEqual(all('30'));
+  }, 120_000);
 });
