@@ -26,7 +26,7 @@
  * 5,000/s, where each request also waits for the server's work on the ones before it in the
  * burst, so every µs the SDK adds per request shows up several times over in the burst's latency.
  * `--pin` runs the server on CPU 0 and the load process, fake ingest and driver on CPU 1.
- * `--isolate` leaves CPU 0 to the server's main thread alone and drives it with loadc.c (below).
+ * `--isolate` leaves CPU 0 to the server's main thread alone and drives it with loadc.c (beside this file).
  *
  * Roles (forked by the main process): `ingest` (a fake ingest: checks gzip, answers 202, serves an
  * empty /sdk), `server <ingestUrl> <endpoint>` (the host), `load <url>` (the client).
