@@ -307,17 +307,22 @@ describe('BlockSource.onBatch at the partition end while busy (fetches of severa
       (_, i) => ({ offset: String(from + i), value: Buffer.alloc(512 * 1024) }) as KafkaMessage,
     );
   const busy = { holdMs: 60_000, holdBytes: 64 * MiB, fetchMinBytes: MiB };
-  /** A source with the busy settings (and `over` them) whose sink records each block in `log`. */
-  const busySource = (ranges: MemoryRanges, log: string[], over: Partial<Parameters<typeof source>[3]>) =>
-    source(ranges, async (b) => void log.push(`sink ${b.range.min}-${b.range.max}`), 100, {
+  /**
+   * A source with the busy settings (and `over` them) on ranges of its own, whose sink records each
+   * block in `log`.
+   */
+  const busySource = (over: Partial<Parameters<typeof source>[3]>) => {
+    const ranges = new MemoryRanges();
+    const log: string[] = [];
+    const s = source(ranges, async (b) => void log.push(`sink ${b.range.min}-${b.range.max}`), 100, {
       ...busy,
       ...over,
     });
+    return { s, ranges, log };
+  };
 
   it('busyHold on: a fetch at the end that brought fetchMinBytes is held; the next one below it stores both as one block', async () => {
-    const ranges = new MemoryRanges();
-    const log: string[] = [];
-    const s = busySource(ranges, log, {
+    const { s, ranges, log } = busySource({
       busyHold: 'on',
     });
     // 2 x 512 KiB = fetchMinBytes, and the fetch reached the end (high watermark = last offset + 1).
@@ -332,9 +337,7 @@ describe('BlockSource.onBatch at the partition end while busy (fetches of severa
   });
 
   it('busy fetches are held for at most holdMs, then stored with the fetch that passes it', async () => {
-    const ranges = new MemoryRanges();
-    const log: string[] = [];
-    const s = busySource(ranges, log, {
+    const { s, ranges, log } = busySource({
       holdMs: 150,
       busyHold: 'on',
     });
@@ -354,21 +357,14 @@ describe('BlockSource.onBatch at the partition end while busy (fetches of severa
 
   it('busyHold auto outside a shared group, or off: every fetch at the end is stored at once', async () => {
     for (const busyHold of ['auto', 'off'] as const) {
-      const ranges = new MemoryRanges();
-      const log: string[] = [];
-      const s = source(ranges, async (b) => void log.push(`sink ${b.range.min}-${b.range.max}`), 100, {
-        ...busy,
-        busyHold,
-      });
+      const { s, log } = busySource({ busyHold });
       await s.onBatch('t', 0, big(0, 2), control(log, { highWatermark: 2 }));
       expect(log).toEqual(['sink 0-1', 'resolve 1', 'commit 2']);
     }
   });
 
   it('a busy fetch below BUSY_MIN_BYTES is never held, whatever fetchMinBytes says', async () => {
-    const ranges = new MemoryRanges();
-    const log: string[] = [];
-    const s = busySource(ranges, log, {
+    const { s, log } = busySource({
       fetchMinBytes: 1,
       busyHold: 'on',
     });
