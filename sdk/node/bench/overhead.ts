@@ -659,6 +659,7 @@ async function main(): Promise<void> {
     (pct(s.handler, 0.99) - pct(b.handler, 0.99)) +
     pct(s.finish, 0.99) -
     pct(b.finish, 0.99);
+  const floorSorted = floor ? sortNum([...floor.lat]) : [];
   const sdkAll50 = sdkSync50 + pct(s.build, 0.5);
   const sdkAll99 = sdkSync99 + pct(s.build, 0.99);
   console.log(
@@ -691,8 +692,8 @@ async function main(): Promise<void> {
         ? `requests over ${SLOW_US} µs: baseline ${b.slow} (${b.slowGc} in flight during a GC pause) | sdk ${s.slow} (${s.slowGc})\n`
         : '') +
       (floor
-        ? `machine floor (loadc's C server alone on CPU 0, ${floor.lat.length} requests): p50 ${f(pct(sortNum([...floor.lat]), 0.5))} ` +
-          `p99 ${f(pct(sortNum([...floor.lat]), 0.99))} µs, ${slowRequests(floor, []).n} over ${SLOW_US} µs\n`
+        ? `machine floor (loadc's C server alone on CPU 0, ${floor.lat.length} requests): p50 ${f(pct(floorSorted, 0.5))} ` +
+          `p99 ${f(pct(floorSorted, 0.99))} µs, ${slowRequests(floor, []).n} over ${SLOW_US} µs\n`
         : '') +
       `SDK counters: sent ${String(sdkStats?.sent)} dropped ${String(sdkStats?.dropped)} batches ${String(sdkStats?.batches)}\n` +
       `ingest unreachable for 2 × ${downSeconds} s at ${rate}/s: RSS growth ${f((d1.report.rss - rss0) / 1048576)} MiB ` +
