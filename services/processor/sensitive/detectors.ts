@@ -1,3 +1,4 @@
+import { PF } from './prefilter.js';
 import {
   cardValid,
   emailValid,
@@ -57,6 +58,8 @@ export interface DetectorPattern {
   minLength: number;
   /** a cheap necessary condition (`includes`), checked before the regex runs */
   gate?: (text: string) => boolean;
+  /** the prefilter's bit for this pattern (prefilter.ts): a long text without it is not scanned */
+  bit: number;
 }
 
 export interface Detector {
@@ -228,7 +231,7 @@ export const DETECTORS: Readonly<Record<PredefinedType, Detector>> = {
     validation:
       'local part of 1–64 characters [A-Za-z0-9._%+-] (no leading, trailing or doubled dot), `@`, a domain of dot-separated labels and a 2–24 letter top-level domain',
     partial: 'the domain: `********@example.com`',
-    patterns: [{ re: EMAIL, validate: emailValid, minLength: 6, gate: (t) => t.includes('@') }],
+    patterns: [{ re: EMAIL, validate: emailValid, minLength: 6, bit: PF.at, gate: (t) => t.includes('@') }],
     keepPartial: (s) => {
       const at = s.lastIndexOf('@');
       return maskText(s.slice(0, at)) + s.slice(at);
@@ -244,7 +247,7 @@ export const DETECTORS: Readonly<Record<PredefinedType, Detector>> = {
     validation:
       '13–19 digits, optionally separated by single spaces or dashes, standing alone (not inside a longer number or word); the digits must start like a card network (Visa, Mastercard, Amex, Discover, Diners, JCB, UnionPay, Maestro) and pass the Luhn checksum',
     partial: 'the last 4 digits: `**** **** **** 1111`',
-    patterns: [{ re: CARD, validate: cardValid, minLength: 13 }],
+    patterns: [{ re: CARD, validate: cardValid, minLength: 13, bit: PF.card }],
     keepPartial: (s) => maskAllButLast(s, 4, DIGIT),
     examples: {
       matches: ['4111 1111 1111 1111', '5500-0000-0000-0004', '378282246310005', '4111111111111111'],
@@ -262,7 +265,7 @@ export const DETECTORS: Readonly<Record<PredefinedType, Detector>> = {
     validation:
       '`ddd-dd-dddd` or `ddd dd dddd` (same separator twice); area not 000, 666 or 9xx, group not 00, serial not 0000',
     partial: 'the last 4 digits: `***-**-6789`',
-    patterns: [{ re: SSN, validate: ssnValid, minLength: 11 }],
+    patterns: [{ re: SSN, validate: ssnValid, minLength: 11, bit: PF.ssn }],
     keepPartial: (s) => maskAllButLast(s, 4, DIGIT),
     examples: {
       matches: ['123-45-6789', '078 05 1120'],
@@ -276,9 +279,15 @@ export const DETECTORS: Readonly<Record<PredefinedType, Detector>> = {
       'E.164 / international `+` then 8–15 digits with optional spaces, dots, dashes, parentheses; North American `(415) 555-2671`, `415-555-2671`, `1 415 555 2671` (area code and exchange start with 2–9, separators required); national numbers with a trunk 0 and separators, 9–11 digits (`020 7946 0958`, `06 12 34 56 78`)',
     partial: 'the last 2 digits: `+** * ** ** ** 78`',
     patterns: [
-      { re: PHONE_INTL, validate: phoneIntlValid, minLength: 9, gate: (t) => t.includes('+') },
-      { re: PHONE_NANP, validate: phoneNanpValid, minLength: 12 },
-      { re: PHONE_TRUNK, validate: phoneTrunkValid, minLength: 10, gate: (t) => t.includes('0') },
+      { re: PHONE_INTL, validate: phoneIntlValid, minLength: 9, bit: PF.plus, gate: (t) => t.includes('+') },
+      { re: PHONE_NANP, validate: phoneNanpValid, minLength: 12, bit: PF.nanp },
+      {
+        re: PHONE_TRUNK,
+        validate: phoneTrunkValid,
+        minLength: 10,
+        bit: PF.trunk,
+        gate: (t) => t.includes('0'),
+      },
     ],
     keepPartial: (s) => maskAllButLast(s, 2, DIGIT),
     examples: {
@@ -292,7 +301,7 @@ export const DETECTORS: Readonly<Record<PredefinedType, Detector>> = {
     validation:
       'four dot-separated decimal octets 0–255 without leading zeros, not part of a longer dotted number or word (`v1.2.3.4`, `1.2.3.4.5`)',
     partial: 'the first three octets: `203.0.113.***`',
-    patterns: [{ re: IPV4, validate: ipv4Valid, minLength: 7, gate: (t) => t.includes('.') }],
+    patterns: [{ re: IPV4, validate: ipv4Valid, minLength: 7, bit: PF.ipv4, gate: (t) => t.includes('.') }],
     keepPartial: (s) => {
       const i = s.lastIndexOf('.');
       return s.slice(0, i + 1) + maskText(s.slice(i + 1));
@@ -308,7 +317,7 @@ export const DETECTORS: Readonly<Record<PredefinedType, Detector>> = {
     validation:
       'eight colon-separated groups, or a compressed form with `::` (optionally ending in an IPv4 address), valid by node:net; times (`12:30:45`), MAC addresses and `std::vector` are not addresses',
     partial: 'the text before the third colon (the /48 prefix): `2001:db8:85a3:****:****:****:****:****`',
-    patterns: [{ re: IPV6, validate: ipv6Valid, minLength: 3, gate: ipv6Gate }],
+    patterns: [{ re: IPV6, validate: ipv6Valid, minLength: 3, bit: PF.ipv6, gate: ipv6Gate }],
     keepPartial: (s) => {
       let i = -1;
       for (let n = 0; n < 3; n++) {
@@ -333,7 +342,7 @@ export const DETECTORS: Readonly<Record<PredefinedType, Detector>> = {
     validation:
       'three base64url segments separated by dots, the first two starting with `eyJ` (base64 of `{"`), each of the first two at least 10 characters',
     partial: 'the header segment: `eyJhbGciOiJIUzI1NiJ9.*****.*****`',
-    patterns: [{ re: JWT, validate: jwtValid, minLength: 30, gate: (t) => t.includes('eyJ') }],
+    patterns: [{ re: JWT, validate: jwtValid, minLength: 30, bit: PF.jwt, gate: (t) => t.includes('eyJ') }],
     keepPartial: (s) => {
       const i = s.indexOf('.');
       return s.slice(0, i) + maskText(s.slice(i));
@@ -357,6 +366,7 @@ export const DETECTORS: Readonly<Record<PredefinedType, Detector>> = {
         validate: (s) => /[0-9._~+/=-]/.test(s.slice(s.search(/\s/))),
         minLength: 14,
         gate: authGate,
+        bit: PF.auth,
       },
     ],
     key: isAuthorizationKey,
@@ -376,7 +386,7 @@ export const DETECTORS: Readonly<Record<PredefinedType, Detector>> = {
     validation:
       'Stripe `sk_live_…`/`sk_test_…`/`rk_…`/`whsec_…`, AWS `AKIA…`/`ASIA…` (16 more upper-case letters or digits), GitHub `ghp_…`/`gho_…`/`ghu_…`/`ghs_…`/`ghr_…`/`github_pat_…`, Slack `xoxb-…`/`xoxp-…`/`xoxa-…`/`xoxo-…`/`xoxr-…`/`xoxs-…`, Google `AIza…`, GitLab `glpat-…`, npm `npm_…`, SendGrid `SG.….…`, OpenAI/Anthropic `sk-…`; each with its documented length, standing alone',
     partial: 'the prefix: `sk_live_************************`',
-    patterns: [{ re: API_KEY, minLength: 20, gate: apiKeyGate }],
+    patterns: [{ re: API_KEY, minLength: 20, gate: apiKeyGate, bit: PF.apiKey }],
     keepPartial: (s) => keepPrefix(s, API_KEY_PREFIX.exec(s)?.[0].length ?? 0),
     examples: {
       matches: [
@@ -395,7 +405,7 @@ export const DETECTORS: Readonly<Record<PredefinedType, Detector>> = {
     validation:
       'country code, 2 check digits and the account part, compact or in groups of 4 separated by single spaces; the length must be the country’s and the ISO 13616 mod-97 checksum must hold',
     partial: 'the country code and the last 4 characters: `DE** **** **** **** **30 00`',
-    patterns: [{ re: IBAN, validate: ibanValid, minLength: 15 }],
+    patterns: [{ re: IBAN, validate: ibanValid, minLength: 15, bit: PF.iban }],
     keepPartial: (s) => s.slice(0, 2) + maskAllButLast(s.slice(2), 4),
     examples: {
       matches: ['DE89370400440532013000', 'GB29 NWBK 6016 1331 9268 19', 'FR1420041010050500013M02606'],

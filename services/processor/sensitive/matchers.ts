@@ -1,6 +1,7 @@
 import type { RE2JS } from 're2js';
 import { customMatches } from './custom.js';
 import { DETECTORS, maskText, type Detector } from './detectors.js';
+import { PF, prefilterBits } from './prefilter.js';
 import type { Level } from './types.js';
 
 /**
@@ -58,7 +59,7 @@ export const isEmptyPlan = (p: Plan): boolean => p.values.length === 0 && p.keys
 /** Fragments every predefined secret key name contains (isSecretKey, isAuthorizationKey). */
 const KEY_HINT = /pass|pwd|secret|token|key|credential|cookie|session|pin|cvv|cvc|otp|auth/i;
 /** The same fragments inside a JSON property name (`"…key…":`), not in a value (`"whiskey"`). */
-const JSON_KEY_HINT =
+export const JSON_KEY_HINT =
   /(?:pass|pwd|secret|token|key|credential|cookie|session|pin|cvv|cvc|otp|auth)[^"\\]{0,128}"[ \t\r\n]{0,16}:/i;
 
 export function buildPlan(values: ValueMatcher[], keys: KeyMatcher[]): Plan {
@@ -100,13 +101,18 @@ export function mayHold(plan: Plan, text: string, json = false): boolean {
   // A custom pattern may be anchored (`^…$`) or refuse quotes: run on the raw document it may miss
   // what it finds in a decoded value, so a plan with one always walks the body.
   if (plan.hasCustomValues) return true;
-  if (plan.keys.length && (plan.keyHint === null || (json ? JSON_KEY_HINT : plan.keyHint).test(text)))
+  const bits = prefilterBits(text);
+  if (
+    plan.keys.length &&
+    (plan.keyHint === null ||
+      (json ? (bits & PF.jsonKey) !== 0 && JSON_KEY_HINT.test(text) : plan.keyHint.test(text)))
+  )
     return true;
   if (plan.hasPredefined)
     for (const v of plan.values)
       if (v.detector)
         for (const p of v.detector.patterns) {
-          if (text.length < p.minLength || (p.gate && !p.gate(text))) continue;
+          if ((bits & p.bit) === 0 || text.length < p.minLength || (p.gate && !p.gate(text))) continue;
           p.re.lastIndex = 0;
           if (p.re.test(text)) return true;
         }
@@ -179,10 +185,11 @@ interface Span {
 }
 
 function valueSpans(text: string, plan: Plan, out: Span[]): void {
+  const bits = plan.hasPredefined ? prefilterBits(text) : 0;
   for (const m of plan.values) {
     if (m.detector) {
       for (const p of m.detector.patterns) {
-        if (text.length < p.minLength || (p.gate && !p.gate(text))) continue;
+        if ((bits & p.bit) === 0 || text.length < p.minLength || (p.gate && !p.gate(text))) continue;
         const re = p.re;
         re.lastIndex = 0;
         let x: RegExpExecArray | null;
