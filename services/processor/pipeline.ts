@@ -6,7 +6,9 @@ import { NO_RULES, type BucketRules } from './compiled-rules.js';
  * did to the record, so the sink can decide how to store it:
  * - `ok`: content kept as received; `added` names the top-level fields the step set (`endpoint`,
  *   `workflowExecutions`), which the sink adds to the record's own JSON line;
- * - `changed`: content rewritten (redaction): the sink serialises the record;
+ * - `changed`: content rewritten (redaction): the sink serialises the record, or, when every
+ *   changing step only replaced `request` / `response` by copies (`replacedParts`), writes the
+ *   new values into the line where it can prove their place (line-splice.ts);
  * - `drop` ends it silently with a reason, `exclude` drops it as an exclusion rule match (counted);
  * - `dlq` sends it to the dead-letter topic.
  * A step that rewrites content and returns `ok` loses its change whenever the line is stored as
@@ -31,6 +33,17 @@ export interface StepReport {
   jobs?: ActionJob[];
   /** top-level fields the step set on the record */
   added?: readonly string[];
+  /**
+   * `changed` only: the step's change is `request` / `response` replaced by copies holding the new
+   * values (the received objects untouched) plus the `added` fields, so the sink may write the new
+   * values into the received line (line-splice.ts) instead of serialising the record.
+   */
+  replacedParts?: boolean;
+  /**
+   * A rule read the parsed record: its stored line must not hold a value the parse dropped (a
+   * repeated key), so the sink checks the line before storing it as received (line-splice.ts).
+   */
+  checkLine?: boolean;
 }
 
 export type StepResult =
@@ -42,6 +55,8 @@ function kept(kind: 'ok' | 'changed', record: StoredRecord, report?: StepReport)
   const res: StepResult = { kind, record };
   if (report?.jobs?.length) res.jobs = report.jobs;
   if (report?.added?.length) res.added = report.added;
+  if (kind === 'changed' && report?.replacedParts) res.replacedParts = true;
+  if (report?.checkLine) res.checkLine = true;
   return res;
 }
 
@@ -80,13 +95,19 @@ export function runSteps(record: StoredRecord, ctx: StepContext, steps: readonly
   let jobs: ActionJob[] | undefined;
   let added: string[] | undefined;
   let anyChanged = false;
+  let replacedParts = true;
+  let checkLine = false;
   for (const step of steps) {
     const res = step(current, ctx);
     if (res.kind !== 'ok' && res.kind !== 'changed') return res;
     current = res.record;
-    if (res.kind === 'changed') anyChanged = true;
+    if (res.kind === 'changed') {
+      anyChanged = true;
+      if (!res.replacedParts) replacedParts = false;
+    }
+    if (res.checkLine) checkLine = true;
     if (res.jobs) jobs = jobs ? [...jobs, ...res.jobs] : res.jobs;
     if (res.added) for (const f of res.added) if (!added?.includes(f)) (added ??= []).push(f);
   }
-  return kept(anyChanged ? 'changed' : 'ok', current, { jobs, added });
+  return kept(anyChanged ? 'changed' : 'ok', current, { jobs, added, replacedParts, checkLine });
 }

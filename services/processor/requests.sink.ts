@@ -6,6 +6,7 @@ import type { Block } from './block-source.js';
 import { HEADER_FIELDS, type DeadLetter, type DecodedRecord } from './decoder.js';
 import { countExcluded, type ExcludedCount, type ExcludedWriter } from './excluded.writer.js';
 import type { StepResult, StoredRecord } from './pipeline.js';
+import { lineStorable, replacedPartsLine } from './line-splice.js';
 import { RequestsWriter } from './requests.writer.js';
 import { toRow, type RequestRow } from './row.mapper.js';
 import { SID_WINDOW_SIZE, SidWindow } from './sid-window.js';
@@ -91,11 +92,32 @@ export function splicedLine(
 }
 
 /**
+ * The JSON text to store for a record the steps kept or changed, or undefined when it must be
+ * serialised (toRow): the received line with the header and step fields spliced in, and for a
+ * record whose steps only replaced parts by copies, the new values written in (line-splice.ts).
+ */
+export function keptText(
+  res: Extract<StepResult, { kind: 'ok' | 'changed' }>,
+  decoded: Pick<DecodedRecord, 'line' | 'received'>,
+): Buffer | undefined {
+  const fields = res.added ? [...HEADER_FIELDS, ...res.added] : HEADER_FIELDS;
+  const line =
+    res.kind === 'ok'
+      ? !res.checkLine || lineStorable(decoded.line)
+        ? decoded.line
+        : undefined
+      : res.replacedParts
+        ? replacedPartsLine(decoded.line, decoded.received, res.record)
+        : undefined;
+  return line && splicedLine(res.record, line, decoded.received, fields);
+}
+
+/**
  * Stores the processor's blocks: the records the steps kept or changed as ClickHouse rows (one
  * insert per block with the token of its offset range, rows ClickHouse refuses isolated into dead
  * letters), the excluded counts, the dead letters and the action jobs. The stored JSON is the whole
  * record: a record no step changed is stored as its line plus the fields the header and the steps
- * added; a changed one is serialised.
+ * added; a changed one is serialised, or spliced when only its parts were replaced (keptText).
  */
 export class RequestsSink {
   readonly stats: ProcessorStats = {
@@ -143,10 +165,7 @@ export class RequestsSink {
       return;
     }
     try {
-      const fields = res.added ? [...HEADER_FIELDS, ...res.added] : HEADER_FIELDS;
-      const text =
-        res.kind === 'ok' ? splicedLine(res.record, decoded.line, decoded.received, fields) : undefined;
-      out.rows.push(toRow(res.record, partition, Number(offset), text));
+      out.rows.push(toRow(res.record, partition, Number(offset), keptText(res, decoded)));
       out.sids.add(res.record.sid);
       if (res.jobs) out.jobs.push(...res.jobs);
     } catch (err) {

@@ -4,8 +4,9 @@
  * (records.ts: 0.5–8 KB JSON bodies, a dozen headers, query strings):
  *
  * - processor path in process: what the processor does per record of a version 2 message —
- *   `JSON.parse` of its line, the processor's steps (PROCESSOR_STEPS), `toRow` (a record a step
- *   changed is serialised again, an unchanged one is stored as its line) and the RowBinary encoding
+ *   `JSON.parse` of its line, the processor's steps (PROCESSOR_STEPS), `toRow` of the text the sink
+ *   stores (`keptText`: the line with the added fields, the new values written into it when a step
+ *   only replaced parts, else the record serialised again) and the RowBinary encoding
  *   of the block — with no rules, then with a bucket holding every predefined type on all scopes;
  *   CPU µs per record, median of the rounds. Every round runs records of its own, generated as the
  *   load generator makes them, so no text repeats and the engine's caches are not flattered;
@@ -29,6 +30,7 @@ import type * as CompiledRules from '../../services/processor/compiled-rules.js'
 import type * as Pipeline from '../../services/processor/pipeline.js';
 import type { StepContext, StoredRecord } from '../../services/processor/pipeline.js';
 import type * as RowMapper from '../../services/processor/row.mapper.js';
+import type * as Sink from '../../services/processor/requests.sink.js';
 import type { RequestRow } from '../../services/processor/row.mapper.js';
 import type * as Snapshot from '../../services/processor/rule-snapshot.js';
 import type { AccountRules } from '../../services/processor/rule-snapshot.js';
@@ -46,6 +48,7 @@ interface ProcessorModules {
   emptyRules: typeof Snapshot.emptyRules;
   toRow: typeof RowMapper.toRow;
   rowBinary: typeof RowMapper.rowBinary;
+  keptText: typeof Sink.keptText;
   PROCESSOR_STEPS: typeof Steps.PROCESSOR_STEPS;
 }
 
@@ -59,12 +62,13 @@ async function processorModules(): Promise<{ from: string; m: ProcessorModules }
   const useDist = fs.existsSync(path.join(dist, 'steps', 'index.js'));
   const load = (rel: string) =>
     import(useDist ? pathToFileURL(path.join(dist, `${rel}.js`)).href : `../../services/processor/${rel}.js`);
-  const [compiled, pipeline, snapshot, row, steps] = await Promise.all([
+  const [compiled, pipeline, snapshot, row, steps, sink] = await Promise.all([
     load('compiled-rules'),
     load('pipeline'),
     load('rule-snapshot'),
     load('row.mapper'),
     load('steps/index'),
+    load('requests.sink'),
   ]);
   return {
     from: useDist ? 'dist' : 'sources',
@@ -75,6 +79,7 @@ async function processorModules(): Promise<{ from: string; m: ProcessorModules }
       emptyRules: snapshot.emptyRules,
       toRow: row.toRow,
       rowBinary: row.rowBinary,
+      keptText: sink.keptText,
       PROCESSOR_STEPS: steps.PROCESSOR_STEPS,
     },
   };
@@ -209,14 +214,15 @@ function processorPath(
     const c0 = process.cpuUsage();
     for (const line of input) {
       const record = JSON.parse(line.text) as StoredRecord;
+      const received = { ...record };
       record.accountSid = ctx.accountSid;
       record.bucketSid = ctx.bucketSid;
       const res = m.runSteps(record, ctx, m.PROCESSOR_STEPS);
       if (res.kind === 'drop' || res.kind === 'dlq') continue;
-      // A record a step rewrote is serialised again; an unchanged one is stored as its line.
-      const rewritten = res.kind === 'changed';
-      if (rewritten) changed++;
-      rows.push(m.toRow(res.record, 0, 0, rewritten && serialiseChanged ? undefined : line.buf));
+      // What the sink stores: the line (spliced where it can be) or the record serialised again.
+      if (res.kind === 'changed') changed++;
+      const text = serialiseChanged ? m.keptText(res, { line: line.buf, received }) : line.buf;
+      rows.push(m.toRow(res.record, 0, 0, text));
       if (rows.length === BLOCK_ROWS) m.rowBinary(rows.splice(0));
     }
     if (rows.length) m.rowBinary(rows);
@@ -239,7 +245,7 @@ export async function measureInProcess(n: number, rounds = 5): Promise<ShapeARes
   };
   const withRules = processorPath(m, sets, ctx);
   // The same with each changed record stored as its line (not what the processor does): the
-  // difference is what serialising the changed records again costs.
+  // difference is what writing the changed records again costs (spliced or serialised).
   const lineStored = processorPath(m, sets, ctx, false);
   return {
     code: from,

@@ -20,7 +20,7 @@ export async function compilePrefilter(): Promise<Uint8Array> {
   let wasm: Uint8Array | null = null;
   const stderr: string[] = [];
   const { error } = await asc.main(
-    [SOURCE, '-O3', '--runtime', 'stub', '--noAssert', '--outFile', 'prefilter.wasm'],
+    [SOURCE, '-O3', '--runtime', 'stub', '--noAssert', '--enable', 'simd', '--outFile', 'prefilter.wasm'],
     {
       writeFile(name, contents) {
         if (name.endsWith('.wasm') && typeof contents !== 'string') wasm = contents;

@@ -44,6 +44,7 @@ interface Exports {
   init(): void;
   base(): number;
   scan(p: number, n: number): number;
+  members(p: number, n: number, out: number, max: number): number;
 }
 
 /** The part of the WebAssembly API used here (the project's `lib` does not declare it). */
@@ -55,6 +56,8 @@ interface WasmApi {
 let wasm: Exports | null = null;
 let base = 0;
 let view = new Uint8Array(0);
+/** The module's memory as i32 (lineMembers' results), renewed when the memory grows. */
+let words = new Int32Array(0);
 const encoder = new TextEncoder();
 
 function load(): Exports | null {
@@ -96,14 +99,53 @@ export function prefilterBits(text: string): number {
 /** The bits of any text, whatever its length (prefilterBits decides when they are worth it). */
 export function scanBits(text: string): number {
   if (wasm === null || text.length > PREFILTER_MAX_LENGTH) return PF_ALL;
-  const need = text.length * 3; // UTF-8 bytes at most
-  if (need > view.length) {
-    wasm.memory.grow(Math.ceil((need - view.length) / 65536));
-    view = new Uint8Array(wasm.memory.buffer, base);
-  }
+  reserve(text.length * 3); // UTF-8 bytes at most
   const { written } = encoder.encodeInto(text, view);
   const bits = wasm.scan(base, written);
-  // WebAssembly memory cannot shrink: after a very long text the grown instance is dropped.
-  if (view.length > KEEP_BYTES) wasm = load();
+  release();
   return bits;
+}
+
+/** Makes the module's memory hold `bytes` from `base`. */
+function reserve(bytes: number): void {
+  if (bytes > view.length) {
+    wasm!.memory.grow(Math.ceil((bytes - view.length) / 65536));
+    view = new Uint8Array(wasm!.memory.buffer, base);
+  }
+}
+
+/** WebAssembly memory cannot shrink: after a very long input the grown instance is dropped. */
+function release(): void {
+  if (view.length > KEEP_BYTES) wasm = load();
+}
+
+/** What `lineMembers` found (assembly/prefilter.ts `members`). */
+export const LINE_OK = 0;
+export const LINE_REPEATED_KEY = 1;
+export const LINE_UNSUPPORTED = 2;
+const MAX_MEMBERS = 256;
+
+/**
+ * The structure of a record's JSON line (line-splice.ts): LINE_REPEATED_KEY when an object repeats
+ * a key, LINE_UNSUPPORTED when it cannot tell (an escaped key, nesting deeper than 63, more than
+ * 2,048 keys open at once, not one object), else LINE_OK and the members of the top-level
+ * `request` and `response` objects, five numbers each: the part (1 request, 2 response), the key's
+ * byte range inside its quotes, the value's byte range. The members are a view of the module's
+ * memory: valid until the next call into the module.
+ */
+export function lineMembers(line: Uint8Array): { status: number; members: Int32Array | null } {
+  if (wasm === null || line.length > PREFILTER_MAX_LENGTH) return { status: LINE_UNSUPPORTED, members: null };
+  const at = (line.length + 15) & ~15;
+  reserve(at + 4 + MAX_MEMBERS * 20);
+  view.set(line);
+  lastText = ''; // the bytes of the last text are gone
+  const status = wasm.members(base, line.length, base + at, MAX_MEMBERS);
+  let members: Int32Array | null = null;
+  if (status === LINE_OK) {
+    if (words.buffer !== view.buffer) words = new Int32Array(view.buffer);
+    const first = (base + at) >> 2;
+    members = words.subarray(first + 1, first + 1 + words[first]! * 5);
+  }
+  release();
+  return { status, members };
 }

@@ -42,7 +42,8 @@ export const redactStep: Step = (record, ctx) => {
   if (sensitive === null) return rules.length ? changed(record) : ok(record);
 
   const res = redactSensitive(record, sensitive);
-  if (!res.redacted) return rules.length ? changed(record) : ok(record);
+  // Nothing redacted: the line is stored as received, once the sink checked it hides nothing.
+  if (!res.redacted) return rules.length ? changed(record) : ok(record, { checkLine: true });
   // redactSensitive copies the parts it changes, so `record` still holds the bodies it received.
   // The copies then replace the parts of `record` itself: whatever still holds the record (a
   // dead letter written after a later failure) holds the redacted one.
@@ -54,5 +55,6 @@ export const redactStep: Step = (record, ctx) => {
   record.request = request;
   if (response !== record.response) record.response = response;
   record.redacted = true;
-  return changed(record);
+  // Without Shape B rules (which rewrite in place), the change is the copies and the flag.
+  return changed(record, { added: ['redacted'], replacedParts: rules.length === 0 });
 };

@@ -233,3 +233,155 @@ export function scan(p: usize, n: usize): u32 {
 export function base(): usize {
   return (__heap_base + 15) & ~15;
 }
+
+// ---------------------------------------------------------------------------------------------
+// The structure of a record line (services/processor/line-splice.ts): whether any object repeats
+// a key (the parse keeps the last value, so an earlier one would stay in a stored line unseen), and
+// where each member of the top-level `request` and `response` objects lies.
+
+const ST_OK: i32 = 0;
+const ST_REPEATED: i32 = 1; // an object repeats a key
+const ST_UNSUPPORTED: i32 = 2; // an escaped key, or deeper / more keys than the tables hold, or not an object
+
+const MAX_DEPTH: i32 = 64;
+const MAX_KEYS: i32 = 2048; // keys of the open objects together
+const KIND: usize = memory.data(64); // per depth: 1 object, 2 array
+const KEY_BASE: usize = memory.data(64 * 4); // per depth: the first key of its object in the tables
+const PART: usize = memory.data(64); // per depth: 1 request, 2 response, 0 neither
+const KEY_START: usize = memory.data(2048 * 4);
+const KEY_LEN: usize = memory.data(2048 * 4);
+const KEY_HASH: usize = memory.data(2048 * 4);
+
+/** Whether the `len` bytes at `a` and at `b` are equal. */
+function same(a: usize, b: usize, len: usize): bool {
+  for (let k: usize = 0; k < len; k++) if (load<u8>(a + k) != load<u8>(b + k)) return false;
+  return true;
+}
+
+@inline function isWs(c: u32): bool {
+  return c == 32 || c == 9 || c == 10 || c == 13;
+}
+
+/**
+ * Reads the JSON object at `p` (`n` bytes). Returns ST_OK, ST_REPEATED or ST_UNSUPPORTED; with
+ * ST_OK, writes at `out` the number of members of `request` / `response`, then five i32 per
+ * member: the part (1 request, 2 response), the key's first byte and the byte after it (inside the
+ * quotes), the value's first byte and the byte after it. At most `max` members are written (more
+ * give ST_UNSUPPORTED).
+ */
+export function members(p: usize, n: usize, out: usize, max: i32): i32 {
+  let depth: i32 = 0;
+  let keys: i32 = 0; // entries in the key tables
+  let expectKey = false; // the next string in the current object is a key
+  let partKey: u8 = 0; // the part the last key of the top-level object names
+  let valueOf: i32 = -1; // the member whose value starts at the next non-space byte (-1: none)
+  let open: i32 = -1; // the member whose value is being read (-1: none)
+  let count: i32 = 0;
+  let i: usize = 0;
+  while (i < n && isWs(<u32>load<u8>(p + i))) i++;
+  if (i >= n || load<u8>(p + i) != 0x7b) return ST_UNSUPPORTED;
+  for (; i < n; i++) {
+    const c = <u32>load<u8>(p + i);
+    if (isWs(c)) continue;
+    if (valueOf >= 0) {
+      store<i32>(out + 4 + <usize>valueOf * 20 + 12, <i32>i);
+      open = valueOf;
+      valueOf = -1;
+    }
+    if (c == 0x22) {
+      const s = i;
+      let escaped = false;
+      i++;
+      while (i < n) {
+        if (i + 16 <= n) {
+          // Sixteen bytes at once up to the next quote or backslash.
+          const v = v128.load(p + i);
+          const m = i8x16.bitmask(v128.or(i8x16.eq(v, i8x16.splat(0x22)), i8x16.eq(v, i8x16.splat(0x5c))));
+          if (m == 0) {
+            i += 16;
+            continue;
+          }
+          i += <usize>ctz(m);
+        }
+        const d = <u32>load<u8>(p + i);
+        if (d == 0x5c) {
+          escaped = true;
+          i += 2;
+          continue;
+        }
+        if (d == 0x22) break;
+        i++;
+      }
+      if (i >= n) return ST_UNSUPPORTED;
+      if (expectKey) {
+        if (escaped) return ST_UNSUPPORTED;
+        const ks = s + 1;
+        const kl = i - ks;
+        let h: u32 = 2166136261;
+        for (let k: usize = 0; k < kl; k++) h = (h ^ <u32>load<u8>(p + ks + k)) * 16777619;
+        const from = load<i32>(KEY_BASE + <usize>depth * 4);
+        for (let k = from; k < keys; k++) {
+          const o = <usize>k * 4;
+          if (load<u32>(KEY_HASH + o) == h && <usize>load<i32>(KEY_LEN + o) == kl)
+            if (same(p + <usize>load<i32>(KEY_START + o), p + ks, kl)) return ST_REPEATED;
+        }
+        if (keys >= MAX_KEYS) return ST_UNSUPPORTED;
+        const o = <usize>keys * 4;
+        store<u32>(KEY_HASH + o, h);
+        store<i32>(KEY_START + o, <i32>ks);
+        store<i32>(KEY_LEN + o, <i32>kl);
+        keys++;
+        expectKey = false;
+        if (depth == 1) {
+          partKey = 0;
+          if (kl == 7 && (load<u64>(p + ks) & 0xffffffffffffff) == 0x74736575716572) partKey = 1; // request
+          if (kl == 8 && load<u64>(p + ks) == 0x65736e6f70736572) partKey = 2; // response
+        } else if (depth == 2 && load<u8>(PART + <usize>depth) != 0) {
+          if (count >= max) return ST_UNSUPPORTED;
+          const m = out + 4 + <usize>count * 20;
+          store<i32>(m, <i32>load<u8>(PART + <usize>depth));
+          store<i32>(m + 4, <i32>ks);
+          store<i32>(m + 8, <i32>i);
+          count++;
+        }
+      }
+      continue;
+    }
+    if (c == 0x3a) {
+      // A member of `request` / `response`: its value starts at the next non-space byte.
+      if (depth == 2 && load<u8>(PART + <usize>depth) != 0) valueOf = count - 1;
+      continue;
+    }
+    if (c == 0x2c || c == 0x7d || c == 0x5d) {
+      if (depth == 2 && open >= 0 && c != 0x5d) {
+        let e = i;
+        while (e > 0 && isWs(<u32>load<u8>(p + e - 1))) e--;
+        store<i32>(out + 4 + <usize>open * 20 + 16, <i32>e);
+        open = -1;
+      }
+      // After a comma an object expects a key; after a closing bracket, a comma or a bracket.
+      expectKey = c == 0x2c && load<u8>(KIND + <usize>depth) == 1;
+      if (c == 0x2c) continue;
+      if (depth == 0) return ST_UNSUPPORTED;
+      keys = load<i32>(KEY_BASE + <usize>depth * 4);
+      depth--;
+      if (depth == 0) {
+        // The top-level object ends: only white space may follow.
+        for (let k = i + 1; k < n; k++) if (!isWs(<u32>load<u8>(p + k))) return ST_UNSUPPORTED;
+        store<i32>(out, count);
+        return ST_OK;
+      }
+      continue;
+    }
+    if (c == 0x7b || c == 0x5b) {
+      if (depth + 1 >= MAX_DEPTH) return ST_UNSUPPORTED;
+      depth++;
+      store<u8>(KIND + <usize>depth, c == 0x7b ? 1 : 2);
+      store<i32>(KEY_BASE + <usize>depth * 4, keys);
+      store<u8>(PART + <usize>depth, depth == 2 && c == 0x7b ? partKey : 0);
+      expectKey = c == 0x7b;
+      continue;
+    }
+  }
+  return ST_UNSUPPORTED;
+}
