@@ -7,6 +7,9 @@ import { PREFILTER_WASM } from './prefilter.wasm.js';
  * pass per pattern (docs/sensitive-data.md, "Speed"). Each bit is a necessary condition of its
  * pattern, never an approximation: test/unit/sensitive-prefilter.test.ts checks every pattern's
  * matches against its bit.
+ *
+ * The same module also reads the structure of a record's JSON line (`lineMembers`): repeated keys
+ * and where the members of `request` and `response` lie, for the sink (line-splice.ts).
  */
 
 /** The bits (the same numbers as in assembly/prefilter.ts). */
