@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { Kafka, logLevel } from 'kafkajs';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -10,6 +11,12 @@ import { compileRedaction } from '../../services/processor/redaction.js';
 import { RequestsSink, SinkBlock } from '../../services/processor/requests.sink.js';
 import type { RequestsWriter } from '../../services/processor/requests.writer.js';
 import { PREDEFINED_TYPES, compileSensitiveRules } from '../../services/processor/sensitive/index.js';
+import {
+  LINE_OK,
+  LINE_REPEATED_KEY,
+  LINE_UNSUPPORTED,
+  lineMembers,
+} from '../../services/processor/sensitive/prefilter.js';
 import { redactStep } from '../../services/processor/steps/redact.step.js';
 import { ingestRecord, rng } from '../bench/records.js';
 
@@ -217,5 +224,78 @@ describe('a Shape A redaction written into the received line', () => {
     expect(got.res.kind).toBe('changed');
     expect(got.res.kind === 'changed' && got.res.replacedParts).toBeFalsy();
     expect(got.text).not.toContain('abcdefghijklmnop0123456789');
+  });
+});
+
+describe('lineMembers reads any JSON line as JSON.parse does', () => {
+  // Strings full of escapes (quotes, backslashes, control characters, non-ASCII) put escapes at
+  // every offset of the module's 16-byte blocks.
+  const str = fc.string({
+    unit: fc.constantFrom('"', '\\', 'a', 'é', '\n', '\u0001', '😀', 'z', '/'),
+    maxLength: 40,
+  });
+  const value = fc.letrec((tie) => ({
+    v: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      str,
+      fc.integer(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(tie('v'), { maxLength: 4 }),
+      fc.dictionary(fc.string({ maxLength: 6 }), tie('v'), { maxKeys: 4 }),
+    ),
+  })).v;
+  const part = fc.dictionary(fc.constantFrom('method', 'headers', 'body', 'url', 'size', 'q"x', 'ü'), value, {
+    maxKeys: 5,
+  });
+  const record = fc.record({ sid: str, request: part, response: fc.option(part), tags: value });
+
+  const allKeys = (v: unknown): string[] =>
+    v && typeof v === 'object'
+      ? Array.isArray(v)
+        ? v.flatMap(allKeys)
+        : Object.entries(v).flatMap(([k, x]) => [k, ...allKeys(x)])
+      : [];
+
+  it('gives every member of request and response at the bytes of its value', () => {
+    fc.assert(
+      fc.property(record, fc.constantFrom(undefined, 1, '\t'), (rec, space) => {
+        const text = JSON.stringify(rec, null, space).replace(/\n/g, ' ');
+        const line = Buffer.from(text);
+        const { status, members } = lineMembers(line);
+        // A key with an escape (`q"x`, at any depth) cannot be compared byte for byte: the pass
+        // says it cannot tell instead.
+        if (allKeys(rec).some((k) => JSON.stringify(k).includes('\\'))) {
+          expect(status).toBe(LINE_UNSUPPORTED);
+          return;
+        }
+        expect(status).toBe(LINE_OK);
+        const found: [number, string, unknown][] = [];
+        for (let m = 0; m < members!.length; m += 5)
+          found.push([
+            members![m]!,
+            line.toString('utf8', members![m + 1], members![m + 2]),
+            JSON.parse(line.toString('utf8', members![m + 3], members![m + 4])),
+          ]);
+        const want: [number, string, unknown][] = [
+          ...Object.entries(rec.request).map(([k, v]): [number, string, unknown] => [1, k, v]),
+          ...Object.entries(rec.response ?? {}).map(([k, v]): [number, string, unknown] => [2, k, v]),
+        ];
+        expect(found).toEqual(JSON.parse(JSON.stringify(want)));
+      }),
+      { numRuns: 3000, seed: 16 },
+    );
+  });
+
+  it('finds a repeated key at any depth', () => {
+    for (const line of [
+      '{"a":1,"a":2}',
+      '{"request":{"headers":{"x":1,"x":2}}}',
+      '{"t":[{"k":1},{"k":2,"k":3}]}',
+      '{"t":[{"k":1},{"k":2}],"t":0}',
+    ])
+      expect(lineMembers(Buffer.from(line)).status, line).toBe(LINE_REPEATED_KEY);
+    expect(lineMembers(Buffer.from('{"t":[{"k":1},{"k":2}],"u":{"k":3}}')).status).toBe(LINE_OK);
   });
 });
