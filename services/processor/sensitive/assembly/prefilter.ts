@@ -294,14 +294,31 @@ export function members(p: usize, n: usize, out: usize, max: i32): i32 {
       i++;
       while (i < n) {
         if (i + 16 <= n) {
-          // Sixteen bytes at once up to the next quote or backslash.
+          // Sixteen bytes at once: their backslashes and quotes in order, each backslash taking
+          // the byte after it, until a quote no backslash took.
           const v = v128.load(p + i);
-          const m = i8x16.bitmask(v128.or(i8x16.eq(v, i8x16.splat(0x22)), i8x16.eq(v, i8x16.splat(0x5c))));
-          if (m == 0) {
-            i += 16;
-            continue;
+          const bs = <u32>i8x16.bitmask(i8x16.eq(v, i8x16.splat(0x5c)));
+          let m = bs | <u32>i8x16.bitmask(i8x16.eq(v, i8x16.splat(0x22)));
+          let step: usize = 16;
+          let quote = false;
+          while (m != 0) {
+            const k = ctz(m);
+            const bit: u32 = 1 << k;
+            if ((bs & bit) == 0) {
+              step = <usize>k;
+              quote = true;
+              break;
+            }
+            escaped = true;
+            if (k == 15) {
+              step = 17; // the byte it takes opens the next block
+              break;
+            }
+            m &= ~(bit | (bit << 1));
           }
-          i += <usize>ctz(m);
+          i += step;
+          if (quote) break;
+          continue;
         }
         const d = <u32>load<u8>(p + i);
         if (d == 0x5c) {
