@@ -21,11 +21,13 @@ export function lineStorable(line: Buffer): boolean {
  * member's value written in place, so the rest (the bodies, most of a record's bytes) is copied
  * as received instead of escaped again. Undefined (the sink serialises the record) when the line
  * repeats a key, has an escaped key, or does not hold a replaced member where the parse found it.
+ * `insert` (the sink's added top-level fields) is written at its byte offset in the same copy.
  */
 export function replacedPartsLine(
   line: Buffer,
   received: Readonly<Record<string, unknown>>,
   record: StoredRecord,
+  insert?: { at: number; text: string },
 ): Buffer | undefined {
   const pairs: { part: number; key: string; next: unknown }[] = [];
   for (const [part, name] of [
@@ -45,7 +47,7 @@ export function replacedPartsLine(
       pairs.push({ part, key, next: now[key] });
     }
   }
-  if (pairs.length === 0) return lineStorable(line) ? line : undefined;
+  if (pairs.length === 0 && !insert) return lineStorable(line) ? line : undefined;
   const { status, members } = lineMembers(line);
   if (status !== LINE_OK || members === null) return undefined;
 
@@ -68,6 +70,7 @@ export function replacedPartsLine(
       text: Buffer.from(JSON.stringify(next)),
     });
   }
+  if (insert) edits.push({ start: insert.at, end: insert.at, text: Buffer.from(insert.text) });
   edits.sort((a, b) => a.start - b.start);
   const pieces: Buffer[] = [];
   let from = 0;

@@ -55,6 +55,53 @@ const OPEN_BRACE = 0x7b;
 const isSpace = (b: number) => b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d;
 
 /**
+ * The `added` top-level fields as JSON members (`,"field":value…`) to write before the line's
+ * closing brace: '' when there are none to write, undefined when the line already holds one with
+ * another value (each key appears once in the stored text: the record must be serialised).
+ */
+function addedMembers(
+  record: StoredRecord,
+  received: Readonly<Record<string, unknown>>,
+  added: readonly string[],
+): string | undefined {
+  let extra = '';
+  for (const field of added) {
+    const value = record[field];
+    if (Object.hasOwn(received, field)) {
+      if (received[field] === value) continue;
+      return undefined;
+    }
+    if (value === undefined) continue;
+    extra += `,${JSON.stringify(field)}:${JSON.stringify(value)}`;
+  }
+  return extra;
+}
+
+/** The index of the line's closing brace, or undefined unless it is a non-empty object. */
+function closingBrace(line: Buffer): number | undefined {
+  let end = line.length - 1;
+  while (end > 0 && isSpace(line[end]!)) end--;
+  if (line[end] !== CLOSE_BRACE) return undefined;
+  let before = end - 1;
+  while (before > 0 && isSpace(line[before]!)) before--;
+  if (before <= 0 || line[before] === OPEN_BRACE) return undefined;
+  return end;
+}
+
+/** `line` with `extra` written before its closing brace (undefined: no place for it). */
+function withMembers(line: Buffer, extra: string): Buffer | undefined {
+  if (extra === '') return line;
+  const end = closingBrace(line);
+  if (end === undefined) return undefined;
+  const n = Buffer.byteLength(extra);
+  const out = Buffer.allocUnsafe(line.length + n);
+  line.copy(out, 0, 0, end);
+  out.write(extra, end);
+  line.copy(out, end + n, end);
+  return out;
+}
+
+/**
  * The JSON text to store for a record the steps kept (`ok`): its line as received with the `added`
  * top-level fields spliced in before the closing brace, without serialising the record again.
  * Undefined when the record must be serialised instead: a field the line already holds with another
@@ -66,29 +113,8 @@ export function splicedLine(
   received: Readonly<Record<string, unknown>>,
   added: readonly string[],
 ): Buffer | undefined {
-  let extra = '';
-  for (const field of added) {
-    const value = record[field];
-    if (Object.hasOwn(received, field)) {
-      if (received[field] === value) continue;
-      return undefined;
-    }
-    if (value === undefined) continue;
-    extra += `,${JSON.stringify(field)}:${JSON.stringify(value)}`;
-  }
-  if (extra === '') return line;
-  let end = line.length - 1;
-  while (end > 0 && isSpace(line[end]!)) end--;
-  if (line[end] !== CLOSE_BRACE) return undefined;
-  let before = end - 1;
-  while (before > 0 && isSpace(line[before]!)) before--;
-  if (before <= 0 || line[before] === OPEN_BRACE) return undefined;
-  const n = Buffer.byteLength(extra);
-  const out = Buffer.allocUnsafe(line.length + n);
-  line.copy(out, 0, 0, end);
-  out.write(extra, end);
-  line.copy(out, end + n, end);
-  return out;
+  const extra = addedMembers(record, received, added);
+  return extra === undefined ? undefined : withMembers(line, extra);
 }
 
 /**
@@ -101,15 +127,17 @@ export function keptText(
   decoded: Pick<DecodedRecord, 'line' | 'received'>,
 ): Buffer | undefined {
   const fields = res.added ? [...HEADER_FIELDS, ...res.added] : HEADER_FIELDS;
-  const line =
-    res.kind === 'ok'
-      ? !res.checkLine || lineStorable(decoded.line)
-        ? decoded.line
-        : undefined
-      : res.replacedParts
-        ? replacedPartsLine(decoded.line, decoded.received, res.record)
-        : undefined;
-  return line && splicedLine(res.record, line, decoded.received, fields);
+  const extra = addedMembers(res.record, decoded.received, fields);
+  if (extra === undefined) return undefined;
+  if (res.kind === 'ok')
+    return !res.checkLine || lineStorable(decoded.line) ? withMembers(decoded.line, extra) : undefined;
+  if (!res.replacedParts) return undefined;
+  // The replaced members and the added fields are written in one copy of the line.
+  if (extra === '') return replacedPartsLine(decoded.line, decoded.received, res.record);
+  const at = closingBrace(decoded.line);
+  return at === undefined
+    ? undefined
+    : replacedPartsLine(decoded.line, decoded.received, res.record, { at, text: extra });
 }
 
 /**
