@@ -5,23 +5,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { freePort } from '../helpers/service-process.js';
+
+export { freePort };
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
-    });
-  });
-}
 
 export async function poll<T>(
   fn: () => Promise<T | undefined | null | false>,

@@ -5,8 +5,8 @@ import path from 'node:path';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
-/** A free TCP port on 127.0.0.1 (asked from the OS, then released). */
-export function freePort(): Promise<number> {
+/** A port the OS calls free on 127.0.0.1 (bound to port 0, then released). */
+function askPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();
@@ -16,6 +16,23 @@ export function freePort(): Promise<number> {
       srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
     });
   });
+}
+
+/** Ports this process handed out: a released port can come back from the OS at the next ask. */
+const handedOut = new Set<number>();
+
+/**
+ * A free TCP port on 127.0.0.1, never one this process handed out before: a stack asks for
+ * several ports before anything binds them, and two of its parts on one port fail to start.
+ */
+export async function freePort(): Promise<number> {
+  for (let i = 0; i < 100; i++) {
+    const port = await askPort();
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error('no free port the OS has not handed out before in 100 asks');
 }
 
 /** Polls `fn` until it returns a truthy value; never sleeps a fixed time to "let things settle". */
