@@ -82,17 +82,27 @@ const QUERY_SETTINGS = 'SETTINGS optimize_use_implicit_projections = 0';
  * The blocks covering a scope's minutes: whole 10-minute, hour and day blocks of `requests_rollup`
  * (`rollup`, a condition on level and t) and the single edge minutes of `requests_minute`
  * (`minutes`, a condition on minute); '' when a table has no block in range. `filters` scopes
- * both tables (account, bucket, environment). `also`: more ranges read the same way (the previous
- * period of a comparison).
+ * both tables (account, bucket, environment); `rollupFilters` scope `requests_rollup`, which
+ * without an environment in scope is read in its rows for all environments together
+ * (environment_sid '*', 006_all_environments_rollup.sql: one row per group and block instead of
+ * one per environment), and with `perEnvironment` (a grouping by environment) in every
+ * environment's own rows. `also`: more ranges read the same way (the previous period of a
+ * comparison).
  */
 interface Blocks {
   params: Record<string, unknown>;
   filters: string;
+  rollupFilters: string;
   rollup: string;
   minutes: string;
 }
 
-function blocksOf(s: MetricsScope, maxLevel = 1440, also: MetricsScope[] = []): Blocks {
+function blocksOf(
+  s: MetricsScope,
+  maxLevel = 1440,
+  also: MetricsScope[] = [],
+  perEnvironment = false,
+): Blocks {
   const params: Record<string, unknown> = { a: s.accountSid };
   const filters = ['account_sid = {a:String}'];
   /** A condition on the parameter `name`, set when the scope has a value for it. */
@@ -127,6 +137,11 @@ function blocksOf(s: MetricsScope, maxLevel = 1440, also: MetricsScope[] = []): 
   return {
     params,
     filters: filters.join(' AND '),
+    // With an environment, `filters` already names it.
+    rollupFilters: [
+      ...filters,
+      ...(s.environmentSid === undefined ? [`environment_sid ${perEnvironment ? '!=' : '='} '*'`] : []),
+    ].join(' AND '),
     rollup: rollup.join(' OR '),
     minutes: minutes.join(' OR '),
   };
@@ -151,7 +166,7 @@ function branches(
   if (b.rollup !== '')
     parts.push(`SELECT ${rollup.select}
       FROM ${TABLES.requestsRollup}
-      WHERE ${b.filters} AND ${rollup.where} AND (${b.rollup})
+      WHERE ${b.rollupFilters} AND ${rollup.where} AND (${b.rollup})
       GROUP BY ${rollup.groupBy}`);
   // An empty range still needs one valid SELECT: requests_minute has every filter's column
   // (the rollups lack endpoint and method), and `0` makes it read nothing.
@@ -226,7 +241,7 @@ function histogramSource(
   if (b.rollup !== '')
     parts.push(`SELECT ${key ? `${key.rollup} AS key, ` : ''}t, ${columns}
       FROM ${TABLES.requestsRollup}
-      WHERE ${b.filters} AND dim = '${dim}' AND (${b.rollup})`);
+      WHERE ${b.rollupFilters} AND dim = '${dim}' AND (${b.rollup})`);
   // An empty range still needs one valid SELECT: requests_minute has every filter's column
   // (the rollups lack endpoint and method), and `0` makes it read nothing.
   if (b.minutes !== '' || b.rollup === '')
@@ -255,7 +270,7 @@ export function responseTimeSql(s: MetricsScope, iv: Interval): Sql {
 
 export function performanceSql(s: MetricsScope, groupBy: GroupBy, limit: number): Sql {
   const g = GROUPS[groupBy];
-  const b = blocksOf(s);
+  const b = blocksOf(s, 1440, [], groupBy === 'environment');
   const src = histogramSource(b, g.dim, `${COUNT_COLUMNS}, duration_hist, duration_min, duration_max`, g);
   return {
     query: `SELECT key AS grp, ${SUMS}, ${MERGE.percentiles} AS pct

@@ -12,10 +12,11 @@
 /**
  * `duration_hist` counts durations per index of a geometric grid (a Map(Int16, Int64) summed by
  * sumMap): index = round(log2(ms) * HIST_GRID), 0 ms (and below) = HIST_ZERO_INDEX. Reading an index back
- * gives the duration within 2^(1/(2 HIST_GRID)) - 1 = 0.35% (the bound asked for is 1%). The views that
- * fill the histograms use the same constant (infra/clickhouse/migrations/004_duration_histograms.sql).
+ * gives the duration within 2^(1/(2 HIST_GRID)) - 1 = 0.69% (the bound asked for is 1%). The views that
+ * fill the histograms use the same constant
+ * (infra/clickhouse/migrations/006_duration_grid_all_environments.sql).
  */
-export const HIST_GRID = 100;
+export const HIST_GRID = 50;
 const HIST_ZERO_INDEX = -32768;
 /** The percentiles every metrics answer carries: p50, p95, p99. */
 export const PERCENTILE_LEVELS = [0.5, 0.95, 0.99] as const;
@@ -38,8 +39,8 @@ const merged = (levels: readonly number[]): string =>
 
 /**
  * Each picked value clamped into the group's observed [min, max] (`duration_min`/`duration_max`,
- * which every source row of a percentile query must select): a grid value is within 0.35% of the
- * durations it counts, so without the clamp a constant 42 ms would read back as 41.933, a value
+ * which every source row of a percentile query must select): a grid value is within 0.69% of the
+ * durations it counts, so without the clamp a constant 42 ms would read back as 42.224, a value
  * never sent. Clamping only moves a value towards durations that were seen, never away from them.
  * min/max remember deleted requests (they cannot be undone), so after a deletion the bounds may
  * be wider than the remaining durations, never narrower.

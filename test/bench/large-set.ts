@@ -9,8 +9,9 @@
  *
  * The columns follow the same shapes as the HTTP benchmark's records (records.ts): 50 endpoint
  * templates with numeric, UUID and prefixed ids in the paths, 3 hosts, 3 environments, ~4% errors,
- * log-normal durations (median ~45 ms), created over the last `days` days. `record` is a compact
- * but complete stored record (~0.6 KB) so list and search answers have the usual shape.
+ * log-normal durations (median ~45 ms), created over the last `days` days in time order. `record`
+ * is a compact but complete stored record (~0.6 KB) so list and search answers have the usual
+ * shape.
  */
 import { performance } from 'node:perf_hooks';
 import fs from 'node:fs';
@@ -104,7 +105,10 @@ FROM
     {b:String} AS bucket_sid,
     concat('req_', substring(hex(cityHash64(number, {b:String})), 1, 16), leftPad(toString(number), 11, '0')) AS sid,
     arrayElement(${arr(environments)}, 1 + cityHash64(number, 2) % ${environments.length}) AS environment_sid,
-    fromUnixTimestamp64Milli(toInt64({now:Int64} - cityHash64(number, 3) % {span:UInt64}), 'UTC') AS created_at,
+    -- In time order across the range, as the processor's inserts arrive (each inserted block then
+    -- holds a slice of the range, so a rollup block's rows sit in few parts), jittered by < 30 s.
+    fromUnixTimestamp64Milli(toInt64({now:Int64} - {span:UInt64}
+      + intDiv((number - {from:UInt64}) * {span:UInt64}, {rows:UInt64}) - cityHash64(number, 3) % 30000), 'UTC') AS created_at,
     created_at + toIntervalMillisecond(5 + cityHash64(number, 4) % 300) AS received_at,
     received_at + toIntervalMillisecond(50 + cityHash64(number, 5) % 400) AS stored_at,
     1 + cityHash64(number, 6) % ${ENDPOINTS.length} AS e,

@@ -72,12 +72,16 @@ async function aggregates() {
   return { ...a!, pct: a!.pct.map((x) => Math.round(x * 1000) / 1000) };
 }
 
-/** requests_rollup must agree with requests_minute at every level (dimension `all`). */
-async function rollupLevels() {
+/**
+ * requests_rollup must agree with requests_minute at every level (dimension `all`), in the rows per
+ * environment (`env` "!= '*'") and in the rows for all environments together ("= '*'").
+ */
+async function rollupLevels(env: string) {
   const rs = await ch.query({
     query: `SELECT level, ${MERGE.requests} AS r, ${MERGE.errors} AS e, ${MERGE.bytes} AS b,
               ${MERGE.durationCount} AS dc, ${MERGE.percentiles} AS pct
-            FROM requests_rollup WHERE account_sid = 'acc_dedup' AND dim = 'all' GROUP BY level ORDER BY level`,
+            FROM requests_rollup WHERE account_sid = 'acc_dedup' AND dim = 'all' AND environment_sid ${env}
+            GROUP BY level ORDER BY level`,
     format: 'JSONEachRow',
   });
   const rows = await rs.json<{ level: number; r: number; e: number; b: number; dc: number; pct: number[] }>();
@@ -94,7 +98,12 @@ async function checkRollup(label: string) {
     dc: m.dc,
     pct: m.pct,
   }));
-  check(`${label}: rollup equals requests_minute at every level`, await rollupLevels(), expected);
+  check(`${label}: rollup equals requests_minute at every level`, await rollupLevels("!= '*'"), expected);
+  check(
+    `${label}: all-environments rollup equals requests_minute at every level`,
+    await rollupLevels("= '*'"),
+    expected,
+  );
 }
 
 async function exact() {

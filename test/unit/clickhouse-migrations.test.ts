@@ -50,7 +50,9 @@ async function recorded(): Promise<string[]> {
 
 /**
  * Request counts as the raw table, the minute aggregate and the rollup see them: the 10-minute
- * level with its histograms, and the other levels' request counts (each holds every request once).
+ * level with its histograms, and the other levels' request counts (each holds every request once),
+ * in the rows per environment; `all`: the same figures from the rows for all environments together
+ * (006_all_environments_rollup.sql), which must equal them.
  */
 async function counts(): Promise<{
   raw: number;
@@ -61,21 +63,20 @@ async function counts(): Promise<{
 }> {
   const [raw] = await rows<{ n: number }>('SELECT count() AS n FROM requests');
   const [minute] = await rows<{ n: number }>('SELECT sum(requests) AS n FROM requests_minute');
-  const [rollup] = await rows<{ n: number; h: number }>(
-    `SELECT sum(requests) AS n, sum(arraySum(mapValues(duration_hist))) AS h FROM requests_rollup
-     WHERE dim = 'all' AND level = 10`,
-  );
-  const levels = await rows<{ n: number }>(
-    `SELECT sum(requests) AS n FROM requests_rollup WHERE dim = 'all' AND level IN (60, 360, 1440)
-     GROUP BY level ORDER BY level`,
-  );
-  return {
-    raw: Number(raw!.n),
-    minute: Number(minute!.n),
-    rollup: Number(rollup!.n),
-    hist: Number(rollup!.h),
-    levels: levels.map((l) => Number(l.n)),
+  const rollupOf = async (env: string) => {
+    const [rollup] = await rows<{ n: number; h: number }>(
+      `SELECT sum(requests) AS n, sum(arraySum(mapValues(duration_hist))) AS h FROM requests_rollup
+       WHERE dim = 'all' AND level = 10 AND environment_sid ${env}`,
+    );
+    const levels = await rows<{ n: number }>(
+      `SELECT sum(requests) AS n FROM requests_rollup WHERE dim = 'all' AND level IN (60, 360, 1440)
+       AND environment_sid ${env} GROUP BY level ORDER BY level`,
+    );
+    return { rollup: Number(rollup!.n), hist: Number(rollup!.h), levels: levels.map((l) => Number(l.n)) };
   };
+  const perEnvironment = await rollupOf("!= '*'");
+  expect(await rollupOf("= '*'"), 'the all-environments rollup rows').toEqual(perEnvironment);
+  return { raw: Number(raw!.n), minute: Number(minute!.n), ...perEnvironment };
 }
 
 function record(i: number): StoredRecord {
@@ -83,7 +84,7 @@ function record(i: number): StoredRecord {
     sid: `req_${String(i).padStart(27, '0')}`,
     accountSid: 'acc_migrate',
     bucketSid: 'bkt_migrate',
-    environmentSid: 'prod01',
+    environmentSid: i % 3 === 0 ? 'stag01' : 'prod01',
     contextSid: null,
     direction: 'in',
     createdAt: new Date(Date.now() - (i % 50) * 60_000).toISOString(),
@@ -117,7 +118,7 @@ describe('ClickHouse migrations (chDB)', () => {
     expect(await migrateClickHouse(ch, cfg, log)).toBe(0);
     expect(await counts()).toEqual(before);
 
-    // The last migration (004 rebuilds the aggregates from the raw rows) is forgotten, as after an
+    // The last migration (006 writes the all-environments rollup rows) is forgotten, as after an
     // upgrade that brings it or a run interrupted before it was recorded: two processes start.
     const last = FILES[FILES.length - 1]!;
     await ch.command({

@@ -157,11 +157,14 @@ describe('RequestsWriter on chDB (RowBinary through file())', () => {
     expect(await count("SELECT sum(requests) AS n FROM requests_minute WHERE bucket_sid = 'bkt_dedup'")).toBe(
       500,
     );
-    expect(
-      await count(
-        "SELECT sum(requests) AS n FROM requests_rollup WHERE bucket_sid = 'bkt_dedup' AND dim = 'all' AND level = 10",
-      ),
-    ).toBe(500);
+    // Each request once in its environment's rollup rows and once in the all-environments ones.
+    for (const env of ["!= '*'", "= '*'"])
+      expect(
+        await count(
+          `SELECT sum(requests) AS n FROM requests_rollup WHERE bucket_sid = 'bkt_dedup' AND dim = 'all' AND level = 10
+           AND environment_sid ${env}`,
+        ),
+      ).toBe(500);
     // A different token is a different block.
     await writer.insert(rows.slice(0, 10), 'unit:dedup:other');
     expect(await count("SELECT count() AS n FROM requests WHERE bucket_sid = 'bkt_dedup'")).toBe(510);
