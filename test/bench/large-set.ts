@@ -197,16 +197,21 @@ async function run(cfg: LargeSetConfig): Promise<LargeSetResult> {
     ).json<{ n: number | string }>();
     const activeParts = await scalar(
       ch,
-      `SELECT count() AS n FROM system.parts WHERE database = 'tapline' AND active`,
+      `SELECT count() AS n FROM system.parts WHERE database = currentDatabase() AND active`,
     );
     // The queries are timed on the set as a running service holds it, not while the background
     // merges that a bulk load of millions of rows starts are still rewriting its parts: the load
-    // waits until no merge has run for two polls in a row (at most SETTLE_LIMIT_MS).
+    // waits until no merge has run for two polls in a row (at most SETTLE_LIMIT_MS). The service's
+    // tables are in currentDatabase(): `tapline` on a server, `default` in chDB, which ignores
+    // the client's database for unqualified tables (services/shared/clickhouse.ts).
     const t1 = performance.now();
     let idle = 0;
     while (idle < 2 && performance.now() - t1 < SETTLE_LIMIT_MS) {
       await new Promise((r) => setTimeout(r, 1000));
-      const merging = await scalar(ch, `SELECT count() AS n FROM system.merges WHERE database = 'tapline'`);
+      const merging = await scalar(
+        ch,
+        `SELECT count() AS n FROM system.merges WHERE database = currentDatabase()`,
+      );
       idle = merging === 0 ? idle + 1 : 0;
     }
     return {
@@ -217,7 +222,7 @@ async function run(cfg: LargeSetConfig): Promise<LargeSetResult> {
       activeParts,
       settledParts: await scalar(
         ch,
-        `SELECT count() AS n FROM system.parts WHERE database = 'tapline' AND active`,
+        `SELECT count() AS n FROM system.parts WHERE database = currentDatabase() AND active`,
       ),
       settleSeconds: (performance.now() - t1) / 1000,
     };
