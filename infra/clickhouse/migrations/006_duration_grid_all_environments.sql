@@ -4,9 +4,9 @@
 --
 -- 1. `duration_hist` counts each duration at index round(log2(ms) * 50) (0 ms and below: -32768),
 --    read back as exp2(index / 50) (services/shared/metrics-sql.ts HIST_GRID): within
---    2^(1/100) - 1 = 0.69% of the duration (the bound asked for is 1%; 100 steps gave 0.35%), with
---    about half the entries per histogram. A percentile query's cost is mostly summing entries
---    (sumMap), so it costs about a third less; every insert writes half as many entries.
+--    2^(1/100) - 1 = 0.69% of the duration (the bound asked for is 1%; 100 steps give 0.35%), with
+--    about half the entries per histogram: a percentile query sums (sumMap) and every insert
+--    writes about half as many.
 -- 2. Every (dimension, value, level, block, bucket) of requests_rollup also has a row with
 --    environment_sid = '*' holding the sum of its environments' rows (counts, sums, min/max and
 --    the histogram). A metrics query without an environment (the API's default and the
@@ -20,7 +20,7 @@
 --    writes one more rollup row per (dimension, value, level) of its block; deletions reach the
 --    '*' rows as they reach the others (requests_deleted -> requests_minute -> requests_rollup_mv).
 --
--- Histograms of two grids must never be summed together, so, as 004 did, this migration rebuilds
+-- Histograms of two grids must never be summed together, so, like 004, this migration rebuilds
 -- both aggregate tables from the raw rows of `requests`:
 --   1. drop the three views (nothing is aggregated while it runs),
 --   2. empty requests_minute and requests_rollup,
