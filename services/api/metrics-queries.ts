@@ -84,8 +84,8 @@ const QUERY_SETTINGS = 'SETTINGS optimize_use_implicit_projections = 0';
  * (`minutes`, a condition on minute); '' when a table has no block in range. `filters` scopes
  * both tables (account, bucket, environment); `rollupFilters` scope `requests_rollup`, which
  * without an environment in scope is read in its rows for all environments together
- * (environment_sid '*', 006_all_environments_rollup.sql: one row per group and block instead of
- * one per environment), and with `perEnvironment` (a grouping by environment) in every
+ * (environment_sid '*', 006_duration_grid_all_environments.sql: one row per group and block
+ * instead of one per environment), and with `perEnvironment` (a grouping by environment) in every
  * environment's own rows. `also`: more ranges read the same way (the previous period of a
  * comparison).
  */

@@ -51,8 +51,8 @@ async function recorded(): Promise<string[]> {
 /**
  * Request counts as the raw table, the minute aggregate and the rollup see them: the 10-minute
  * level with its histograms, and the other levels' request counts (each holds every request once),
- * in the rows per environment; `all`: the same figures from the rows for all environments together
- * (006_all_environments_rollup.sql), which must equal them.
+ * in the rows per environment. The rows for all environments together
+ * (006_duration_grid_all_environments.sql) must hold the same figures: checked on every call.
  */
 async function counts(): Promise<{
   raw: number;
