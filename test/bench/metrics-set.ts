@@ -4,7 +4,7 @@
  * SQL the API runs (the builders of services/api/metrics-queries.ts) in seconds instead of the
  * several minutes of `npm run bench -- --only query`.
  *
- *   npx tsx test/bench/metrics-set.ts load --dir=.cache/mq-1m --rows=1000000 [--from=0] [--days=1]
+ *   npx tsx test/bench/metrics-set.ts load --dir=.cache/mq-1m --rows=1000000 [--from=0] [--days=1] [--chunks=1]
  *   npx tsx test/bench/metrics-set.ts time --dir=.cache/mq-1m [--runs=50] [--only=summary,performance]
  *                                          [--ab=DIR/services/api/metrics.repository.js]
  *   npx tsx test/bench/metrics-set.ts compare --dir=.cache/mq-1m --ab=DIR/services/api/metrics.repository.js
@@ -108,21 +108,32 @@ async function rows<T>(sql: Sql | string): Promise<T[]> {
 async function load(): Promise<void> {
   await migrateClickHouse(ch, chCfg, log);
   const rowsN = Number(flag('rows', '1000000'));
+  // --chunks=N: N inserts in time order, each of its own slice of the span, as the processor's
+  // blocks arrive (one statement otherwise).
+  const chunks = Number(flag('chunks', '1'));
+  const span = Number(flag('days', '1')) * 86_400_000;
+  const from = Number(flag('from', '0'));
+  const now = Date.now();
   const t0 = performance.now();
-  await ch.command({
-    query: largeSetSql(ENVIRONMENTS),
-    query_params: {
-      a: ACCOUNT,
-      b: BUCKET,
-      now: Date.now(),
-      span: Number(flag('days', '1')) * 86_400_000,
-      from: Number(flag('from', '0')),
-      rows: rowsN,
-    },
-    clickhouse_settings: { max_insert_threads: '2' },
-  });
+  for (let i = 0; i < chunks; i++) {
+    const rows = Math.floor((rowsN * (i + 1)) / chunks) - Math.floor((rowsN * i) / chunks);
+    await ch.command({
+      query: largeSetSql(ENVIRONMENTS),
+      query_params: {
+        a: ACCOUNT,
+        b: BUCKET,
+        now: now - span + Math.round((span * (i + 1)) / chunks),
+        span: Math.round(span / chunks),
+        from: from + Math.floor((rowsN * i) / chunks),
+        rows,
+      },
+      clickhouse_settings: { max_insert_threads: '2' },
+    });
+  }
   const s = (performance.now() - t0) / 1000;
-  console.log(`loaded ${rowsN} rows in ${s.toFixed(0)} s (${Math.round(rowsN / s)} rows/s)`);
+  console.log(
+    `loaded ${rowsN} rows in ${chunks} insert(s) in ${s.toFixed(0)} s (${Math.round(rowsN / s)} rows/s)`,
+  );
   await state();
 }
 
