@@ -51,6 +51,9 @@ function view(file: string, name: string): string {
   return found;
 }
 
+/** The migration whose views the service runs now. */
+const LATEST = '006_duration_grid_all_environments.sql';
+
 /** A version: its minute view and its rollup view. */
 const views = (minuteFile: string, rollupFile: string): string[] => [
   view(minuteFile, 'requests_minute_mv'),
@@ -100,7 +103,6 @@ try {
   await ch.command({ query: 'CREATE DATABASE IF NOT EXISTS bench_raw' });
   await ch.command({ query: `CREATE TABLE IF NOT EXISTS bench_raw.requests AS ${TABLES.requests}` });
   await ch.command({ query: 'SYSTEM STOP MERGES' });
-  const LATEST = '006_duration_grid_all_environments.sql';
   const versions: [string, string[] | undefined][] = [
     ['none', undefined],
     ['004', views('004_duration_histograms.sql', '004_duration_histograms.sql')],
@@ -129,6 +131,6 @@ try {
   );
 } finally {
   // The directory is left as the migrations made it, with the latest views in place.
-  await swap(views('006_duration_grid_all_environments.sql', '006_duration_grid_all_environments.sql'));
+  await swap(views(LATEST, LATEST));
   await ch.close();
 }
