@@ -139,3 +139,11 @@ export async function listAllRequests(token: string, accountSid: string, bucketS
     if (!res.body.hasMore) return out;
   }
 }
+
+/**
+ * The UTC date (YYYY-MM-DD) `daysAgo` days before now: fixed-looking timestamps for tests that
+ * compare exact strings, always inside the retention, so a test does not expire with the calendar.
+ */
+export function recentDay(daysAgo = 2): string {
+  return new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
+}

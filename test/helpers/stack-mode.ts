@@ -1,5 +1,12 @@
 import fs from 'node:fs';
 
+/**
+ * RETENTION_DAYS of the integration stack: longer than any month plus a day, so a test can always
+ * place records on both sides of a real month boundary inside the retention (with 30 days there is
+ * none on the 31st of a month). Tests of the retention window read it from here.
+ */
+export const TEST_RETENTION_DAYS = 35;
+
 /** How the tests get Kafka, Postgres and ClickHouse: containers where Docker answers, else local. */
 export type TestStackMode = 'containers' | 'local';
 

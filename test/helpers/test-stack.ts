@@ -5,7 +5,7 @@ import { startLocalStack, type LocalStack } from '../../infra/local/stack.js';
 import { parseConfig } from '../../services/shared/config.js';
 import { freePort, ROOT, startService, type ServiceProcess } from './service-process.js';
 import type { startContainerStack } from './container-stack.js';
-import { testStackMode } from './stack-mode.js';
+import { TEST_RETENTION_DAYS, testStackMode } from './stack-mode.js';
 import { startSmtpSink } from './smtp-sink.js';
 
 export interface TestStack {
@@ -58,6 +58,7 @@ export async function startTestStack(
     ...(stack.clickhouseUrl ? { CLICKHOUSE_URL: stack.clickhouseUrl } : {}),
     OUTBOUND_ALLOW: '127.0.0.1,localhost,::1',
     PROCESSOR_FLUSH_MS: '100',
+    RETENTION_DAYS: String(TEST_RETENTION_DAYS),
     // Workflow tests: a real SMTP server, quick backoff/timeouts, threshold evaluation every 2 s.
     SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
     ACTION_BACKOFF_MS: '200',

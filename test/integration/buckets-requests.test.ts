@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { api, ingest, makeRecord, newAccount, waitFor } from '../helpers/client.js';
+import { api, ingest, makeRecord, newAccount, recentDay, waitFor } from '../helpers/client.js';
 
 describe('buckets', () => {
   it('creates, lists, gets, updates and deletes a bucket', async () => {
@@ -54,7 +54,8 @@ describe('requests', () => {
     const acct = await newAccount();
     const a = api(acct.apiToken);
     const base = `/v1/accounts/${acct.accountSid}/buckets/${acct.bucketSid}/requests`;
-    const t = Date.parse('2026-11-20T12:00:00.000Z');
+    const day = recentDay();
+    const t = Date.parse(`${day}T12:00:00.000Z`);
     const records = [
       makeRecord({ createdAt: new Date(t).toISOString(), request: { method: 'GET', path: '/a/1' } }),
       makeRecord({
@@ -79,7 +80,7 @@ describe('requests', () => {
     const byPath = await a.get<{ records: { request: { path: string } }[] }>(`${base}?path=/a/*&order=asc`);
     expect(byPath.body.records.map((r) => r.request.path)).toEqual(['/a/1', '/a/2']);
     const byRange = await a.get<{ records: unknown[] }>(
-      `${base}?startDate=2026-11-20T12:01:00.000Z&endDate=2026-11-20T12:02:00.000Z`,
+      `${base}?startDate=${day}T12:01:00.000Z&endDate=${day}T12:02:00.000Z`,
     );
     expect(byRange.body.records).toHaveLength(2);
     const badRange = await a.get(

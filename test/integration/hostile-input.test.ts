@@ -14,6 +14,7 @@ import {
 import { mapLimit, rawRequest, type RawResponse } from '../fuzz/raw-http.js';
 import { seedResources, type SeededAccount } from '../fuzz/seed.js';
 import { listAllRequests, makeRecord, newAccount, testEnv, testPool, waitFor } from '../helpers/client.js';
+import { TEST_RETENTION_DAYS } from '../helpers/stack-mode.js';
 
 /**
  * Issue 7, hostile input. Every operation of the OpenAPI document (so routes added later are
@@ -467,7 +468,7 @@ describe('hostile input on the ingest listener', () => {
     const before = (await listAllRequests(a.token, a.accountSid, a.bucketSid)).length;
     // The requests table is partitioned by day: one block touching over 100 days was refused by
     // ClickHouse on every retry, and no later record of the Kafka partition was ever stored. Ingest
-    // now refuses a createdAt before the retention (RETENTION_DAYS, 30 here) per record; the days
+    // now refuses a createdAt before the retention (RETENTION_DAYS, TEST_RETENTION_DAYS here) per record; the days
     // inside it are accepted and stored in one block.
     const days = Array.from({ length: 101 }, (_, i) =>
       makeRecord({ contextSid: `day-${i}`, createdAt: new Date(Date.now() - i * 86_400_000).toISOString() }),
@@ -475,7 +476,7 @@ describe('hostile input on the ingest listener', () => {
     let r = await post(a, JSON.stringify({ records: days }));
     expect(r.status).toBe(202);
     const answer = JSON.parse(r.text) as { accepted: number; rejected: { index: number }[] };
-    expect(answer.accepted).toBeGreaterThanOrEqual(29);
+    expect(answer.accepted).toBeGreaterThanOrEqual(TEST_RETENTION_DAYS - 1);
     expect(answer.accepted + answer.rejected.length).toBe(101);
     expect(answer.rejected.map((x) => x.index)).toEqual(
       Array.from({ length: answer.rejected.length }, (_, i) => 101 - answer.rejected.length + i),
@@ -498,7 +499,7 @@ describe('hostile input on the ingest listener', () => {
     const contexts = new Set(stored.map((x) => x.contextSid));
     expect(contexts.has('surrogate')).toBe(true);
     // Days within the retention window are all there (older ones may already be expired by TTL).
-    for (let i = 0; i < 28; i++) expect(contexts.has(`day-${i}`), `day-${i}`).toBe(true);
+    for (let i = 0; i < TEST_RETENTION_DAYS - 2; i++) expect(contexts.has(`day-${i}`), `day-${i}`).toBe(true);
     expect(stored.length).toBeLessThanOrEqual(before + 103);
   }, 120_000);
 

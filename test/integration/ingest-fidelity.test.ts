@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { api, http, ingest, makeRecord, newAccount, testEnv, waitFor } from '../helpers/client.js';
+import { api, http, ingest, makeRecord, newAccount, recentDay, testEnv, waitFor } from '../helpers/client.js';
 
 const ISO_MS_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -32,19 +32,20 @@ describe('ingest fidelity', () => {
 
   it('stores and answers every client timestamp as UTC with milliseconds', async () => {
     const acct = await newAccount();
+    const day = recentDay();
     const res = await ingest(acct.bucketSid, acct.apiToken, [
-      makeRecord({ createdAt: '2026-11-24T12:00:00+02:00', receivedAt: '2026-11-24T10:00:01.5Z' }),
-      makeRecord({ createdAt: '2026-11-24T10:00:02.123456Z' }),
+      makeRecord({ createdAt: `${day}T12:00:00+02:00`, receivedAt: `${day}T10:00:01.5Z` }),
+      makeRecord({ createdAt: `${day}T10:00:02.123456Z` }),
     ]);
     expect(res.status).toBe(202);
     const records = await waitFor(async () => {
       const l = await api(acct.apiToken).get<{ records: { createdAt: string; receivedAt: string }[] }>(
-        `/v1/accounts/${acct.accountSid}/buckets/${acct.bucketSid}/requests?startDate=2026-11-24T00:00:00Z&sort=createdAt&order=asc`,
+        `/v1/accounts/${acct.accountSid}/buckets/${acct.bucketSid}/requests?startDate=${day}T00:00:00Z&sort=createdAt&order=asc`,
       );
       return l.body.records.length === 2 ? l.body.records : undefined;
     });
-    expect(records.map((r) => r.createdAt)).toEqual(['2026-11-24T10:00:00.000Z', '2026-11-24T10:00:02.123Z']);
-    expect(records[0]!.receivedAt).toBe('2026-11-24T10:00:01.500Z');
+    expect(records.map((r) => r.createdAt)).toEqual([`${day}T10:00:00.000Z`, `${day}T10:00:02.123Z`]);
+    expect(records[0]!.receivedAt).toBe(`${day}T10:00:01.500Z`);
     for (const r of records) expect(r.receivedAt).toMatch(ISO_MS_Z);
   });
 });

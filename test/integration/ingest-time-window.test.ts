@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ingest, makeRecord, newAccount } from '../helpers/client.js';
+import { TEST_RETENTION_DAYS } from '../helpers/stack-mode.js';
 
 /**
  * Issue 14 point 13: a record whose `createdAt` lies outside [now − RETENTION_DAYS, now + 1 day]
@@ -15,12 +16,12 @@ describe('ingest createdAt window', () => {
     const now = Date.now();
     const records = [
       makeRecord({ createdAt: new Date(now - 1000).toISOString() }),
-      makeRecord({ createdAt: new Date(now - 31 * DAY).toISOString() }),
+      makeRecord({ createdAt: new Date(now - (TEST_RETENTION_DAYS + 1) * DAY).toISOString() }),
       makeRecord({ createdAt: new Date(now + 2 * DAY).toISOString() }),
       makeRecord({ createdAt: new Date(now + 12 * 3_600_000).toISOString() }),
       makeRecord({ createdAt: '1970-01-01T00:00:00Z' }),
       makeRecord({ createdAt: '9999-12-31T23:59:59Z' }),
-      makeRecord({ createdAt: new Date(now - 29 * DAY).toISOString() }),
+      makeRecord({ createdAt: new Date(now - (TEST_RETENTION_DAYS - 1) * DAY).toISOString() }),
     ];
     const res = await ingest(acct.bucketSid, acct.apiToken, records);
     expect(res.status, res.text).toBe(202);

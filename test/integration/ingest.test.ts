@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { api, http, ingest, makeRecord, newAccount, testEnv, waitFor } from '../helpers/client.js';
+import { api, http, ingest, makeRecord, newAccount, recentDay, testEnv, waitFor } from '../helpers/client.js';
 
 const url = (bucket: string) => `${testEnv().ingestUrl}/v1/buckets/${bucket}/ingest`;
 
@@ -113,11 +113,12 @@ describe('ingest endpoint', () => {
 
   it('accepts the existing SDKs’ wire format on POST /', async () => {
     const acct = await newAccount();
+    const day = recentDay();
     const call = {
       contextSid: 'sdk-ctx-1',
       direction: 'out',
       request: {
-        received: '2026-11-21T10:00:00.000Z',
+        received: `${day}T10:00:00.000Z`,
         ip: '203.0.113.9',
         url: 'https://shop.example.com:8443/cart/42/items?sort=asc&x=1&x=2',
         method: 'post',
@@ -153,7 +154,7 @@ describe('ingest endpoint', () => {
     expect(rec).toMatchObject({
       contextSid: 'sdk-ctx-1',
       direction: 'out',
-      createdAt: '2026-11-21T10:00:00.000Z',
+      createdAt: `${day}T10:00:00.000Z`,
       request: {
         host: 'shop.example.com',
         path: '/cart/42/items',

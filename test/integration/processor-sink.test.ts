@@ -18,7 +18,7 @@ import {
   migrateClickHouse,
   type ClickHouseClient,
 } from '../../services/shared/clickhouse.js';
-import { testEnv, waitFor } from '../helpers/client.js';
+import { recentDay, testEnv, waitFor } from '../helpers/client.js';
 import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 /**
@@ -87,12 +87,14 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
+/** Inside the retention on any date: the requests table's TTL would drop older rows. */
+const DAY = recentDay();
 const sidOf = (n: number) => `req_${tag}${String(n).padStart(23, '0')}`;
 const line = (sid: string) =>
   JSON.stringify({
     sid,
-    createdAt: '2026-11-22T10:00:00.000Z',
-    receivedAt: '2026-11-22T10:00:00.100Z',
+    createdAt: `${DAY}T10:00:00.000Z`,
+    receivedAt: `${DAY}T10:00:00.100Z`,
     bucketSid: `bkt_${tag}`,
     request: { method: 'GET', path: `/p/${sid}` },
     response: { statusCode: 200 },
