@@ -22,7 +22,7 @@ import { config, ConfigError, type Config } from './shared/config.js';
 import { CredentialStore } from './shared/credentials.js';
 import { createKafka, ensureTopics, Partitioners } from './shared/kafka.js';
 import { randomAlnum } from './shared/ids.js';
-import { logger, rootLogger } from './shared/logger.js';
+import { logger, rootLogger, routeProcessWarnings } from './shared/logger.js';
 import { PgListener } from './shared/pg-listener.js';
 import { createPool, migratePostgres, type Pool } from './shared/postgres.js';
 import { TOPICS } from './shared/topics.js';
@@ -34,6 +34,7 @@ import { TOPICS } from './shared/topics.js';
  */
 async function main(cfg: Config): Promise<void> {
   const log = logger('main');
+  routeProcessWarnings(logger('process'));
   const t0 = Date.now();
   const stack: LocalStack = await startLocalStack(cfg, rootLogger());
   const closers: { name: string; close: () => Promise<unknown> }[] = [];

@@ -71,4 +71,22 @@ export function logger(module: string): Logger {
   return rootLogger().child({ module });
 }
 
+/**
+ * Process warnings (`process.emitWarning`: deprecations, MaxListenersExceeded, …) written as log
+ * entries instead of Node's plain stderr lines, so they reach the same JSON log as the rest.
+ * kafkajs 2.2.4 schedules its request-queue check with `setTimeout(fn, throttledUntil - Date.now())`
+ * while `throttledUntil` is 0, which Node 24 reports as a TimeoutNegativeWarning at every client
+ * connect (tulios/kafkajs#1751, unreleased fix); Node runs such a timer after 1 ms, which is what
+ * kafkajs means, so that one warning is logged at debug level.
+ */
+export function routeProcessWarnings(log: Logger): void {
+  process.removeAllListeners('warning');
+  process.on('warning', (w: Error & { code?: string }) => {
+    const entry = { warning: w.name, code: w.code, stack: w.stack };
+    if (w.name === 'TimeoutNegativeWarning' && w.stack?.includes('kafkajs'))
+      log.debug(entry, 'kafkajs scheduled a negative timeout (tulios/kafkajs#1751); Node runs it after 1 ms');
+    else log.warn(entry, w.message);
+  });
+}
+
 export type { Logger };

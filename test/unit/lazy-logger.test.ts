@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { LazyChildLogger } from '../../services/shared/lazy-logger.js';
-import { REDACT_PATHS } from '../../services/shared/logger.js';
+import { REDACT_PATHS, routeProcessWarnings } from '../../services/shared/logger.js';
 
 function capture(level = 'info') {
   const lines: Record<string, unknown>[] = [];
@@ -53,5 +53,35 @@ describe('LazyChildLogger (per-request logger made on first use)', () => {
     expect(JSON.stringify(lines)).not.toContain('tl_secret');
     expect(lines[1]).toMatchObject({ reqId: 'r2', module: 'm', msg: 'nested' });
     expect(log.bindings()).toEqual({ reqId: 'r2' });
+  });
+});
+
+describe('process warnings in the log', () => {
+  const saved = process.listeners('warning');
+  afterEach(() => {
+    process.removeAllListeners('warning');
+    for (const l of saved) process.on('warning', l);
+  });
+
+  it("writes warnings as log entries; kafkajs's negative timeout (kafkajs#1751) only at debug", async () => {
+    const { root, lines } = capture('debug');
+    routeProcessWarnings(root);
+    expect(process.listeners('warning')).toHaveLength(1);
+    process.emitWarning('something is deprecated', { type: 'DeprecationWarning', code: 'DEP0999' });
+    const kafkajs = Object.assign(new Error('-1795826664624 is a negative number.'), {
+      name: 'TimeoutNegativeWarning',
+    });
+    kafkajs.stack = `TimeoutNegativeWarning: -1795826664624 is a negative number.
+    at RequestQueue.scheduleCheckPendingRequests (/app/node_modules/kafkajs/src/network/requestQueue/index.js:317:37)`;
+    process.emitWarning(kafkajs);
+    const other = Object.assign(new Error('-5 is a negative number.'), { name: 'TimeoutNegativeWarning' });
+    process.emitWarning(other);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines.map((l) => [l.level, l.warning, l.code ?? null])).toEqual([
+      [40, 'DeprecationWarning', 'DEP0999'],
+      [20, 'TimeoutNegativeWarning', null],
+      [40, 'TimeoutNegativeWarning', null],
+    ]);
+    expect(lines[0]!.msg).toBe('something is deprecated');
   });
 });
