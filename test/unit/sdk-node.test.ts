@@ -51,34 +51,82 @@ const rules = (...r: Parameters<typeof compileRedaction>[0][]) =>
   r.map((x) => compileRedaction(x)).filter((x): x is CompiledRedaction => x !== null);
 
 describe('sdk: bounded queue', () => {
+  const obj = (n: number) => ({ record: n });
+
   it('drops the oldest records past the byte bound and counts them', () => {
     const q = new BoundedQueue<number>(100);
-    for (let i = 0; i < 10; i++) q.push(i, 30);
+    for (let i = 0; i < 10; i++) q.push(obj(i), 30);
     expect(q.length).toBe(3);
     expect(q.bytes).toBe(90);
     expect(q.dropped).toBe(7);
-    expect(q.shift()?.item).toBe(7);
-    q.unshiftAll([{ item: 6, size: 30 }]);
-    expect(q.shift()?.item).toBe(6);
+    expect(q.shift()).toEqual({ item: { record: 7 }, size: 30 });
   });
 
-  it('keeps FIFO order over many pushes and shifts', () => {
+  it('keeps FIFO order over many pushes and shifts, across ring growth and wrap-around', () => {
     const q = new BoundedQueue<number>(1e9);
-    for (let i = 0; i < 5000; i++) q.push(i, 1);
+    for (let i = 0; i < 5000; i++) q.push(obj(i), 1);
     const out: number[] = [];
-    for (let i = 0; i < 3000; i++) out.push(q.shift()!.item);
-    for (let i = 5000; i < 6000; i++) q.push(i, 1);
-    while (q.length) out.push(q.shift()!.item);
-    expect(out).toEqual(Array.from({ length: 6000 }, (_, i) => i));
+    for (let i = 0; i < 3000; i++) out.push(q.shift()!.item.record!);
+    for (let i = 5000; i < 9000; i++) q.push(obj(i), 1);
+    while (q.length) out.push(q.shift()!.item.record!);
+    expect(out).toEqual(Array.from({ length: 9000 }, (_, i) => i));
     expect(q.bytes).toBe(0);
   });
 
   it('a lower bound (a batch in flight) trims at once', () => {
     const q = new BoundedQueue<number>(100);
-    for (let i = 0; i < 3; i++) q.push(i, 30);
+    for (let i = 0; i < 3; i++) q.push(obj(i), 30);
     q.setMaxBytes(40);
     expect(q.length).toBe(1);
     expect(q.dropped).toBe(2);
+  });
+
+  it('gives back lines as slab, offset, length and rules version, in order with objects', () => {
+    const q = new BoundedQueue<number>(1e9);
+    const a = Buffer.from('{"a":1}{"b":2}');
+    const b = Buffer.from('{"c":3}');
+    q.push({ record: 0 }, 10);
+    q.push({ slab: a, off: 0, len: 7, version: 1 }, 71);
+    q.push({ slab: a, off: 7, len: 7, version: 2 }, 71);
+    q.push({ slab: b, off: 0, len: 7, version: 2 }, 71);
+    const text = (x: { item: { slab?: Buffer; off?: number; len?: number } }) =>
+      x.item.slab!.subarray(x.item.off, x.item.off! + x.item.len!).toString();
+    expect(q.shift()).toEqual({ item: { record: 0 }, size: 10 });
+    const first = q.shift()!;
+    expect([text(first), first.item.version, first.size]).toEqual(['{"a":1}', 1, 71]);
+    expect(first.item.slab).toBe(a);
+    expect(text(q.shift()!)).toBe('{"b":2}');
+    const last = q.shift()!;
+    expect([text(last), last.item.version]).toEqual(['{"c":3}', 2]);
+    expect(last.item.slab).toBe(b);
+    expect(q.shift()).toBeUndefined();
+  });
+
+  it('holds each slab once and releases it when the queue moves past its lines', () => {
+    const q = new BoundedQueue<number>(1e9);
+    const slabs = [Buffer.alloc(16), Buffer.alloc(16), Buffer.alloc(16)];
+    for (const slab of slabs) for (let off = 0; off < 16; off += 4) q.push({ slab, off, len: 4 }, 1);
+    const held = () => (q as unknown as { slabs: Buffer[] }).slabs;
+    expect(held()).toEqual(slabs);
+    for (let k = 0; k < 5; k++) q.shift();
+    expect(held()).toHaveLength(2);
+    expect(held()[0]).toBe(slabs[1]);
+    while (q.length) q.shift();
+    expect(held()).toHaveLength(0);
+    // The same slab pushed again after the queue emptied is held anew.
+    q.push({ slab: slabs[2], off: 0, len: 4 }, 1);
+    expect(q.shift()!.item.slab).toBe(slabs[2]);
+  });
+
+  it('keeps no object per queued line: the lines of a full batch leave only typed arrays', () => {
+    const q = new BoundedQueue<number>(1e9);
+    const slab = Buffer.alloc(4096);
+    for (let off = 0; off < 4000; off += 8) q.push({ slab, off, len: 8, version: 3 }, 72);
+    const objects = (q as unknown as { objects: unknown[] }).objects;
+    expect(objects.filter((x) => x !== undefined)).toHaveLength(0);
+    expect((q as unknown as { slabs: Buffer[] }).slabs).toHaveLength(1);
+    q.clear();
+    expect([q.length, q.bytes]).toEqual([0, 0]);
   });
 });
 

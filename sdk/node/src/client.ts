@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { createGzip } from 'node:zlib';
 import { CircuitBreaker } from './circuit.js';
-import { BoundedQueue } from './queue.js';
+import { BoundedQueue, type QueueItem } from './queue.js';
 import {
   compileExclusion,
   compileRedaction,
@@ -132,13 +132,7 @@ export type Captured = CapturedRecord;
  * A queued record: its JSON line as UTF-8 bytes in a slab (with the rules version it was made
  * under), or the object before the first settings answer.
  */
-interface QueuedRecord {
-  slab?: Buffer;
-  off?: number;
-  len?: number;
-  version?: number;
-  record?: CapturedRecord;
-}
+type QueuedRecord = QueueItem<CapturedRecord>;
 
 /**
  * Bytes of the slabs queued lines are written into. A line lives in the V8 heap only while it is
@@ -171,7 +165,7 @@ export class TaplineCore {
   readonly opts: ResolvedOptions;
   private readonly log: TaplineLogger | undefined;
   private debugOn: boolean;
-  private readonly queue: BoundedQueue<QueuedRecord>;
+  private readonly queue: BoundedQueue<CapturedRecord>;
   /** bumped whenever the client rules change: queued lines made under older rules get the new ones */
   private rulesVersion = 0;
   private rulesPrint = '';
