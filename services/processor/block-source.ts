@@ -79,6 +79,12 @@ export const HOLD_BYTES = 64 * 1024 * 1024;
  * never held for being busy).
  */
 export const BUSY_MIN_BYTES = 1024 * 1024;
+/**
+ * In a group of N processors the busy hold lasts up to min(N, this) × `holdMs`: each processor
+ * gets 1/N of the partitions' traffic, so holding N times as long keeps its blocks (and the
+ * ClickHouse server's cost per record) about the size one processor's would be.
+ */
+export const BUSY_HOLD_MAX_MEMBERS = 4;
 /** pause before a held block whose timed store failed is tried again */
 const HELD_RETRY_MS = 1000;
 
@@ -162,11 +168,13 @@ export async function planBlocks(
  * otherwise store every fetch as a small block, which costs the ClickHouse server about twice the
  * CPU per record (docs/scaling.md). A held fetch has its offsets resolved (kafkajs fetches on at
  * once) but not committed, until a fetch neither behind nor busy comes, the held messages reach
- * `holdBytes` or `maxBatch`, or `holdMs` passed since the first of them was fetched; then they are
+ * `holdBytes` or `maxBatch`, or `holdMs` passed since the first of them was fetched (times the
+ * group's size, at most BUSY_HOLD_MAX_MEMBERS, while busy fetches are held); then they are
  * planned and stored as if they were one fetch. A crash or a rebalance loses nothing held: nothing
  * held was committed, so its messages are fetched again. Below `fetchMinBytes` per fetch, and
  * always when it is alone in its group, a processor that keeps up holds nothing: the busy hold
- * costs freshness (up to `holdMs`), which only a shared group's throughput pays for.
+ * costs freshness (up to `holdMs` times the group's size), which only a shared group's throughput
+ * pays for.
  */
 export class BlockSource {
   private consumer: Consumer | undefined;
@@ -180,6 +188,8 @@ export class BlockSource {
   private joins = 0;
   /** true while other processors share the consumer group (from the group's description at each join) */
   private sharedGroup = false;
+  /** members of the consumer group at its last description */
+  private groupMembers = 1;
   private rangesOfJoin = 0;
   private rangesLoading: Promise<void> | undefined;
   private stopped = false;
@@ -230,8 +240,11 @@ export class BlockSource {
       consumer.describeGroup().then(
         (g) => {
           if (this.joins !== join) return;
-          this.sharedGroup = g.members.length > 1;
-          log.info({ members: g.members.length, busyHold: this.busyHoldActive }, 'processor group described');
+          this.groupDescribed(g.members.length);
+          log.info(
+            { members: g.members.length, busyHold: this.busyHoldActive, holdMs: this.holdLimitMs() },
+            'processor group described',
+          );
         },
         () => undefined,
       );
@@ -298,6 +311,18 @@ export class BlockSource {
     await this.inOrder(partition, () => this.take(topic, partition, messages, ctl));
   }
 
+  /** Takes the size of the consumer group (from its description at each join). */
+  groupDescribed(members: number): void {
+    this.groupMembers = Math.max(1, members);
+    this.sharedGroup = members > 1;
+  }
+
+  /** How long fetched messages are held at most: `holdMs`, times the group's size while busy fetches are held. */
+  holdLimitMs(): number {
+    const n = this.busyHoldActive ? Math.min(this.groupMembers, BUSY_HOLD_MAX_MEMBERS) : 1;
+    return this.o.holdMs * n;
+  }
+
   /** Whether a busy partition's fetches are held now (`busyHold`, and the group shared or not). */
   get busyHoldActive(): boolean {
     const mode = this.o.busyHold ?? 'auto';
@@ -335,7 +360,8 @@ export class BlockSource {
     const bytes = (held?.bytes ?? 0) + freshBytes;
     const since = held?.since ?? Date.now();
     const saved = this.ranges.get(partition);
-    const { holdMs, holdBytes, maxBatch } = this.o;
+    const { holdBytes, maxBatch } = this.o;
+    const holdMs = this.holdLimitMs();
     const last = fresh.length ? Number(fresh[fresh.length - 1]!.offset) : -1;
     const behind = ctl.highWatermark !== undefined && Number(ctl.highWatermark) > last + 1;
     const busy = this.busyHoldActive && freshBytes >= Math.max(this.o.fetchMinBytes, BUSY_MIN_BYTES);

@@ -3,6 +3,7 @@ import { pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import {
   BlockSource,
+  BUSY_HOLD_MAX_MEMBERS,
   planBlocks,
   type BatchControl,
   type Block,
@@ -353,6 +354,38 @@ describe('BlockSource.onBatch at the partition end while busy (fetches of severa
     }
     expect(ranges.saved).toEqual(['t/0:0-3']);
     expect(log).toEqual(['resolve 1', 'sink 0-3', 'resolve 3', 'commit 4']);
+  });
+
+  it('in a group of N processors busy fetches are held up to N x holdMs (at most BUSY_HOLD_MAX_MEMBERS x)', async () => {
+    for (const [members, limit] of [
+      [2, 300],
+      [3, 450],
+      [10, BUSY_HOLD_MAX_MEMBERS * 150],
+    ] as const) {
+      const { s, ranges, log } = busySource({ holdMs: 150, busyHold: 'auto' });
+      s.groupDescribed(members);
+      expect(s.holdLimitMs()).toBe(limit);
+      const t0 = Date.now();
+      vi.useFakeTimers({ toFake: ['Date'] });
+      try {
+        vi.setSystemTime(t0);
+        await s.onBatch('t', 0, big(0, 2), control(log, { highWatermark: 2 }));
+        // Past holdMs but within the group's limit: still held.
+        vi.setSystemTime(t0 + limit - 1);
+        await s.onBatch('t', 0, big(2, 2), control(log, { highWatermark: 4 }));
+        expect(ranges.saved).toEqual([]);
+        vi.setSystemTime(t0 + limit + 1);
+        await s.onBatch('t', 0, big(4, 2), control(log, { highWatermark: 6 }));
+      } finally {
+        vi.useRealTimers();
+      }
+      expect(ranges.saved).toEqual(['t/0:0-5']);
+      expect(log).toEqual(['resolve 1', 'resolve 3', 'sink 0-5', 'resolve 5', 'commit 6']);
+    }
+    // Alone in its group (busyHold auto): nothing is held, so the limit is holdMs itself.
+    const { s } = busySource({ holdMs: 150, busyHold: 'auto' });
+    s.groupDescribed(1);
+    expect([s.busyHoldActive, s.holdLimitMs()]).toEqual([false, 150]);
   });
 
   it('busyHold auto outside a shared group, or off: every fetch at the end is stored at once', async () => {
