@@ -79,9 +79,9 @@ const GROUPS: Record<GroupBy, { dim: Dim; rollup: string; minute: string }> = {
 const QUERY_SETTINGS = 'SETTINGS optimize_use_implicit_projections = 0';
 
 /**
- * The blocks covering a scope's minutes: whole 10-minute, hour and day blocks of `requests_rollup`
- * (`rollup`, a condition on level and t) and the single edge minutes of `requests_minute`
- * (`minutes`, a condition on minute); '' when a table has no block in range. `filters` scopes
+ * The blocks covering a scope's minutes: whole 10-minute, hour, 6-hour and day blocks of
+ * `requests_rollup` (`rollup`, a condition on level and t) and the single edge minutes of
+ * `requests_minute` (`minutes`, a condition on minute); '' when a table has no block in range. `filters` scopes
  * both tables (account, bucket, environment); `rollupFilters` scope `requests_rollup`, which
  * without an environment in scope is read in its rows for all environments together
  * (environment_sid '*', 006_duration_grid_all_environments.sql: one row per group and block
