@@ -14,7 +14,11 @@
  *
  *   npx tsx test/bench/ch-server-insert.ts [--records 100000] [--blocks 2000,5000,20000,50000]
  *        [--formats RowBinary,JSONEachRow] [--compress none,gzip] [--views with,without]
- *        [--disk-records 200000]
+ *        [--disk-records 200000] [--record-bytes N] [--record-codec CODEC]
+ *
+ * `--record-bytes N` stores only the first N bytes of each record's text (the `record` column;
+ * 0 for none), and `--record-codec` sets that column's codec (e.g. LZ4, NONE; the migrations'
+ * is ZSTD(1)) before the runs: how the cost follows the bytes each record stores.
  */
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -47,6 +51,8 @@ const FORMATS = arg('formats', 'RowBinary,JSONEachRow').split(',');
 const COMPRESS = arg('compress', 'none,gzip').split(',');
 const VIEWS = arg('views', 'with,without').split(',');
 const DISK_RECORDS = Number(arg('disk-records', '200000'));
+const RECORD_BYTES = arg('record-bytes', '');
+const RECORD_CODEC = arg('record-codec', '');
 
 interface Result {
   format: string;
@@ -126,6 +132,15 @@ async function main(): Promise<void> {
     for (let i = 0; i < 5000; i++) pool.push(stored(i));
     const rows: RequestRow[] = [];
     for (let i = 0; i < Math.max(...BLOCKS); i++) rows.push(toRow(pool[i % pool.length]!, 0, i));
+    if (RECORD_BYTES !== '')
+      for (const row of rows) {
+        const text = typeof row.record === 'string' ? Buffer.from(row.record) : row.record;
+        row.record = text.subarray(0, Number(RECORD_BYTES));
+      }
+    if (RECORD_CODEC)
+      await ch.command({
+        query: `ALTER TABLE ${TABLES.requests} MODIFY COLUMN record String CODEC(${RECORD_CODEC})`,
+      });
 
     const settle = async () => {
       // Background merges of the parts just written: wait until none runs and the part count is still.
