@@ -156,6 +156,58 @@ describe('@tapline/node as a packed package', () => {
     expect(types).toMatch(/class Tapline/);
   });
 
+  it('type-checks a TypeScript app that uses it, as CommonJS and as ESM (strict, nodenext)', () => {
+    const use = `const tapline = new Tapline({ endpoint: 'http://127.0.0.1:8081', bucketSid: 'bkt_x', token: 't' });
+const handler: (req: IncomingMessage, res: ServerResponse) => void = tapline.httpHandler((_req, res) => res.end());
+const done: Promise<boolean> = tapline.flush();
+void handler;
+void done;
+`;
+    const imports = `import type { IncomingMessage, ServerResponse } from 'node:http';\n`;
+    fs.writeFileSync(
+      path.join(app, 'typed.cts'),
+      `${imports}import sdk = require('@tapline/node');\nconst { Tapline } = sdk;\n${use}`,
+    );
+    fs.writeFileSync(
+      path.join(app, 'typed.mts'),
+      `${imports}import { Tapline } from '@tapline/node';\n${use}`,
+    );
+    fs.writeFileSync(
+      path.join(app, 'wrong.mts'),
+      `import { Tapline } from '@tapline/node';\nnew Tapline({ endpoint: 1 });\n`,
+    );
+    /** tsc's diagnostics (on stdout), '' when the files type-check */
+    const tsc = (files: string[]): string => {
+      try {
+        execFileSync(
+          process.execPath,
+          [
+            path.join(ROOT, 'node_modules/typescript/bin/tsc'),
+            ...['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext'],
+            ...[
+              '--target',
+              'es2022',
+              '--types',
+              'node',
+              '--typeRoots',
+              path.join(ROOT, 'node_modules/@types'),
+            ],
+            ...files,
+          ],
+          { cwd: app, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+        );
+        return '';
+      } catch (err) {
+        return String((err as { stdout?: string }).stdout ?? err);
+      }
+    };
+    expect(tsc(['typed.cts', 'typed.mts'])).toBe('');
+    // The types are the SDK's own, not `any`: a wrong option is refused.
+    expect(tsc(['wrong.mts'])).toMatch(
+      /wrong\.mts\(2,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/,
+    );
+  }, 60_000);
+
   it('captures and delivers a request through the CommonJS build (require)', () => {
     fs.writeFileSync(
       path.join(app, 'main.cjs'),
@@ -164,7 +216,7 @@ describe('@tapline/node as a packed package', () => {
       ),
     );
     expectDelivered(run('main.cjs'));
-  });
+  }, 30_000);
 
   it('captures and delivers a request through the ESM build (import)', () => {
     fs.writeFileSync(
@@ -174,5 +226,5 @@ describe('@tapline/node as a packed package', () => {
       ),
     );
     expectDelivered(run('main.mjs'));
-  });
+  }, 30_000);
 });
