@@ -54,7 +54,11 @@ export function listOf<const Id extends string>(id: Id) {
   } as const;
 }
 
-/** Query string of list endpoints: spec 4.12 (`page`, `limit`, `sort`, `order`). */
+/**
+ * Query string of list endpoints: spec 4.12 (`page`, `limit`, `sort`, `order`, and `start_date` /
+ * `end_date`, inclusive bounds of the records' `createdAt`; the events list reads them as its
+ * time window instead, docs/api.md).
+ */
 export function listQuery<const Sorts extends readonly string[]>(sorts: Sorts, defaultSort: Sorts[number]) {
   return {
     type: 'object',
@@ -63,6 +67,8 @@ export function listQuery<const Sorts extends readonly string[]>(sorts: Sorts, d
       limit: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
       sort: { type: 'string', enum: sorts, default: defaultSort },
       order: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
+      start_date: { type: 'string', format: 'date-time' },
+      end_date: { type: 'string', format: 'date-time' },
     },
   } as const;
 }

@@ -94,6 +94,9 @@ export const eventListQuery = {
     type,
     startTime: timestamp,
     endTime: timestamp,
+    // The list endpoints' date bounds (spec 4.12): for events, the same window as startTime/endTime.
+    start_date: timestamp,
+    end_date: timestamp,
     bucketSid: { type: 'string', minLength: 1, maxLength: 64 },
     environmentSid: { type: 'string', minLength: 1, maxLength: 64 },
     source: {

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { notFound } from '../shared/errors.js';
-import { offsetOf, orderBy, pageOf, type ListQuery, type ListResult } from './pagination.js';
+import { createdWithin, offsetOf, orderBy, pageOf, type ListQuery, type ListResult } from './pagination.js';
 
 /** An account-scoped table whose rows are addressed by `sid` (buckets, API tokens, MCP tokens). */
 export interface AccountTable<Row, T> {
@@ -23,10 +23,11 @@ export class AccountRows<Row extends pg.QueryResultRow, T> {
   ) {}
 
   async list(accountSid: string, q: ListQuery): Promise<ListResult<T>> {
+    const created = createdWithin(q, 'created_at', 4);
     const r = await this.pool.query<Row>(
-      `SELECT ${this.t.columns} FROM ${this.t.table} WHERE account_sid = $1
+      `SELECT ${this.t.columns} FROM ${this.t.table} WHERE account_sid = $1${created.sql}
        ORDER BY ${orderBy(q, this.t.sorts)} LIMIT $2 OFFSET $3`,
-      [accountSid, q.limit + 1, offsetOf(q)],
+      [accountSid, q.limit + 1, offsetOf(q), ...created.values],
     );
     return pageOf(r.rows.map(this.t.toRecord), q.limit);
   }

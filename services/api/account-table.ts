@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { notFound } from '../shared/errors.js';
 import { isSid, type SidKind } from '../shared/ids.js';
-import { offsetOf, orderBy, pageOf, type ListQuery, type ListResult } from './pagination.js';
+import { createdWithin, offsetOf, orderBy, pageOf, type ListQuery, type ListResult } from './pagination.js';
 
 /**
  * list / get / delete of an account-owned table, every query filtered by account sid. Repositories
@@ -30,10 +30,11 @@ export class AccountTable<Row extends pg.QueryResultRow, T> {
   }
 
   async list(accountSid: string, q: ListQuery): Promise<ListResult<T>> {
+    const created = createdWithin(q, 'created_at', 4);
     const r = await this.pool.query<Row>(
-      `SELECT * FROM ${this.spec.table} WHERE account_sid = $1
+      `SELECT * FROM ${this.spec.table} WHERE account_sid = $1${created.sql}
        ORDER BY ${orderBy(q, this.spec.sortColumns)} LIMIT $2 OFFSET $3`,
-      [accountSid, q.limit + 1, offsetOf(q)],
+      [accountSid, q.limit + 1, offsetOf(q), ...created.values],
     );
     return pageOf(r.rows.map(this.spec.map), q.limit);
   }

@@ -10,7 +10,15 @@ import type {
 import { validation } from '../shared/errors.js';
 import { newSid, type SidKind } from '../shared/ids.js';
 import { AccountTable } from './account-table.js';
-import { iso, offsetOf, orderBy, pageOf, type ListQuery, type ListResult } from './pagination.js';
+import {
+  createdWithin,
+  iso,
+  offsetOf,
+  orderBy,
+  pageOf,
+  type ListQuery,
+  type ListResult,
+} from './pagination.js';
 
 export type RuleShape = 'A' | 'B';
 
@@ -131,10 +139,11 @@ export class RuleTable<Row extends pg.QueryResultRow, T> extends AccountTable<Ro
   }
 
   override async list(accountSid: string, q: RuleListQuery): Promise<ListResult<T>> {
+    const created = createdWithin(q, 'created_at', 4);
     const r = await this.pool.query<Row>(
-      `SELECT * FROM ${this.rules.table} WHERE account_sid = $1${ruleListWhere(q)}
+      `SELECT * FROM ${this.rules.table} WHERE account_sid = $1${ruleListWhere(q)}${created.sql}
        ORDER BY ${orderBy(q, RULE_SORT_COLUMNS)} LIMIT $2 OFFSET $3`,
-      [accountSid, q.limit + 1, offsetOf(q)],
+      [accountSid, q.limit + 1, offsetOf(q), ...created.values],
     );
     return pageOf(r.rows.map(this.rules.map), q.limit);
   }

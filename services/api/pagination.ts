@@ -7,12 +7,14 @@ import { validation } from '../shared/errors.js';
  */
 export const MAX_PAGE_DEPTH = 10_000;
 
-/** page/limit/sort/order of list endpoints (spec 4.12). */
+/** page/limit/sort/order and the creation-date bounds of list endpoints (spec 4.12). */
 export interface ListQuery {
   page: number;
   limit: number;
   sort: string;
   order: 'asc' | 'desc';
+  start_date?: string;
+  end_date?: string;
 }
 
 export interface ListResult<T> {
@@ -34,6 +36,34 @@ export function offsetOf(q: Pick<ListQuery, 'page' | 'limit'>): number {
     );
   }
   return (q.page - 1) * q.limit;
+}
+
+/**
+ * The list's `start_date` / `end_date` (spec 4.12) as inclusive bounds on `column`, an SQL
+ * fragment (`AND …`, empty without them) with parameters numbered from `$next` and their values.
+ * start_date after end_date is a 400.
+ */
+export function createdWithin(
+  q: Pick<ListQuery, 'start_date' | 'end_date'>,
+  column: string,
+  next: number,
+): { sql: string; values: string[] } {
+  if (q.start_date && q.end_date && Date.parse(q.start_date) > Date.parse(q.end_date)) {
+    throw validation('start_date is after end_date', {
+      'querystring.start_date': 'must not be after end_date',
+    });
+  }
+  let sql = '';
+  const values: string[] = [];
+  if (q.start_date) {
+    values.push(q.start_date);
+    sql += ` AND ${column} >= $${next + values.length - 1}::timestamptz`;
+  }
+  if (q.end_date) {
+    values.push(q.end_date);
+    sql += ` AND ${column} <= $${next + values.length - 1}::timestamptz`;
+  }
+  return { sql, values };
 }
 
 /** ORDER BY from a whitelist: the sort key never reaches SQL as text the client chose. */

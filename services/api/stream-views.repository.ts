@@ -3,7 +3,15 @@ import { isSid, newSid } from '../shared/ids.js';
 import { notFound } from '../shared/errors.js';
 import { compileCriteria } from './criteria.compiler.js';
 import { rethrowBadValue } from './events.repository.js';
-import { iso, offsetOf, orderBy, pageOf, type ListQuery, type ListResult } from './pagination.js';
+import {
+  createdWithin,
+  iso,
+  offsetOf,
+  orderBy,
+  pageOf,
+  type ListQuery,
+  type ListResult,
+} from './pagination.js';
 
 /** Stream view as the API answers it (spec 2.8). Views are deleted for good, so `deletedAt` is null. */
 export interface StreamView {
@@ -54,10 +62,11 @@ export class StreamViewsRepository {
   constructor(private readonly pool: pg.Pool) {}
 
   async list(accountSid: string, bucketSid: string, q: ListQuery): Promise<ListResult<StreamView>> {
+    const created = createdWithin(q, 'created_at', 5);
     const r = await this.pool.query<Row>(
-      `SELECT * FROM stream_views WHERE account_sid = $1 AND bucket_sid = $2
+      `SELECT * FROM stream_views WHERE account_sid = $1 AND bucket_sid = $2${created.sql}
        ORDER BY ${orderBy(q, { createdAt: 'created_at', name: 'name' })} LIMIT $3 OFFSET $4`,
-      [accountSid, bucketSid, q.limit + 1, offsetOf(q)],
+      [accountSid, bucketSid, q.limit + 1, offsetOf(q), ...created.values],
     );
     return pageOf(r.rows.map(toView), q.limit);
   }

@@ -19,7 +19,7 @@ import type { Config } from '../shared/config.js';
 import { AppError, notFound, unavailable } from '../shared/errors.js';
 import { newSid } from '../shared/ids.js';
 import { TOPICS } from '../shared/topics.js';
-import { offsetOf, pageOf, type ListQuery, type ListResult } from './pagination.js';
+import { createdWithin, offsetOf, pageOf, type ListQuery, type ListResult } from './pagination.js';
 import { RequestsRepository } from './requests.repository.js';
 import {
   executionColumns,
@@ -349,6 +349,7 @@ export class WorkflowTools {
   ): Promise<ListResult<ExecutionView>> {
     const dead =
       f.deadLettered === undefined ? 'TRUE' : f.deadLettered ? DEAD_LETTER_SQL : `NOT ${DEAD_LETTER_SQL}`;
+    const created = createdWithin(q, 'created_at', 8);
     const r = await this.pool.query<ExecRow>(
       `SELECT ${executionColumns()}, detail
          FROM workflow_executions
@@ -356,7 +357,7 @@ export class WorkflowTools {
           AND ($3::text IS NULL OR status = $3)
           AND ($4::text IS NULL OR trigger_type = $4)
           AND ($5::text IS NULL OR request_sid = $5)
-          AND ${dead}
+          AND ${dead}${created.sql}
         ORDER BY created_at ${q.order === 'asc' ? 'ASC' : 'DESC'}, sid
         LIMIT $6 OFFSET $7`,
       [
@@ -367,6 +368,7 @@ export class WorkflowTools {
         f.requestSid ?? null,
         q.limit + 1,
         offsetOf(q),
+        ...created.values,
       ],
     );
     return pageOf(

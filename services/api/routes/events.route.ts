@@ -33,16 +33,19 @@ export default async function eventsRoutes(fastify: FastifyInstance): Promise<vo
     },
     async (req) => {
       const q = req.query;
-      if (q.startTime && q.endTime && Date.parse(q.startTime) > Date.parse(q.endTime))
-        throw validation('startTime is after endTime', {
-          'querystring.startTime': 'must not be after endTime',
-        });
+      const startTime = q.startTime ?? q.start_date;
+      const endTime = q.endTime ?? q.end_date;
+      if (startTime && endTime && Date.parse(startTime) > Date.parse(endTime)) {
+        const from = q.startTime ? 'startTime' : 'start_date';
+        const to = q.endTime ? 'endTime' : 'end_date';
+        throw validation(`${from} is after ${to}`, { [`querystring.${from}`]: `must not be after ${to}` });
+      }
       return repo.list(
         req.params.accountSid,
         {
           type: q.type,
-          startTime: q.startTime,
-          endTime: q.endTime,
+          startTime,
+          endTime,
           bucketSid: q.bucketSid,
           environmentSid: q.environmentSid,
           source: q.source,
