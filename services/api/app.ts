@@ -1,5 +1,6 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
+import { validation } from '../shared/errors.js';
 import { createHttpServer } from '../shared/http-server.js';
 import type { ApiDeps } from './api.types.js';
 import authPlugin from './plugins/auth.plugin.js';
@@ -22,6 +23,33 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     },
   });
   app.decorate('deps', deps);
+  // Many HTTP clients send `Content-Type: application/json` on every request, a DELETE without a
+  // body too; Fastify's parser refuses such an empty body (FST_ERR_CTP_EMPTY_JSON_BODY). An empty
+  // body is read as no body (a route that needs one still answers its schema's 400); any other
+  // body goes through Fastify's own parser, prototype-poisoning checks included. Its refusal of a
+  // `__proto__` (or `constructor.prototype`) key reads "not valid JSON"; such a body is valid JSON,
+  // so the answer names the key instead.
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    const text = body as string;
+    if (text === '') {
+      done(null, undefined);
+      return;
+    }
+    json(req, text, (err, parsed) => {
+      if (err && /"(?:__proto__|constructor)"/.test(text) && isJson(text)) {
+        done(
+          validation('Body contains a forbidden key (__proto__, or constructor.prototype)', {
+            body: 'must not contain a __proto__ or constructor.prototype key',
+          }),
+          undefined,
+        );
+        return;
+      }
+      done(err, parsed);
+    });
+  });
 
   const stats = processStats();
   app.addHook('onClose', async () => stats.stop());
@@ -110,4 +138,13 @@ function processStats(): { read: () => Record<string, unknown>; stop: () => void
       window.disable();
     },
   };
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }

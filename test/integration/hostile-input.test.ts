@@ -209,6 +209,20 @@ describe('hostile input on every API route', () => {
       'VALIDATION_ERROR',
       'Body is not valid JSON',
     ]);
+    r = await req('POST', buckets, '{"name":"x","__proto__":{"admin":true}}');
+    expect([r.status, json(r).error.code, json(r).error.message]).toEqual([
+      400,
+      'VALIDATION_ERROR',
+      'Body contains a forbidden key (__proto__, or constructor.prototype)',
+    ]);
+    // Clients that send `Content-Type: application/json` on every call: an empty body is no body.
+    r = await req('POST', buckets, '');
+    expect([r.status, json(r).error.code]).toEqual([400, 'VALIDATION_ERROR']);
+    const made = await req('POST', buckets, '{"name":"empty-body delete"}');
+    expect(made.status, made.text).toBe(201);
+    const madeSid = (JSON.parse(made.text) as { sid: string }).sid;
+    r = await req('DELETE', `${buckets}/${madeSid}`, '');
+    expect([r.status, JSON.parse(r.text)]).toEqual([200, { sid: madeSid, deleted: true }]);
     // text/plain has a parser in Fastify: the body is then a string, not the object the route needs.
     r = await req('POST', buckets, '{"name":"x"}', { 'content-type': 'text/plain' });
     expect([r.status, json(r).error.code]).toEqual([400, 'VALIDATION_ERROR']);
