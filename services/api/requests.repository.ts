@@ -32,6 +32,17 @@ export function likePattern(glob: string): string {
 }
 
 type ApiRecord = Record<string, unknown>;
+
+/** The request and response members spec 2.9 lists as nullable. */
+const REQUEST_NULLABLE = ['host', 'method', 'path', 'port', 'url', 'contentType', 'size'] as const;
+const RESPONSE_NULLABLE = ['statusCode', 'headers', 'size', 'contentType'] as const;
+
+/** Sets each of `keys` that `part` (an object, else nothing) lacks to null. */
+function fillNull(part: unknown, keys: readonly string[]): void {
+  if (!part || typeof part !== 'object' || Array.isArray(part)) return;
+  const o = part as ApiRecord;
+  for (const k of keys) o[k] ??= null;
+}
 interface StoredRow {
   record: string;
   stored_at: string;
@@ -262,6 +273,20 @@ export class RequestsRepository {
     r.firewall ??= { blocked: false };
     r.note ??= null;
     r.storedAt = storedAt ? new Date(storedAt.replace(' ', 'T') + 'Z').toISOString() : null;
+    // Spec 2.9's nullable fields are answered as null when a client did not send them (not left
+    // out), so every record has the same keys.
+    r.environmentSid ??= null;
+    r.contextSid ??= null;
+    r.response ??= null;
+    r.timings ??= null;
+    r.traces ??= null;
+    fillNull(r.request, REQUEST_NULLABLE);
+    if (r.request && typeof r.request === 'object') {
+      const q = r.request as ApiRecord;
+      q.queryString ??= {};
+      q.headers ??= {};
+    }
+    fillNull(r.response, RESPONSE_NULLABLE);
     return r;
   }
 

@@ -50,6 +50,41 @@ describe('buckets', () => {
 });
 
 describe('requests', () => {
+  it('answers the nullable fields a client left out as null, in the list and in a get (spec 2.9)', async () => {
+    const acct = await newAccount();
+    const a = api(acct.apiToken);
+    const sent = await ingest(acct.bucketSid, acct.apiToken, [{ request: { method: 'GET' } }]);
+    expect(sent.status, sent.text).toBe(202);
+    const list = `/v1/accounts/${acct.accountSid}/buckets/${acct.bucketSid}/requests`;
+    const stored = await waitFor(async () => {
+      const r = await a.get<{ records: Record<string, unknown>[] }>(list);
+      return r.body.records[0];
+    });
+    const expected = {
+      environmentSid: null,
+      contextSid: null,
+      response: null,
+      timings: null,
+      traces: null,
+      note: null,
+      workflowExecutions: null,
+      request: {
+        method: 'GET',
+        host: null,
+        path: null,
+        port: null,
+        url: null,
+        contentType: null,
+        size: null,
+        queryString: {},
+        headers: {},
+      },
+    };
+    expect(stored).toMatchObject(expected);
+    const one = await a.get<Record<string, unknown>>(`${list}/${stored.sid as string}`);
+    expect(one.body).toMatchObject(expected);
+  });
+
   it('filters, gets, notes and deletes requests; deleting the bucket deletes them all', async () => {
     const acct = await newAccount();
     const a = api(acct.apiToken);
