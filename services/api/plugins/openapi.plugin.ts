@@ -115,7 +115,8 @@ export default fp(
 
     await app.register(swagger, {
       openapi: {
-        openapi: '3.0.3',
+        // Spec 9: the description follows OpenAPI 3.0.0.
+        openapi: '3.0.0',
         info: {
           title: 'Tapline API',
           description:
@@ -126,11 +127,14 @@ export default fp(
         },
         components: {
           securitySchemes: {
-            // NOTE: the spec names the scheme `bearer`; HTTP bearer is what clients actually send.
+            // Spec 5.1: an API-key scheme in a header, named `bearer`. The header's value is the
+            // whole `Bearer <token>`, as the description says.
             bearer: {
-              type: 'http',
-              scheme: 'bearer',
-              description: 'Session or API token; MCP tokens only on /mcp',
+              type: 'apiKey',
+              in: 'header',
+              name: 'Authorization',
+              description:
+                '`Authorization: Bearer <token>` with a session token or an API token (`at_live_…`/`at_test_…`); MCP tokens only on /mcp',
             },
           },
         },
