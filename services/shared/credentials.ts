@@ -107,13 +107,24 @@ export class CredentialStore {
     this.unknown.clear();
   }
 
-  async authenticate(value: string): Promise<Principal | null> {
+  /**
+   * The principal of a credential value, or null. `use` is where it is presented: MCP tokens are
+   * accepted only on `/mcp` ('mcp'), every other credential only elsewhere ('api'); a credential
+   * refused there is not counted as used (its `lastUsedAt` stays).
+   */
+  async authenticate(value: string, use: 'api' | 'mcp' = 'api'): Promise<Principal | null> {
+    const p = await this.principalOf(value);
+    if (!p || (p.kind === 'mcpToken') !== (use === 'mcp')) return null;
+    this.touch(p);
+    return p;
+  }
+
+  private async principalOf(value: string): Promise<Principal | null> {
     if (value.length < 8 || value.length > 256) return null;
     const now = Date.now();
     const hit = this.cache.get(value);
     if (hit && hit.expiresAt > now) {
       if (hit.principal && hit.tokenExpiresAt !== null && hit.tokenExpiresAt <= now) return null;
-      if (hit.principal) this.touch(hit.principal);
       return hit.principal;
     }
     const unknownUntil = this.unknown.get(value);
@@ -137,7 +148,6 @@ export class CredentialStore {
     });
     if (!found) return null;
     if (found.expiresAt !== null && found.expiresAt <= now) return null;
-    this.touch(found.principal);
     return found.principal;
   }
 

@@ -4,7 +4,7 @@ import {
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { api, http, newAccount, testEnv, testPool, type TestAccount } from '../helpers/client.js';
+import { api, http, newAccount, testEnv, testPool, waitFor, type TestAccount } from '../helpers/client.js';
 import { mcpToken } from '../helpers/scoped-token.js';
 
 type Ev = Record<string, unknown> & { sid: string; name: string };
@@ -220,6 +220,30 @@ describe('MCP endpoint', () => {
     expect((revoked as StreamableHTTPError).code).toBe(401);
     const raw = await mcpPost(token);
     expect(raw.status).toBe(401);
-    expect(raw.body).toMatchObject({ success: false, error: { code: 'INVALID_TOKEN' } });
+    expect(raw.body).toMatchObject({
+      success: false,
+      error: { code: 'INVALID_TOKEN', message: 'The MCP token is not valid: unknown, revoked or expired' },
+    });
+  });
+
+  it('counts an MCP token as used only where it is accepted (lastUsedAt)', async () => {
+    const acct = await newAccount();
+    const refused = await mcpToken(acct, 'prod01');
+    const used = await mcpToken(acct, 'prod01');
+    // On the REST API an MCP token is refused…
+    const rest = await api(refused.token).get(`/v1/accounts/${acct.accountSid}/buckets`);
+    expect(rest.status).toBe(401);
+    // …and the one used on /mcp is counted: once its lastUsedAt is written, the refused one's
+    // would have been written in the same flush.
+    const client = await connect(used.token);
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+    const tokens = `/v1/accounts/${acct.accountSid}/mcpTokens`;
+    const lastUsed = async (sid: string) =>
+      (await api(acct.apiToken).get<{ lastUsedAt: string | null }>(`${tokens}/${sid}`)).body.lastUsedAt;
+    await waitFor(async () => lastUsed(used.sid), {
+      timeoutMs: 15_000,
+      what: 'lastUsedAt of the used token',
+    });
+    expect(await lastUsed(refused.sid)).toBeNull();
   });
 });

@@ -34,8 +34,13 @@ export default async function mcpRoutes(app: FastifyInstance): Promise<void> {
   async function authenticate(req: FastifyRequest): Promise<McpScope> {
     const token = bearerToken(req);
     if (!token) throw invalidToken();
-    const principal = await app.deps.credentials.authenticate(token);
-    if (!principal || principal.kind !== 'mcpToken') throw invalidToken('An MCP token (mcp_…) is required');
+    const principal = await app.deps.credentials.authenticate(token, 'mcp');
+    if (!principal || principal.kind !== 'mcpToken')
+      throw invalidToken(
+        token.startsWith('mcp_')
+          ? 'The MCP token is not valid: unknown, revoked or expired'
+          : 'An MCP token (mcp_…) is required',
+      );
     // Requests per minute per MCP token (docs/security.md "Limits"): a 429 with Retry-After.
     perToken.check(principal.credentialSid, 'MCP token');
     // NOTE: the credential cache is cleared by NOTIFY, which arrives a moment after the revoking
