@@ -251,7 +251,7 @@ async function ensureDemoAccount(
       { ...demo, apiUrl, ingestUrl: `${cfg.tls ? 'https' : 'http'}://${cfg.host}:${cfg.ingestPort}` },
       null,
       2,
-    )}\n\n`,
+    )}\n\nFor the README's examples, paste into a shell:\n  export ACCOUNT=${demo.accountSid} BUCKET=${demo.bucketSid ?? ''} TOKEN=${demo.apiToken}\n\n`,
   );
   return { email, password };
 }

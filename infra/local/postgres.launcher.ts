@@ -260,7 +260,14 @@ export async function startPostgres(opts: PostgresLaunchOptions): Promise<Postgr
       '-c',
       'max_connections=200',
     ],
-    { ...spawnIds, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } },
+    // Its own process group: a terminal's Ctrl-C (SIGINT to the whole foreground group) reaches the
+    // service, which stops Postgres itself after closing its clients, not both at once.
+    {
+      ...spawnIds,
+      detached: true,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, LC_MESSAGES: 'C' },
+    },
   );
   const pid = child.pid;
   if (pid === undefined) throw new Error('postgres did not start');
