@@ -246,7 +246,22 @@ function drainRequest(req: FastifyRequest): Promise<void> {
   });
 }
 
+/**
+ * Runs before the 404 or 405 of a request no route matched. The API counts an authenticated `/v1`
+ * request there against its account's rate limit and writes the rate-limit headers (spec 8: on
+ * every response); a rejection (its 429) is answered instead of the 404 or 405.
+ */
+export type UnmatchedHook = (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
+const unmatchedHooks = new WeakMap<FastifyInstance, UnmatchedHook>();
+
+/** Sets the server's UnmatchedHook (`app` is the instance installErrorHandlers was given). */
+export function setUnmatchedHook(app: FastifyInstance, hook: UnmatchedHook): void {
+  unmatchedHooks.set(app, hook);
+}
+
 export function installErrorHandlers(app: FastifyInstance): void {
+  const unmatched = (req: FastifyRequest, reply: FastifyReply): Promise<void> =>
+    unmatchedHooks.get(app)?.(req, reply) ?? Promise.resolve();
   app.setErrorHandler((err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const res = toErrorResponse(err);
     if (res.status >= 500) req.log.error({ err }, 'request failed');
@@ -268,11 +283,16 @@ export function installErrorHandlers(app: FastifyInstance): void {
   });
   const known = new KnownPaths();
   app.addHook('onRoute', (route) => known.add(route.url ?? route.path, route.method));
+  /** The methods of a known path asked with another method; undefined when the path is not known. */
+  const allowed = (req: FastifyRequest): string[] | undefined => {
+    const allow = known.methodsOf(req.url.split('?')[0]!);
+    return allow.length === 0 || allow.includes(req.method) ? undefined : allow;
+  };
   /** A 405 for a known path asked with another method; false when the path is not known. */
   const methodNotAllowed = (req: FastifyRequest, reply: FastifyReply): boolean => {
     const path = req.url.split('?')[0]!;
-    const allow = known.methodsOf(path);
-    if (allow.length === 0 || allow.includes(req.method)) return false;
+    const allow = allowed(req);
+    if (!allow) return false;
     void reply
       .status(405)
       .header('x-request-id', req.id)
@@ -283,10 +303,14 @@ export function installErrorHandlers(app: FastifyInstance): void {
   // Decided before the body is read: a method such as QUERY would otherwise be refused for its
   // missing Content-Type (400) before the not-found handler runs.
   app.addHook('onRequest', (req, reply, done) => {
-    if (req.is404 && methodNotAllowed(req, reply)) return;
-    done();
+    if (!req.is404 || !allowed(req)) return done();
+    unmatched(req, reply).then(
+      () => methodNotAllowed(req, reply),
+      (err: unknown) => reply.send(err),
+    );
   });
-  app.setNotFoundHandler((req: FastifyRequest, reply: FastifyReply) => {
+  app.setNotFoundHandler(async (req: FastifyRequest, reply: FastifyReply) => {
+    await unmatched(req, reply);
     // The dashboard's `/*` route hands API paths here (reply.callNotFound): the check runs again.
     if (methodNotAllowed(req, reply)) return reply;
     return reply

@@ -3,6 +3,7 @@ import { createAccount } from '../../services/api/accounts.service.js';
 import { parseConfig } from '../../services/shared/config.js';
 import {
   api,
+  http,
   ingest,
   makeRecord,
   newAccount,
@@ -79,6 +80,37 @@ describe('rate limits (spec 8)', () => {
     const doc = await api().get('/v1/openapi.json');
     expect(doc.status).toBe(200);
     expect(doc.headers.get('x-ratelimit-limit')).toBeNull();
+  });
+
+  it('counts a /v1 path no route matches (404, 405) and answers it with the headers', async () => {
+    const acct = await newAccount({ plan: 'enterprise', rateLimit: 4 });
+    const a = api(acct.apiToken);
+    const nope = await a.get('/v1/nope');
+    expect(nope.status).toBe(404);
+    expect(nope.body).toMatchObject({ success: false, error: { code: 'RESOURCE_NOT_FOUND' } });
+    expect(limitHeaders(nope).limit).toBe('4');
+    expect(limitHeaders(nope).remaining).toBe('3');
+    const wrongMethod = await http('PATCH', `${testEnv().apiUrl}/v1/accounts/${acct.accountSid}/buckets`, {
+      token: acct.apiToken,
+      body: {},
+    });
+    expect(wrongMethod.status).toBe(405);
+    expect(limitHeaders(wrongMethod)).toEqual({ ...limitHeaders(nope), remaining: '2' });
+    // Without a valid token: the same 404, not counted, no headers.
+    const anon = await api('at_live_notarealtoken000000000000000000000').get('/v1/nope');
+    expect(anon.status).toBe(404);
+    expect(anon.headers.get('x-ratelimit-limit')).toBeNull();
+    expect(limitHeaders(await a.get(`/v1/accounts/${acct.accountSid}/buckets`)).remaining).toBe('1');
+    expect(limitHeaders(await a.get('/v1/still-nope')).remaining).toBe('0');
+    const over = await a.get('/v1/nope');
+    expect(over.status).toBe(429);
+    expect(over.body).toMatchObject({ success: false, error: { code: 'RATE_LIMIT_EXCEEDED' } });
+    const overMethod = await http('PATCH', `${testEnv().apiUrl}/v1/accounts/${acct.accountSid}/buckets`, {
+      token: acct.apiToken,
+      body: {},
+    });
+    expect(overMethod.status).toBe(429);
+    expect(Number(overMethod.headers.get('retry-after'))).toBeGreaterThan(3500);
   });
 
   it('takes the limit from the plan', async () => {

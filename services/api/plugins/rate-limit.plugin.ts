@@ -4,7 +4,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import type { Config } from '../../shared/config.js';
 import type { Principal } from '../../shared/credentials.js';
+import { bearerToken } from '../../shared/bearer.js';
 import { AppError } from '../../shared/errors.js';
+import { setUnmatchedHook } from '../../shared/http-errors.js';
 import { postgresRateStore } from './postgres-rate-store.js';
 
 /** Spec 8 counts requests per hour. */
@@ -65,10 +67,7 @@ export default fp(
       max: (_req, accountSid) => plans.limitOf(accountSid),
     } as CreateRateLimitOptions);
 
-    app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
-      // Only authenticated /v1 requests (the auth hook set a principal); /mcp, /healthz and the
-      // OpenAPI document are not counted, nor is the ingest listener (a separate server).
-      if (!(req.principal as Principal | null)) return;
+    const limit = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
       const r = await check(req);
       if (r.isAllowed) return;
       const resetAt = Math.ceil((Date.now() + r.ttl) / 1000);
@@ -82,6 +81,24 @@ export default fp(
           resetAt: new Date(resetAt * 1000).toISOString(),
         });
       }
+    };
+
+    app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+      // Only authenticated /v1 requests (the auth hook set a principal); /mcp, /healthz and the
+      // OpenAPI document are not counted, nor is the ingest listener (a separate server).
+      if (!(req.principal as Principal | null)) return;
+      await limit(req, reply);
+    });
+    // A /v1 path no route matches (404, or 405 for another method) with a valid bearer token is
+    // counted and answered with the headers too. No route means nothing to authorise, so an
+    // invalid token there still gets the 404 or 405, without headers.
+    setUnmatchedHook(app, async (req, reply) => {
+      if (!req.url.startsWith('/v1/') || (req.principal as Principal | null)) return;
+      const token = bearerToken(req);
+      const principal = token ? await app.deps.credentials.authenticate(token) : null;
+      if (!principal) return;
+      req.principal = principal;
+      await limit(req, reply);
     });
   },
   { name: 'rate-limit', dependencies: ['auth'] },
