@@ -929,6 +929,10 @@ async function main(): Promise<void> {
       });
     }
     if (only.has('limits')) {
+      if (target.pid) {
+        const waited = await stackQuiet(target.pid);
+        log(`limits: the stack went quiet after ${waited.toFixed(0)} s (its merges after the load phases)`);
+      }
       log(
         `limit (a): raw ClickHouse insert (toRow + RequestsWriter.insert, ${chServer ? 'own ClickHouse server, CPU of both processes' : 'own chDB directory'})`,
       );
@@ -1197,9 +1201,27 @@ main().catch((err: Error) => {
   process.exit(1);
 });
 
-/** CPU of the service: the main process plus its ingest child process (both Node), not the broker. */
 /** The service's CPU: its process, its Node children (ingest) and, in server mode, the ClickHouse server. */
 function serviceCpuSeconds(pid: number): number {
   const pids = [pid, ...descendants(pid, 'node'), ...descendants(pid, CH_SERVER_COMM), ...extraProcessorPids];
   return pids.reduce((sum, p) => sum + cpuSeconds(p), 0);
+}
+
+/**
+ * Waits, at most 60 s, until the service (with its ingest workers and a ClickHouse server) uses
+ * under 5 % of a core for 3 s in a row, so that the limits measure cores the stack has let go of
+ * (after the load phases it still merges what they stored), as the parts' ceiling assumes.
+ * Returns the seconds waited.
+ */
+async function stackQuiet(pid: number): Promise<number> {
+  const start = performance.now();
+  let calm = 0;
+  let last = serviceCpuSeconds(pid);
+  while (calm < 3 && performance.now() - start < 60_000) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const now = serviceCpuSeconds(pid);
+    calm = now - last < 0.05 ? calm + 1 : 0;
+    last = now;
+  }
+  return (performance.now() - start) / 1000;
 }
