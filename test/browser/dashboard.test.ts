@@ -368,6 +368,18 @@ describe('dashboard journey (part 1)', () => {
     otherErrors.push(...third.errors);
   });
 
+  it("renders in a browser whose language Intl refuses (Chromium's own en-US@posix)", async () => {
+    const b = await launchBrowser();
+    others.push(b);
+    const posix = await openPage(b, env.apiUrl, { locale: null });
+    expect(await posix.page.evaluate('navigator.language')).toBeTruthy();
+    await signIn(posix.page, OWNER.email, OWNER.password);
+    // The overview's charts are drawn by uPlot, which formats with navigator.language at load.
+    await posix.page.locator('.uplot').first().waitFor();
+    expect(await posix.page.evaluate('navigator.language')).toBe('en-US');
+    expect(posix.errors).toEqual([]);
+  });
+
   it('refuses a wrong password, a signed-out cookie and a write without the CSRF header', async () => {
     const api = await fetch(env.apiUrl + '/v1/authentication/signin', {
       method: 'POST',

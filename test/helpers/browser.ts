@@ -45,17 +45,18 @@ export interface OpenedPage {
 }
 
 /**
- * A page in a fresh context (its own cookies). NOTE: the locale is explicit: this Chromium
- * otherwise reports `en-US@posix`, which Intl refuses ("Invalid language tag").
+ * A page in a fresh context (its own cookies). The locale is `en-US` unless `locale` is null: this
+ * Chromium then reports its own, `en-US@posix`, which Intl refuses (the dashboard copes:
+ * web/src/lib/locale-guard.ts, tested with it).
  */
 export async function openPage(
   browser: Browser,
   baseURL: string,
-  opts: { width?: number; height?: number; timezoneId?: string } = {},
+  opts: { width?: number; height?: number; timezoneId?: string; locale?: string | null } = {},
 ): Promise<OpenedPage> {
   const context = await browser.newContext({
     baseURL,
-    locale: 'en-US',
+    ...(opts.locale === null ? {} : { locale: opts.locale ?? 'en-US' }),
     timezoneId: opts.timezoneId ?? 'Europe/Berlin',
     viewport: { width: opts.width ?? 1280, height: opts.height ?? 720 },
   });
