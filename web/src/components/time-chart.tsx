@@ -118,7 +118,9 @@ export function TimeChart({
           stroke: '#5b6170',
           grid: { stroke: '#eef0f4' },
           ticks: { stroke: '#dfe3ea' },
-          size: 64,
+          // Wide enough for the longest label ("2,000 ms"), measured in characters of the 12 px font.
+          size: (_u: uPlot, values: string[] | null) =>
+            Math.max(48, Math.ceil(Math.max(0, ...(values ?? []).map((v) => String(v).length)) * 7.2) + 22),
           // Counts tick on whole numbers only (no "0, 0, 1, 1" on an idle range).
           ...(integer ? { incrs: INTEGER_STEPS } : {}),
           values: (_u, vals) => vals.map((v) => format(v)),

@@ -45,9 +45,10 @@ export function OverviewPage() {
     const periods = throughput.data?.periods ?? [];
     const x = periods.map((p) => Date.parse(p.startTime));
     const cls = (k: keyof typeof CLASS_COLORS) => periods.map((p) => p.httpStatus[k].count);
-    // A minute without requests has no error rate; it is drawn as 0 so the line stays readable.
+    // A period without requests has no error rate: a gap, as the response-time chart leaves one,
+    // so that no traffic (an outage, say) never reads as "0 % errors".
     const errorRate = periods.map((p) =>
-      p.total.count ? ((p.httpStatus['400'].count + p.httpStatus['500'].count) / p.total.count) * 100 : 0,
+      p.total.count ? ((p.httpStatus['400'].count + p.httpStatus['500'].count) / p.total.count) * 100 : null,
     );
     return { x, c2: cls('200'), c3: cls('300'), c4: cls('400'), c5: cls('500'), errorRate };
   }, [throughput.data]);
