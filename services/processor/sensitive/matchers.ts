@@ -122,7 +122,20 @@ export function mayHold(plan: Plan, text: string, json = false): boolean {
 // ---------------------------------------------------------------------------------------------
 // Levels
 
-export const fullText = (type: string): string => `[REDACTED:${type}]`;
+const fullTexts = new Map<string, string>();
+/**
+ * The replacement of a fully redacted value, one string per type: a body with many matches keeps
+ * a span per match until it is rewritten, and a new string for each would be that much more
+ * garbage to carry through the young generation.
+ */
+export const fullText = (type: string): string => {
+  let t = fullTexts.get(type);
+  if (t === undefined) {
+    t = `[REDACTED:${type}]`;
+    if (fullTexts.size < 1024) fullTexts.set(type, t);
+  }
+  return t;
+};
 
 /** Custom `partial`: the last 4 letters/digits stay when there are at least 8, else all are masked. */
 function customPartial(s: string): string {
@@ -255,8 +268,8 @@ function pairSpans(text: string, plan: Plan, out: Span[]): void {
       end = eol < 0 ? Math.min(text.length, end + 4096) : end + eol;
     }
     if (end <= start) continue;
-    const value = text.slice(start, end);
-    const red = redactWhole(value, k);
+    // A full redaction does not read the value: no slice of it then.
+    const red = redactWhole(k.level === 'full' ? '' : text.slice(start, end), k);
     out.push({
       start,
       end,
@@ -284,10 +297,18 @@ export function jsonCandidates(text: string, plan: Plan): [number, number][] | n
 /** Non-overlapping spans: leftmost first, then a key's value, then the longest, then rule order. */
 function resolve(spans: Span[]): Span[] {
   if (spans.length <= 1) return spans;
-  const sorted = spans
-    .map((s, i) => ({ s, i }))
-    .sort((a, b) => a.s.start - b.s.start || a.s.priority - b.s.priority || b.s.end - a.s.end || a.i - b.i)
-    .map((x) => x.s);
+  const order = (a: Span, b: Span) => a.start - b.start || a.priority - b.priority || b.end - a.end;
+  // Each matcher finds its spans left to right, so a text one matcher claims (a long run of
+  // `name=value` pairs, say) comes in order already: no index wrappers and no sort then, which
+  // keeps a large body's spans few enough objects for the young generation.
+  let inOrder = true;
+  for (let i = 1; i < spans.length && inOrder; i++) inOrder = order(spans[i - 1]!, spans[i]!) <= 0;
+  const sorted = inOrder
+    ? spans
+    : spans
+        .map((s, i) => ({ s, i }))
+        .sort((a, b) => order(a.s, b.s) || a.i - b.i)
+        .map((x) => x.s);
   const out: Span[] = [];
   let reach = -1;
   for (const s of sorted) {
