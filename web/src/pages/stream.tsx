@@ -614,14 +614,17 @@ function LiveControl({ live }: { live: LiveTail }) {
           Reconnect
         </button>
       ) : null}
-      <button
-        type="button"
-        className="btn btn-small"
-        aria-pressed={!live.paused}
-        onClick={() => live.setPaused(!live.paused)}
-      >
-        {live.paused ? (live.waiting > 0 ? `Resume (show ${live.waiting})` : 'Resume live') : 'Pause live'}
-      </button>
+      {/* No tail to pause while it is off (an invalid search): no "Pause live" beside "Not live". */}
+      {live.state === 'off' ? null : (
+        <button
+          type="button"
+          className="btn btn-small"
+          aria-pressed={!live.paused}
+          onClick={() => live.setPaused(!live.paused)}
+        >
+          {live.paused ? (live.waiting > 0 ? `Resume (show ${live.waiting})` : 'Resume live') : 'Pause live'}
+        </button>
+      )}
     </div>
   );
 }
