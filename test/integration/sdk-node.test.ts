@@ -38,8 +38,14 @@ type Stored = {
     queryString: Record<string, unknown> | null;
     headers: Record<string, unknown> | null;
     body: unknown;
+    size?: number | null;
   };
-  response: { statusCode: number; headers: Record<string, unknown> | null; body: unknown } | null;
+  response: {
+    statusCode: number;
+    headers: Record<string, unknown> | null;
+    body: unknown;
+    size?: number | null;
+  } | null;
   timings: { duration: number; phases?: Record<string, number | null> } | null;
   tags: { key: string; value: string }[];
 };
@@ -418,6 +424,84 @@ describe('Node.js SDK against the real stack', () => {
     expect(JSON.parse(viaHttp?.response?.body as string)).toEqual({ upstream: '/from-http' });
     // The SDK's own calls (settings, ingest) are never captured.
     expect(outs.filter((r) => r.request.path.includes('/v1/buckets/'))).toEqual([]);
+  });
+
+  it('sizes of bodies that are not captured: the bytes sent, with or without content-length', async () => {
+    const a = await newAccount();
+    const png = Buffer.alloc(300, 7);
+    const upstream = await listen(
+      http.createServer((_req, res) => {
+        // Chunked, a content type whose body is not captured: no content-length on the wire.
+        res.setHeader('content-type', 'image/png');
+        res.write(png.subarray(0, 100));
+        res.end(png.subarray(100));
+      }),
+    );
+    const t = sdk(a, { captureOutgoing: true });
+    const server = http.createServer(
+      t.httpHandler((req, res) => {
+        if (req.url === '/teapot') {
+          // One chunk, no content type: Node adds content-length (6) itself.
+          res.statusCode = 418;
+          res.end('teapot');
+          return;
+        }
+        if (req.url === '/upload') {
+          let n = 0;
+          req.on('data', (c: Buffer) => (n += c.length));
+          req.on('end', () => res.end(String(n)));
+          return;
+        }
+        http.get(`${upstream}/image`, (r) => {
+          r.resume();
+          r.on('end', () => {
+            res.setHeader('content-type', 'application/octet-stream');
+            res.write(Buffer.alloc(50));
+            res.end(Buffer.alloc(70));
+          });
+        });
+      }),
+    );
+    const base = await listen(server);
+    await settled(t);
+
+    expect((await fetch(`${base}/teapot`)).status).toBe(418);
+    expect(await (await fetch(`${base}/proxy`)).arrayBuffer()).toHaveProperty('byteLength', 120);
+    // A streamed (chunked) request body of a type that is not captured.
+    const upload = await new Promise<string>((resolve, reject) => {
+      const r = http.request(
+        `${base}/upload`,
+        { method: 'POST', headers: { 'content-type': 'application/octet-stream' } },
+        (res) => {
+          let s = '';
+          res.on('data', (c: Buffer) => (s += c.toString()));
+          res.on('end', () => resolve(s));
+        },
+      );
+      r.on('error', reject);
+      r.write(Buffer.alloc(40));
+      r.end(Buffer.alloc(25));
+    });
+    expect(upload).toBe('65');
+    expect(await t.flush(10_000)).toBe(true);
+
+    // in: /teapot, /proxy, /upload; out (the SDK sees every call of this process): the test's
+    // fetches of /teapot and /proxy, its node:http /upload, the server's node:http /image.
+    const stored = await waitStored(a, 7);
+    const teapot = byPath(stored, 'GET', '/teapot');
+    expect(teapot.response?.statusCode).toBe(418);
+    expect(teapot.response?.size).toBe(6);
+    expect(teapot.response?.body ?? null).toBeNull();
+    const proxied = byPath(stored, 'GET', '/proxy');
+    expect(proxied.response?.size).toBe(120);
+    expect(proxied.response?.body ?? null).toBeNull();
+    const up = byPath(stored, 'POST', '/upload');
+    expect(up.request.size).toBe(65);
+    expect(up.request.body ?? null).toBeNull();
+    const image = stored.find((r) => r.direction === 'out' && r.request.path === '/image');
+    expect(image?.response?.statusCode).toBe(200);
+    expect(image?.response?.size).toBe(300);
+    expect(image?.response?.body ?? null).toBeNull();
   });
 
   it('ingest unreachable: the host keeps answering, the queue stays bounded, queued records arrive once', async () => {

@@ -19,6 +19,11 @@ export class BodySink {
 
   constructor(private readonly limit: number) {}
 
+  /** Whether the sink keeps bytes; a sink with limit 0 only counts them (`total`). */
+  get captures(): boolean {
+    return this.limit > 0;
+  }
+
   add(chunk: unknown, encoding?: unknown): void {
     let buf: Buffer;
     // A string chunk becomes a fresh buffer of its own (kept as is); a host's buffer is copied

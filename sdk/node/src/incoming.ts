@@ -46,7 +46,7 @@ class IncomingCapture {
   reqSink: BodySink | undefined = undefined;
   resSink: BodySink | undefined = undefined;
   headHeaders: Record<string, HeaderValue> | undefined = undefined;
-  decided: boolean;
+  decided = false;
   done = false;
   origWrite: Fn;
   origEnd: Fn;
@@ -68,7 +68,6 @@ class IncomingCapture {
     readonly ctx: IncomingContext,
     readonly resLimit: number,
   ) {
-    this.decided = resLimit === 0;
     this.origWrite = res.write as Fn;
     this.origEnd = res.end as Fn;
     this.origWriteHead = res.writeHead as Fn;
@@ -90,17 +89,24 @@ class IncomingCapture {
     }
   }
 
-  /** A chunk the host writes: the first-byte time, and the body when its type is captured. */
+  /**
+   * A chunk the host writes: the first-byte time, and the body when its type is captured. A body
+   * that is not captured is still counted when the host set no `content-length` (Node adds that
+   * header itself to a single-chunk response, after the SDK read the headers), so the record's
+   * size is the bytes sent.
+   */
   take(chunk: unknown, encoding: unknown): void {
     if (this.firstByte === undefined) this.firstByte = performance.now();
     if (!this.decided) {
       this.decided = true;
-      const enc = this.headerOf('content-encoding');
+      const enc = this.resLimit > 0 ? this.headerOf('content-encoding') : null;
       if (
+        this.resLimit > 0 &&
         bodyAllowed(this.headerOf('content-type'), this.core.opts.bodyContentTypes) &&
         (!enc || enc.toLowerCase() === 'identity')
       )
         this.resSink = new BodySink(this.resLimit);
+      else if (this.headerOf('content-length') === null) this.resSink = new BodySink(0);
     }
     if (this.resSink && chunk !== undefined && chunk !== null && typeof chunk !== 'function')
       this.resSink.add(chunk, encoding);
@@ -194,6 +200,13 @@ export function captureIncoming(
     if (reqLimit > 0 && bodyAllowed(req.headers['content-type'], core.opts.bodyContentTypes)) {
       const sink = (st.reqSink = new BodySink(reqLimit));
       tapReadable(req, (c) => sink.add(c));
+    } else if (
+      req.headers['content-length'] === undefined &&
+      req.headers['transfer-encoding'] !== undefined
+    ) {
+      // A chunked body that is not captured: its bytes are counted for the record's size.
+      const counter = (st.reqSink = new BodySink(0));
+      tapReadable(req, (c) => counter.add(c));
     }
 
     (res as Tapped)[STATE] = st;
@@ -229,7 +242,7 @@ function buildIncoming(st: IncomingCapture): CapturedRecord | undefined {
   const scheme = st.encrypted ? 'https' : 'http';
   const reqCt = firstString(req.headers['content-type']);
   let reqBody: unknown = reqSink?.text();
-  if (reqBody === undefined && ctx.parsedBody && reqSink) {
+  if (reqBody === undefined && ctx.parsedBody && reqSink?.captures) {
     const b = ctx.parsedBody();
     if (b !== undefined && b !== null && (typeof b !== 'object' || Object.keys(b).length > 0)) {
       // The framework read the stream before the capture started: its parsed body, as text.
@@ -315,7 +328,7 @@ function incomingLine(st: IncomingCapture): string | undefined {
   const port = hostPort ?? st.localPort;
   const reqCt = firstString(req.headers['content-type']);
   let reqBody: string | undefined = reqSink?.text();
-  if (reqBody === undefined && ctx.parsedBody && reqSink) {
+  if (reqBody === undefined && ctx.parsedBody && reqSink?.captures) {
     const b = ctx.parsedBody();
     if (b !== undefined && b !== null && (typeof b !== 'object' || Object.keys(b).length > 0)) {
       const text = typeof b === 'string' ? b : JSON.stringify(b);

@@ -218,6 +218,10 @@ export class OutgoingCapture {
     ) {
       const sink = (call.resSink = new BodySink(limit));
       tapReadable(res, (c) => sink.add(c));
+    } else if (res.headers['content-length'] === undefined) {
+      // A body that is not captured and has no content-length: its bytes are counted for the size.
+      const counter = (call.resSink = new BodySink(0));
+      tapReadable(res, (c) => counter.add(c));
     }
     const done = () => this.end(req);
     res.once('end', done);
@@ -239,7 +243,9 @@ export class OutgoingCapture {
     const core = this.core;
     core.guard(() => {
       if (!core.shouldCapture(call.method, call.path, null, call.status)) return;
-      const resLen = Number(firstString(call.resHeaders['content-length']));
+      // No content-length (a chunked response): NaN, so the size is the bytes seen.
+      const resLenHeader = firstString(call.resHeaders['content-length']);
+      const resLen = resLenHeader ? Number(resLenHeader) : NaN;
       const [, hostPort] = splitHost(firstString(call.reqHeaders.host));
       const record: CapturedRecord = {
         sid: newRecordSid(),
