@@ -332,6 +332,69 @@ describe('OTLP/HTTP trace ingest (POST /v1/traces)', () => {
     }
   });
 
+  it('reads the port of the older http.host (the Host header) into the URL, host and port', async () => {
+    const acct = await newAccount();
+    const trace = randomBytes(16).toString('hex');
+    const span = (hostHeader: string, target: string) => ({
+      traceId: trace,
+      spanId: randomBytes(8).toString('hex'),
+      name: 'GET',
+      kind: 2,
+      startTimeUnixNano: String(now),
+      endTimeUnixNano: String(now + 3_000_000n),
+      attributes: [
+        attr('http.method', 'GET'),
+        attr('http.scheme', 'http'),
+        attr('http.host', hostHeader),
+        attr('http.target', target),
+        attr('http.status_code', 200),
+      ],
+    });
+    const res = await post(
+      JSON.stringify({
+        resourceSpans: [
+          {
+            resource: { attributes: [attr('service.name', 'legacy')] },
+            scopeSpans: [
+              {
+                spans: [
+                  span('legacy.example.com:8080', '/old/7?q=1'),
+                  span('[2001:db8::5]:9443', '/v6/1'),
+                  span('plain.example.com', '/plain'),
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+      {
+        authorization: `Bearer ${acct.apiToken}`,
+        'content-type': 'application/json',
+        'x-tapline-bucket': acct.bucketSid,
+      },
+    );
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.bytes.toString())).toEqual({});
+
+    const records = await stored(acct, 3);
+    const byPath = (p: string) => records.find((r) => r.request.path === p)!;
+    expect(byPath('/old/7').request).toMatchObject({
+      url: 'http://legacy.example.com:8080/old/7?q=1',
+      host: 'legacy.example.com',
+      port: 8080,
+      queryString: { q: '1' },
+    });
+    expect(byPath('/v6/1').request).toMatchObject({
+      url: 'http://[2001:db8::5]:9443/v6/1',
+      host: '2001:db8::5',
+      port: 9443,
+    });
+    expect(byPath('/plain').request).toMatchObject({
+      url: 'http://plain.example.com/plain',
+      host: 'plain.example.com',
+    });
+  });
+
   it('accepts a gzip protobuf export and an empty one', async () => {
     const acct = await newAccount();
     const headers = {

@@ -116,6 +116,15 @@ function queryOf(query: string): Record<string, string | string[]> {
   return qs;
 }
 
+/** A Host header value as its name (IPv6 without brackets) and port, if it names one. */
+function splitHostHeader(value: string | null): { name: string; port: number | null } | null {
+  if (value === null) return null;
+  const m = /^\[([^\]]*)\](?::(\d{1,5}))?$/.exec(value) ?? /^([^:]*)(?::(\d{1,5}))?$/.exec(value);
+  // Anything else (a bare IPv6 address, say) is kept whole.
+  if (!m || m[1] === '') return { name: value, port: null };
+  return { name: m[1]!, port: m[2] !== undefined ? Number(m[2]) : null };
+}
+
 const tag = (key: string, value: string) => ({ key, value: value.slice(0, 4096) });
 
 const ENVIRONMENT_SID = /^[a-z0-9]{6}$/;
@@ -150,10 +159,14 @@ export function spanToRecord(span: Span, ctx: ResourceContext): Record<string, u
   if (method === null) return null;
   const server = kind === SPAN_KIND_SERVER;
 
-  const host = server
-    ? str(a, 'server.address', 'http.host', 'net.host.name')
-    : str(a, 'server.address', 'net.peer.name', 'http.host');
-  const port = server ? int(a, 'server.port', 'net.host.port') : int(a, 'server.port', 'net.peer.port');
+  const named = server ? str(a, 'server.address') : str(a, 'server.address', 'net.peer.name');
+  // The older `http.host` is the Host header: `name[:port]`, an IPv6 name in brackets.
+  const hostHeader = named === null ? splitHostHeader(str(a, 'http.host')) : null;
+  const host = named ?? hostHeader?.name ?? (server ? str(a, 'net.host.name') : null);
+  const port =
+    (server ? int(a, 'server.port', 'net.host.port') : int(a, 'server.port', 'net.peer.port')) ??
+    hostHeader?.port ??
+    null;
   const scheme = str(a, 'url.scheme', 'http.scheme');
   let url = str(a, 'url.full', 'http.url');
   let path = str(a, 'url.path');
