@@ -504,6 +504,52 @@ describe('Node.js SDK against the real stack', () => {
     expect(image?.response?.body ?? null).toBeNull();
   });
 
+  // The channel that lets the SDK see a node:http request's body as it is written
+  // (http.client.request.created) exists from Node 22.12 / 23.2 on; Node 20 lacks it.
+  const [nodeMajor, nodeMinor] = process.versions.node.split('.').map(Number) as [number, number];
+  const hasCreatedChannel = nodeMajor > 22 || (nodeMajor === 22 && nodeMinor >= 12);
+
+  it.skipIf(!hasCreatedChannel)(
+    'outgoing node:http request bodies are captured with their size',
+    async () => {
+      const a = await newAccount();
+      const upstream = await listen(
+        http.createServer((req, res) => {
+          req.resume();
+          req.on('end', () => res.end('ok'));
+        }),
+      );
+      const t = sdk(a, { captureOutgoing: true });
+      await settled(t);
+      const send = (path: string, headers: Record<string, string>, chunks: (string | Buffer)[]) =>
+        new Promise<void>((resolve, reject) => {
+          const r = http.request(`${upstream}${path}`, { method: 'POST', headers }, (res) => {
+            res.resume();
+            res.on('end', () => resolve());
+          });
+          r.on('error', reject);
+          // A header set after the request was made still decides the capture.
+          r.setHeader('x-late', '1');
+          for (const c of chunks.slice(0, -1)) r.write(c);
+          r.end(chunks[chunks.length - 1]);
+        });
+      await send('/json', { 'content-type': 'application/json' }, ['{"order":', Buffer.from('42}')]);
+      await send('/binary', { 'content-type': 'application/octet-stream' }, [
+        Buffer.alloc(30),
+        Buffer.alloc(12),
+      ]);
+      expect(await t.flush(10_000)).toBe(true);
+
+      const stored = await waitStored(a, 2);
+      const out = (p: string) => stored.find((r) => r.direction === 'out' && r.request.path === p);
+      expect(out('/json')?.request.body).toBe('{"order":42}');
+      expect(out('/json')?.request.size).toBe(12);
+      expect(out('/json')?.request.headers?.['x-late']).toBe('1');
+      expect(out('/binary')?.request.body ?? null).toBeNull();
+      expect(out('/binary')?.request.size).toBe(42);
+    },
+  );
+
   it('ingest unreachable: the host keeps answering, the queue stays bounded, queued records arrive once', async () => {
     const a = await newAccount();
     const proxy = new IngestProxy(testEnv().ingestUrl);

@@ -65,6 +65,8 @@ function hasSdkHeader(headers: unknown): boolean {
 
 export class OutgoingCapture {
   private readonly calls = new WeakMap<object, OutCall>();
+  /** request bodies seen by `httpCreated`, taken over by `httpStart` */
+  private readonly bodies = new WeakMap<object, BodySink>();
   private readonly subs: [string, (msg: unknown) => void][] = [];
 
   constructor(private readonly core: TaplineCore) {}
@@ -89,6 +91,9 @@ export class OutgoingCapture {
     );
     on('undici:request:trailers', (m: { request: object }) => this.end(m.request));
     on('undici:request:error', (m: { request: object; error: Error }) => this.fail(m.request, m.error));
+    // Published by the ClientRequest constructor from Node 22.12 / 23.2 on, before any body is
+    // written; Node 20 has no such channel (then request bodies are not captured).
+    on('http.client.request.created', (m: { request: ClientRequest }) => this.httpCreated(m.request));
     on('http.client.request.start', (m: { request: ClientRequest }) => this.httpStart(m.request));
     on('http.client.response.finish', (m: { request: ClientRequest; response: IncomingMessage }) =>
       this.httpResponse(m.request, m.response),
@@ -178,29 +183,51 @@ export class OutgoingCapture {
       `${protocol}//${hostHeader}${req.path}`,
       copyHeaders(req.getHeaders(), this.core.opts.dropHeaders),
     );
-    const limit = this.core.bodyLimit('request');
-    if (
-      limit > 0 &&
-      bodyAllowed(firstString(call.reqHeaders['content-type']), this.core.opts.bodyContentTypes)
-    ) {
-      // This request object's own write/end are wrapped; no global is touched.
-      const sink = new BodySink(limit);
-      const origWrite = req.write;
-      const origEnd = req.end;
-      const core = this.core;
-      req.write = function (this: ClientRequest, chunk: unknown, ...rest: unknown[]) {
-        core.guard(() => sink.add(chunk, rest[0]), undefined);
-        return (origWrite as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
-      } as ClientRequest['write'];
-      req.end = function (this: ClientRequest, chunk?: unknown, ...rest: unknown[]) {
-        core.guard(() => {
-          if (chunk !== undefined && typeof chunk !== 'function') sink.add(chunk, rest[0]);
-          call.reqBody = sink.text();
-          call.reqSize = sink.total;
-        }, undefined);
-        return (origEnd as (...a: unknown[]) => ClientRequest).call(this, chunk, ...rest);
-      } as ClientRequest['end'];
+    const sink = this.bodies.get(req);
+    if (sink) {
+      this.bodies.delete(req);
+      const text = sink.text();
+      if (text !== undefined) call.reqBody = text;
+      call.reqSize = sink.total;
     }
+  }
+
+  /**
+   * A node:http(s) request just made (`http.client.request.created`): this request object's own
+   * write/end are wrapped, nothing global, so its body is seen as the host writes it. The
+   * `start` channel comes only once the request has ended (`ClientRequest._finish`), when the
+   * body has already been handed to the socket. Whether the body is kept is decided at the first
+   * write, once the headers are final: its content type is captured, or, without a
+   * content-length, its bytes are counted for the size.
+   */
+  private httpCreated(req: ClientRequest): void {
+    if (!this.core.outgoingEnabled) return;
+    const core = this.core;
+    const bodies = this.bodies;
+    const origWrite = req.write;
+    const origEnd = req.end;
+    let sink: BodySink | null | undefined;
+    const take = (chunk: unknown, encoding: unknown) => {
+      if (sink === undefined) {
+        sink = null;
+        if (req.getHeader(SDK_HEADER) !== undefined) return;
+        const limit = core.bodyLimit('request');
+        const type = firstString(req.getHeader('content-type') as HeaderValue | undefined);
+        if (limit > 0 && bodyAllowed(type, core.opts.bodyContentTypes)) sink = new BodySink(limit);
+        else if (req.getHeader('content-length') === undefined) sink = new BodySink(0);
+        if (sink) bodies.set(req, sink);
+      }
+      if (sink && chunk !== undefined && chunk !== null && typeof chunk !== 'function')
+        sink.add(chunk, encoding);
+    };
+    req.write = function (this: ClientRequest, chunk: unknown, ...rest: unknown[]) {
+      core.guard(() => take(chunk, rest[0]), undefined);
+      return (origWrite as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+    } as ClientRequest['write'];
+    req.end = function (this: ClientRequest, chunk?: unknown, ...rest: unknown[]) {
+      core.guard(() => take(chunk, rest[0]), undefined);
+      return (origEnd as (...a: unknown[]) => ClientRequest).call(this, chunk, ...rest);
+    } as ClientRequest['end'];
   }
 
   private httpResponse(req: ClientRequest, res: IncomingMessage): void {
