@@ -135,4 +135,11 @@ describe('rate limits (spec 8)', () => {
     }
     expect(testEnv().serviceEnv.RATE_LIMIT_STANDARD).toBeUndefined();
   });
+
+  it('keeps the counters in an unlogged table (no WAL flush on the request path)', async () => {
+    const r = await testPool().query<{ relpersistence: string }>(
+      "SELECT relpersistence FROM pg_class WHERE relname = 'api_rate_windows' AND relkind = 'r'",
+    );
+    expect(r.rows).toEqual([{ relpersistence: 'u' }]);
+  });
 });
