@@ -109,10 +109,15 @@ export class JobRunner {
           throw new AbortError(err as Error);
         }
       };
+      let retry = false;
       try {
         await pRetry(
           async () => {
             if (stop.aborted) throw new AbortError(new RunnerStoppingError());
+            // A workflow paused or deleted while its actions wait for a retry gets no more calls:
+            // the attempts after the first of this run re-read it first.
+            if (retry) await this.stillRunnable(job);
+            retry = true;
             attempts++;
             await save();
             const failed = await this.attempt(job, workflow, actions, detail, vars, stop);
@@ -143,6 +148,14 @@ export class JobRunner {
           await this.repo.release(job.executionSid, detail).catch(() => undefined);
           throw new RunnerStoppingError();
         }
+        if (err instanceof WorkflowStopped) {
+          // As for a job still queued: an inactive workflow ends `failed` without a dead letter;
+          // a deleted one took its execution log along, so there is nothing left to record.
+          if (err.reason === 'workflow is inactive')
+            await this.repo.finish(job.executionSid, 'failed', attempts, err.reason, detail);
+          this.log.info({ executionSid: job.executionSid, attempts }, `retries stopped: ${err.reason}`);
+          return { kind: 'skipped', reason: err.reason };
+        }
         // Not an action failure: Postgres or a bug. The caller retries the whole job later.
         if (!(err instanceof AttemptFailed)) throw err;
       }
@@ -157,6 +170,18 @@ export class JobRunner {
     await this.deadLetter(job, reason, attempts, detail);
     await this.repo.finish(job.executionSid, 'failed', attempts, reason, detail);
     return { kind: 'failed', attempts, reason, detail };
+  }
+
+  /** Throws (AbortError of) WorkflowStopped when the workflow is gone or paused now. */
+  private async stillRunnable(job: ActionJob): Promise<void> {
+    let wf: Awaited<ReturnType<ExecutionsRepository['workflow']>>;
+    try {
+      wf = await this.repo.workflow(job.accountSid, job.workflowSid);
+    } catch (err) {
+      throw new AbortError(err as Error);
+    }
+    if (!wf) throw new AbortError(new WorkflowStopped('workflow deleted while its actions were retried'));
+    if (!wf.is_active) throw new AbortError(new WorkflowStopped('workflow is inactive'));
   }
 
   /** One attempt: each action still to do, in order. Returns the actions that failed. */
@@ -216,6 +241,13 @@ export class JobRunner {
 
 /** The failure of one attempt (some action failed); anything else thrown is infrastructure. */
 class AttemptFailed extends Error {}
+
+/** The workflow was paused or deleted between two attempts: no more attempts are made. */
+class WorkflowStopped extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
 
 function summary(failed: ActionRecord[]): string {
   return failed.map((a) => `${a.type}#${a.index}: ${a.error ?? 'not run'}`).join('; ');

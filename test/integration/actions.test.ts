@@ -356,6 +356,60 @@ describe('action runner', () => {
     }
   });
 
+  it('makes no retry once the workflow is paused while its receiver is failing', async () => {
+    const acct = await newAccount();
+    // The first call hangs for the 2 s timeout: the workflow is paused while it waits.
+    const rx = await startReceiver((_path, n) => (n === 0 ? 'hang' : { status: 500 }));
+    try {
+      const body = {
+        name: 'paused mid-retry',
+        trigger: { type: 'error', conditions: [{ statusCode: 599, path: '/never/*' }] },
+        actions: [{ type: 'webhook', config: { url: `${rx.url}/paused` } }],
+      };
+      const path = `/v1/accounts/${acct.accountSid}/environments/${ENV}/buckets/${acct.bucketSid}/workflows`;
+      const created = await api(acct.apiToken).post<{ sid: string }>(path, body);
+      expect(created.status, created.text).toBe(201);
+      const wf = created.body.sid;
+      const j = job(acct, wf);
+      await produce(j);
+      await waitFor(() => rx.callsTo('/paused').length === 1 || undefined, { what: 'first call' });
+      const paused = await api(acct.apiToken).put(`${path}/${wf}`, { ...body, isActive: false });
+      expect(paused.status, paused.text).toBe(200);
+
+      const e = await finished(j.executionSid);
+      expect(e).toMatchObject({ status: 'failed', attempts: 1, error: 'workflow is inactive' });
+      expect(e.detail.actions[0]).toMatchObject({ status: 'failed', attempts: 1 });
+      // the backoffs of the attempts it would have made (200, 400, 800 ms, up to twice that) pass
+      await new Promise((r) => setTimeout(r, 3000));
+      expect(rx.callsTo('/paused')).toHaveLength(1);
+      expect(deadLetters.has(j.executionSid)).toBe(false);
+    } finally {
+      await rx.close();
+    }
+  });
+
+  it('makes no retry once the workflow is deleted while its receiver is failing', async () => {
+    const acct = await newAccount();
+    const rx = await startReceiver((_path, n) => (n === 0 ? 'hang' : { status: 500 }));
+    try {
+      const wf = await createWorkflow(acct, [{ type: 'webhook', config: { url: `${rx.url}/deleted` } }]);
+      const j = job(acct, wf);
+      await produce(j);
+      await waitFor(() => rx.callsTo('/deleted').length === 1 || undefined, { what: 'first call' });
+      const del = await api(acct.apiToken).delete(
+        `/v1/accounts/${acct.accountSid}/environments/${ENV}/buckets/${acct.bucketSid}/workflows/${wf}`,
+      );
+      expect(del.status, del.text).toBe(200);
+      // the 2 s timeout of the first call, then the backoffs of four more attempts
+      await new Promise((r) => setTimeout(r, 6000));
+      expect(rx.callsTo('/deleted')).toHaveLength(1);
+      expect(deadLetters.has(j.executionSid)).toBe(false);
+      expect(await execution(j.executionSid)).toBeUndefined();
+    } finally {
+      await rx.close();
+    }
+  });
+
   it('refuses a private address that OUTBOUND_ALLOW does not name, without retrying', async () => {
     const acct = await newAccount();
     const wf = await createWorkflow(acct, [
