@@ -39,6 +39,8 @@ interface OutCall {
   reqHeaders: Record<string, HeaderValue>;
   reqBody?: string;
   reqSize: number | null;
+  /** a body the channels do not carry (a `fetch` stream): its size is unknown */
+  reqBodyOpaque?: boolean;
   status: number | null;
   resHeaders: Record<string, HeaderValue>;
   firstByte?: number;
@@ -150,6 +152,8 @@ export class OutgoingCapture {
       headersFromPairs(req.headers, this.core.opts.dropHeaders),
     );
     const body = req.body;
+    if (body !== null && body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array))
+      call.reqBodyOpaque = true;
     if (typeof body === 'string' || body instanceof Uint8Array) {
       const size = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
       call.reqSize = size;
@@ -189,6 +193,9 @@ export class OutgoingCapture {
       const text = sink.text();
       if (text !== undefined) call.reqBody = text;
       call.reqSize = sink.total;
+    } else if (req.chunkedEncoding) {
+      // A chunked body the SDK did not see (Node 20 has no `created` channel): size unknown.
+      call.reqBodyOpaque = true;
     }
   }
 
@@ -287,7 +294,10 @@ export class OutgoingCapture {
           queryString: parseQuery(call.search),
           headers: call.reqHeaders,
           contentType: firstString(call.reqHeaders['content-type']),
-          size: call.reqSize ?? (Number(firstString(call.reqHeaders['content-length'])) || 0),
+          // content-length, else the bytes seen; null for a body the SDK cannot see (a fetch stream)
+          size:
+            call.reqSize ??
+            (Number(firstString(call.reqHeaders['content-length'])) || (call.reqBodyOpaque ? null : 0)),
         },
         response:
           call.status === null
