@@ -226,7 +226,10 @@ export class JobRunner {
         rec.status = 'failed';
         rec.error = e.message;
         rec.retryable = e.retryable;
+        // The status code belongs to this attempt's answer: none (a refused connection, a
+        // timeout) drops the one an earlier attempt got, so it never sits beside another error.
         if (e.statusCode !== undefined) rec.statusCode = e.statusCode;
+        else delete rec.statusCode;
         failed.push(rec);
       } finally {
         clearTimeout(timer);

@@ -410,6 +410,28 @@ describe('action runner', () => {
     }
   });
 
+  it("records the last attempt's outcome: no status code of an earlier answer beside a refused connection", async () => {
+    const acct = await newAccount();
+    const rx = await startReceiver(() => ({ status: 500, body: 'down' }));
+    let closed = false;
+    try {
+      const wf = await createWorkflow(acct, [{ type: 'webhook', config: { url: `${rx.url}/gone` } }]);
+      const j = job(acct, wf);
+      await produce(j);
+      await waitFor(() => rx.callsTo('/gone').length === 1 || undefined, { what: 'first call' });
+      // the receiver goes away: the next attempts find no listener
+      await rx.close();
+      closed = true;
+      const e = await finished(j.executionSid);
+      expect(e).toMatchObject({ status: 'failed', attempts: 5 });
+      const last = e.detail.actions[0] as Record<string, unknown>;
+      expect(last).toMatchObject({ status: 'failed', attempts: 5, error: 'request failed: ECONNREFUSED' });
+      expect(last.statusCode).toBeUndefined();
+    } finally {
+      if (!closed) await rx.close();
+    }
+  });
+
   it('refuses a private address that OUTBOUND_ALLOW does not name, without retrying', async () => {
     const acct = await newAccount();
     const wf = await createWorkflow(acct, [
