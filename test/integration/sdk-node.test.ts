@@ -526,8 +526,12 @@ describe('Node.js SDK against the real stack', () => {
     expect(uploadOut?.request.size).toBe(hasCreatedChannel ? 65 : null);
   });
 
-  it.skipIf(!hasCreatedChannel)(
-    'outgoing node:http request bodies are captured with their size',
+  // On every runtime: bodies and sizes where Node publishes the request before its body is
+  // written, and on Node 20 the documented limit (docs/sdk.md): no body, size unknown (null).
+  it(
+    hasCreatedChannel
+      ? 'outgoing node:http request bodies are captured with their size'
+      : 'outgoing node:http request bodies: not captured on Node 20, size null (documented limit)',
     async () => {
       const a = await newAccount();
       const upstream = await listen(
@@ -559,11 +563,17 @@ describe('Node.js SDK against the real stack', () => {
 
       const stored = await waitStored(a, 2);
       const out = (p: string) => stored.find((r) => r.direction === 'out' && r.request.path === p);
-      expect(out('/json')?.request.body).toBe('{"order":42}');
-      expect(out('/json')?.request.size).toBe(12);
       expect(out('/json')?.request.headers?.['x-late']).toBe('1');
       expect(out('/binary')?.request.body ?? null).toBeNull();
-      expect(out('/binary')?.request.size).toBe(42);
+      if (hasCreatedChannel) {
+        expect(out('/json')?.request.body).toBe('{"order":42}');
+        expect(out('/json')?.request.size).toBe(12);
+        expect(out('/binary')?.request.size).toBe(42);
+      } else {
+        expect(out('/json')?.request.body ?? null).toBeNull();
+        expect(out('/json')?.request.size).toBeNull();
+        expect(out('/binary')?.request.size).toBeNull();
+      }
     },
   );
 
