@@ -2,8 +2,10 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import pg from 'pg';
+import type { ErrorObject } from 'ajv';
 import { AppError, errorBody, type ErrorCode } from './errors.js';
 import { isConnectionError } from './postgres.js';
+import { describeAjvError, validationMessage } from './validation-messages.js';
 
 /**
  * Postgres "data exception" states (SQLSTATE class 22) a client value can cause: the store
@@ -108,15 +110,28 @@ const BY_STATUS: Record<number, ErrorCode> = {
   503: 'SERVICE_UNAVAILABLE',
 };
 
+/**
+ * `{field: phrase}` of a schema refusal, each phrase in words (validation-messages.ts): the
+ * dashboard shows it next to the field, so it never carries a regular expression. Type errors of
+ * one field from several `anyOf` branches are told as one (`must be text or null`).
+ */
 function validationDetails(err: FastifyError): Record<string, string> {
   const details: Record<string, string> = {};
+  const types = new Map<string, string[]>();
   for (const v of err.validation ?? []) {
     const base = (err.validationContext ?? 'body') + v.instancePath.replaceAll('/', '.');
-    const params = v.params as { missingProperty?: string; additionalProperty?: string };
+    const params = v.params as { missingProperty?: string; additionalProperty?: string; type?: unknown };
     if (params.missingProperty) details[`${base}.${params.missingProperty}`] = 'is required';
     else if (params.additionalProperty)
       details[`${base}.${params.additionalProperty}`] = 'is not a known field';
-    else details[base] ??= v.message ?? 'is invalid';
+    else if (v.keyword === 'type' && (details[base] === undefined || types.has(base))) {
+      const list = [...(types.get(base) ?? []), ...String(params.type).split(',')];
+      types.set(base, list);
+      details[base] = describeAjvError({
+        ...v,
+        params: { type: [...new Set(list)].join(',') },
+      } as ErrorObject);
+    } else details[base] ??= describeAjvError(v as ErrorObject);
   }
   return details;
 }
@@ -138,11 +153,12 @@ export function toErrorResponse(err: unknown): {
   }
   const fe = err as FastifyError;
   if (fe?.validation) {
+    const details = validationDetails(fe);
     return {
       status: 400,
       code: 'VALIDATION_ERROR',
-      message: `Request ${fe.validationContext ?? 'body'} is invalid`,
-      details: validationDetails(fe),
+      message: validationMessage(details, fe.validationContext),
+      details,
     };
   }
   const data = dataError(err);

@@ -200,6 +200,23 @@ describe('dashboard settings: buckets and tokens', () => {
     expect(JSON.parse(generic)).toMatchObject({ mcpServers: { tapline: { url: `${env.apiUrl}/mcp` } } });
     await page.getByRole('button', { name: 'Create MCP token' }).click();
     await page.getByLabel('Name', { exact: true }).fill('assistant');
+    // An environment sid the API refuses: its words at the field, not the schema's pattern, and not
+    // repeated above the buttons with the API's field name.
+    const errorsBefore = me.errors.length;
+    await page.getByLabel('Environment sid').fill('PROD01');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const envError = page.locator('#mcp-environment-error');
+    await expect
+      .poll(() => envError.textContent())
+      .toBe('must be 6 lowercase letters or digits (e.g. "prod01")');
+    expect(await page.getByLabel('Environment sid').getAttribute('aria-invalid')).toBe('true');
+    const form = page.locator('form').filter({ has: page.getByLabel('Environment sid') });
+    expect(await form.textContent()).not.toMatch(/must match|environmentSid|\^\[/);
+    expect(await form.locator('.form-error').count()).toBe(0);
+    await screenshot(page, '36-mcp-tokens-bad-environment');
+    // Chromium logs the refused POST (400) in the console: expected here.
+    expect(me.errors.slice(errorsBefore).every((e) => e.includes('status of 400'))).toBe(true);
+    me.errors.splice(errorsBefore);
     await page.getByLabel('Environment sid').fill('prod01');
     const year = new Date().getUTCFullYear() + 1;
     await page.getByLabel('Expires at the end of (optional)').fill(`${year}-06-30`);

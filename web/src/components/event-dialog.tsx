@@ -122,7 +122,7 @@ export function EventDialog({
             Show on every bucket's charts (otherwise only this bucket)
           </label>
         ) : null}
-        <FormError error={save.error} />
+        <FormError error={save.error} shownAt={['name', 'description', 'startedAt', 'endedAt']} />
         <div className="actions">
           <button type="button" className="btn" onClick={onClose}>
             Cancel

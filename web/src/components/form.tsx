@@ -1,4 +1,5 @@
 import type { InputHTMLAttributes, ReactNode } from 'react';
+import { fieldErrors } from '../api/client';
 
 /** A labelled input with the API's field error under it (aria-describedby ties them together). */
 export function Field({
@@ -31,9 +32,22 @@ export function Field({
   );
 }
 
-/** The envelope's message of a failed submit, shown inline above the buttons. */
-export function FormError({ error }: { error: unknown }) {
+/**
+ * The envelope's message of a failed submit, shown inline above the buttons. `shownAt` names the
+ * fields the form shows API errors at (`bucketSids.*` also covers `bucketSids.0`): a validation
+ * error about those fields only is already told next to each field, so it is not repeated here
+ * with the API's field names.
+ */
+export function FormError({ error, shownAt }: { error: unknown; shownAt?: readonly string[] }) {
   if (!error) return null;
+  if (shownAt) {
+    const fields = Object.keys(fieldErrors(error));
+    const atField = (f: string) =>
+      shownAt.some(
+        (s) => f === s || (s.endsWith('.*') && (f === s.slice(0, -2) || f.startsWith(s.slice(0, -1)))),
+      );
+    if (fields.length > 0 && fields.every(atField)) return null;
+  }
   return (
     <div className="form-error" role="alert">
       {error instanceof Error ? error.message : 'Something went wrong'}

@@ -54,7 +54,7 @@ export function BucketsPage() {
               Create bucket
             </button>
           </form>
-          <FormError error={create.error} />
+          <FormError error={create.error} shownAt={['name']} />
           {create.data ? (
             <p className="hint" role="status">
               Created “{create.data.name}”.{' '}
@@ -172,7 +172,7 @@ function RenameBucket({
           error={fieldErrors(save.error).name}
           onChange={(e) => setName(e.target.value)}
         />
-        <FormError error={save.error} />
+        <FormError error={save.error} shownAt={['name']} />
         <div className="actions">
           <button type="button" className="btn" onClick={onClose}>
             Cancel

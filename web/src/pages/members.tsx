@@ -198,7 +198,7 @@ function InviteForm({ onInvited }: { onInvited: () => void }) {
           Invite
         </button>
       </form>
-      <FormError error={invite.error} />
+      <FormError error={invite.error} shownAt={['email']} />
       {result ? (
         <div className="secret-box" role="status">
           <p>

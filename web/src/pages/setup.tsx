@@ -70,7 +70,7 @@ export function SetupPage() {
           error={errs.accountName}
           {...bind('accountName')}
         />
-        <FormError error={error} />
+        <FormError error={error} shownAt={['name', 'email', 'password', 'accountName']} />
         <button type="submit" className="btn btn-primary" disabled={busy}>
           {busy ? 'Creating…' : 'Create account'}
         </button>

@@ -386,7 +386,10 @@ function CreateApiToken({
             onChange={(e) => set({ environmentSid: e.target.value.trim() })}
           />
         </div>
-        <FormError error={create.error} />
+        <FormError
+          error={create.error}
+          shownAt={['name', 'description', 'scopes', 'expiresAt', 'environmentSid']}
+        />
         <div className="actions">
           <button type="button" className="btn" onClick={onCancel}>
             Cancel
@@ -791,7 +794,7 @@ function CreateMcpToken({
             </div>
           )}
         </div>
-        <FormError error={create.error} />
+        <FormError error={create.error} shownAt={['name', 'environmentSid', 'bucketSids.*', 'expiresAt']} />
         <div className="actions">
           <button type="button" className="btn" onClick={onCancel}>
             Cancel
