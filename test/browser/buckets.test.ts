@@ -61,6 +61,9 @@ describe('dashboard buckets', () => {
     await page.getByLabel('Name', { exact: true }).last().fill('Checkout API v2');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('link', { name: 'Checkout API v2' }).waitFor();
+    // The rename is confirmed in a status notice, as the rule pages confirm their saves.
+    const notice = page.locator('.notice[role="status"]');
+    await expect.poll(() => notice.textContent()).toBe('“Checkout API” is renamed to “Checkout API v2”.');
     await screenshot(page, '62-buckets');
 
     await page.getByRole('button', { name: 'Delete' }).click();
@@ -69,6 +72,10 @@ describe('dashboard buckets', () => {
     await page.getByLabel(/Type the bucket's name/).fill('Checkout API v2');
     await confirm.click();
     await page.getByText('No bucket yet').waitFor();
+    await expect
+      .poll(() => notice.textContent())
+      .toBe('“Checkout API v2” is deleted, with its stored requests.');
+    await screenshot(page, '63-buckets-deleted');
     expect(me.errors).toEqual([]);
   });
 });

@@ -11,7 +11,10 @@ import { useAccountSid, useSession } from '../lib/session';
 import { formatDateTime } from '../lib/time';
 import { useSharedHref } from '../lib/url-state';
 
-/** The account's buckets: create, rename, delete (typing the name), each with its setup page. */
+/**
+ * The account's buckets: create, rename, delete (typing the name), each with its setup page. A
+ * rename or a deletion is confirmed by a notice above the list, as on the rule pages.
+ */
 export function BucketsPage() {
   const a = useAccountSid();
   const { can } = useSession();
@@ -21,11 +24,13 @@ export function BucketsPage() {
   const [name, setName] = useState('');
   const [renaming, setRenaming] = useState<Bucket | null>(null);
   const [deleting, setDeleting] = useState<Bucket | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
   const refresh = () => qc.invalidateQueries({ queryKey: ['buckets', a] });
   const create = useMutation({
     mutationFn: () => buckets.create(a, { name }),
     onSuccess: async () => {
       setName('');
+      setNotice(null);
       await refresh();
     },
   });
@@ -36,6 +41,11 @@ export function BucketsPage() {
   return (
     <div className="page">
       <h1>Buckets</h1>
+      {notice ? (
+        <div className="notice ok-text" role="status">
+          {notice}
+        </div>
+      ) : null}
       {can('buckets:write') ? (
         <section className="panel">
           <h2>New bucket</h2>
@@ -127,10 +137,30 @@ export function BucketsPage() {
         </QueryView>
       </section>
       {renaming ? (
-        <RenameBucket bucket={renaming} onClose={() => setRenaming(null)} onDone={refresh} />
+        <RenameBucket
+          bucket={renaming}
+          onClose={() => setRenaming(null)}
+          onDone={async (saved) => {
+            create.reset();
+            setNotice(
+              saved.name === renaming.name
+                ? `“${saved.name}” is saved.`
+                : `“${renaming.name}” is renamed to “${saved.name}”.`,
+            );
+            await refresh();
+          }}
+        />
       ) : null}
       {deleting ? (
-        <DeleteBucket bucket={deleting} onClose={() => setDeleting(null)} onDone={refresh} />
+        <DeleteBucket
+          bucket={deleting}
+          onClose={() => setDeleting(null)}
+          onDone={async () => {
+            create.reset();
+            setNotice(`“${deleting.name}” is deleted, with its stored requests.`);
+            await refresh();
+          }}
+        />
       ) : null}
     </div>
   );
@@ -143,14 +173,14 @@ function RenameBucket({
 }: {
   bucket: Bucket;
   onClose: () => void;
-  onDone: () => Promise<unknown>;
+  onDone: (saved: Bucket) => Promise<unknown>;
 }) {
   const a = useAccountSid();
   const [name, setName] = useState(bucket.name);
   const save = useMutation({
     mutationFn: () => buckets.update(a, bucket.sid, { name, verifySslCerts: bucket.verifySslCerts }),
-    onSuccess: async () => {
-      await onDone();
+    onSuccess: async (saved) => {
+      await onDone(saved);
       onClose();
     },
   });
