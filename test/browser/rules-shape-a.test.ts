@@ -152,4 +152,63 @@ describe('dashboard: Shape A rules', () => {
       )
       .toEqual({ redacted: true, body: 'write to ****.***@corp.example.com', options: false });
   });
+
+  it('marks a value redacted by data type ([REDACTED:password]) with the redacted badge', async () => {
+    const rule = await fetch(`${env.apiUrl}/v1/accounts/${accountSid}/redactions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'password', level: 'full', description: 'passwords' }),
+    });
+    expect(rule.status, await rule.text()).toBe(201);
+    // Sent until a record arrives redacted (the processor reloads the rules on their NOTIFY).
+    let attempt = 0;
+    let sid = '';
+    await expect
+      .poll(
+        async () => {
+          const path = `/login/${++attempt}`;
+          const res = await fetch(`${env.ingestUrl}/v1/buckets/${bucketSid}/ingest`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: JSON.stringify({
+              records: [
+                {
+                  createdAt: new Date().toISOString(),
+                  request: {
+                    method: 'POST',
+                    url: `https://api.example.test${path}`,
+                    path,
+                    headers: { 'content-type': 'application/json' },
+                    body: JSON.stringify({ user: 'ada', password: 'hunter2' }),
+                  },
+                  response: { statusCode: 200 },
+                },
+              ],
+            }),
+          });
+          expect(res.status).toBe(202);
+          for (let i = 0; i < 20; i++) {
+            const hit = (await stored()).find((r) => r.request.path === path);
+            if (hit) {
+              sid = hit.sid;
+              return JSON.stringify(hit.request.body).includes('[REDACTED:password]');
+            }
+            await new Promise((r) => setTimeout(r, 250));
+          }
+          return false;
+        },
+        { timeout: 45_000, interval: 500 },
+      )
+      .toBe(true);
+    await page.goto(`/requests/${bucketSid}/${sid}?bucket=${bucketSid}`);
+    const redacted = page.getByTestId('redacted');
+    await redacted.first().waitFor();
+    // The same badge as a field-path redaction's `[REDACTED]`, on the data type's mark only.
+    expect(await redacted.count()).toBe(1);
+    expect(await redacted.textContent()).toBe('redacted[REDACTED:password]');
+    expect(await redacted.locator('.redacted-tag').textContent()).toBe('redacted');
+    expect(await redacted.getAttribute('title')).toMatch(/redaction rule/i);
+    await screenshot(page, '74-shape-a-request-redacted-by-type');
+    expect(me.errors).toEqual([]);
+  });
 });
