@@ -429,6 +429,47 @@ describe('dashboard: SDK settings, rules with previews, events, account', () => 
     expect(me.errors).toEqual([]);
   });
 
+  it("says why the header's environment filter refuses a sid, and names the environments seen", async () => {
+    await page.goto('/overview');
+    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    const input = page.getByLabel('Environment', { exact: true });
+    const message = page.locator('#env-filter-error');
+    await input.fill('nope');
+    await expect
+      .poll(() => message.textContent())
+      .toBe('An environment sid is 6 letters or digits, e.g. prod01.');
+    expect(await input.getAttribute('aria-invalid')).toBe('true');
+    expect(await input.getAttribute('aria-describedby')).toBe('env-filter-error');
+
+    // Well formed but carried by no traffic: applied, and said to be unknown with the ones seen.
+    await input.fill('zzzz99');
+    await expect
+      .poll(() => message.textContent())
+      .toBe('Unknown environment “zzzz99”: no traffic comes from it. Seen in traffic: acct01.');
+    expect(await input.getAttribute('aria-invalid')).toBe('true');
+    await input.press('Enter');
+    await page.waitForURL(/[?&]env=zzzz99/);
+    await screenshot(page, '54-env-filter-unknown');
+
+    await input.fill('acct01');
+    await message.waitFor({ state: 'detached' });
+    expect(await input.getAttribute('aria-invalid')).toBeNull();
+    await input.press('Enter');
+    await page.waitForURL(/[?&]env=acct01/);
+
+    // At phone width the message stays inside the window.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await input.fill('zzzz99');
+    await message.waitFor();
+    const box = (await message.boundingBox())!;
+    expect(box.x).toBeGreaterThanOrEqual(0);
+    expect(box.x + box.width).toBeLessThanOrEqual(390);
+    await screenshot(page, '55-env-filter-unknown-390');
+    await input.fill('');
+    await page.setViewportSize({ width: 1280, height: 720 });
+    expect(me.errors).toEqual([]);
+  });
+
   it('keeps the rules and account pages readable at 390 px', async () => {
     await page.setViewportSize({ width: 390, height: 800 });
     await page.goto(`/settings/redactions?rule=new`);

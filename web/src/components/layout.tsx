@@ -1,7 +1,8 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type ReactNode } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import { Link, useLocation } from 'wouter';
 import { auth, buckets } from '../api/resources';
+import { account } from '../api/settings';
 import { useAccountSid, useSession } from '../lib/session';
 import { useQueryState, useSharedHref } from '../lib/url-state';
 import { ROUTES } from '../routes';
@@ -120,13 +121,48 @@ function BucketSwitcher() {
   );
 }
 
+/** Environment sids a message lists before "and N more". */
+const LISTED_ENVS = 8;
+
+/**
+ * The environment every traffic page narrows to (`?env=`). A sid that is not 6 letters or digits
+ * is refused; one that no traffic of the account carries is applied but said to be unknown, with
+ * the environments seen (from the account, when the session may read it), as a typo is the usual
+ * cause.
+ */
 function EnvironmentFilter() {
+  const a = useAccountSid();
+  const { can } = useSession();
   const { get, set } = useQueryState();
   const [draft, setDraft] = useState(get('env') ?? '');
+  // A key of its own: sharing the account page's would hand that page this (older) copy on mount.
+  const seen = useQuery({
+    queryKey: ['account', a, 'environments'],
+    queryFn: () => account.get(a),
+    enabled: can('metrics:read'),
+    select: (acc) => acc.environments.map((e) => e.sid),
+  });
+  const known = seen.data;
   const valid = draft === '' || /^[A-Za-z0-9]{6}$/.test(draft);
+  const unknown = valid && draft !== '' && known !== undefined && !known.includes(draft);
+  // An environment may have appeared since the list was read: read it again before calling it unknown.
+  const { refetch, dataUpdatedAt } = seen;
+  useEffect(() => {
+    if (unknown && Date.now() - dataUpdatedAt > 10_000) void refetch();
+  }, [unknown, dataUpdatedAt, refetch]);
+  let problem: string | null = null;
+  if (!valid) problem = 'An environment sid is 6 letters or digits, e.g. prod01.';
+  else if (unknown) {
+    const listed = known.slice(0, LISTED_ENVS).join(', ');
+    const more = known.length > LISTED_ENVS ? ` and ${known.length - LISTED_ENVS} more` : '';
+    problem =
+      known.length === 0
+        ? `Unknown environment “${draft}”: no traffic has named an environment yet.`
+        : `Unknown environment “${draft}”: no traffic comes from it. Seen in traffic: ${listed}${more}.`;
+  }
   return (
     <form
-      className="switcher"
+      className="switcher env-filter"
       onSubmit={(e) => {
         e.preventDefault();
         if (valid) set({ env: draft || null });
@@ -137,16 +173,22 @@ function EnvironmentFilter() {
       </label>
       <input
         id="env-filter"
-        className={valid ? '' : 'invalid'}
+        className={problem ? 'invalid' : ''}
         placeholder="all"
         size={8}
         maxLength={6}
         value={draft}
-        aria-invalid={!valid}
+        aria-invalid={problem ? true : undefined}
+        aria-describedby={problem ? 'env-filter-error' : undefined}
         title="An environment sid: 6 letters or digits; empty for all environments"
         onChange={(e) => setDraft(e.target.value.trim())}
         onBlur={() => valid && draft !== (get('env') ?? '') && set({ env: draft || null })}
       />
+      {problem ? (
+        <div id="env-filter-error" className="env-filter-error" role="alert">
+          {problem}
+        </div>
+      ) : null}
     </form>
   );
 }
