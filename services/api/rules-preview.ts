@@ -123,6 +123,10 @@ function context(accountSid: string, bucketSid: string, rules: AccountRules): St
 const inEnvironment = (x: { environments: ReadonlySet<string> | null }, env: string) =>
   x.environments === null || x.environments.has(env);
 
+/** Redactions apply to a record without an environment whatever their environments (redact.step.ts). */
+const redactsIn = (x: { environments: ReadonlySet<string> | null }, env: string) =>
+  env === '' || inEnvironment(x, env);
+
 const environmentOf = (sample: StoredRecord) =>
   typeof sample.environmentSid === 'string' ? sample.environmentSid : '';
 
@@ -247,7 +251,7 @@ export function previewRedaction(
   const env = environmentOf(sample);
   const sensitive = ctx.rules.sensitive;
   const applies =
-    ctx.rules.redactions.some((r) => inEnvironment(r, env)) ||
+    ctx.rules.redactions.some((r) => redactsIn(r, env)) ||
     (sensitive !== null && sensitive.plansFor(env) !== null);
   const before = structuredClone(sample);
   const res = redactStep(structuredClone(sample), ctx);

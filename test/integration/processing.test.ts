@@ -499,6 +499,75 @@ describe('server-side redaction (spec 2.6)', () => {
     const json = JSON.stringify(r);
     expect(json).not.toMatch(/Secret-123/);
   });
+
+  it("a record without an environment gets every environment's rules, as every environment's workflows see it", async () => {
+    const a = await newAccount();
+    await createRedaction(a, {
+      fieldPath: '$.request.headers.x-secret',
+      redactionType: 'replace',
+      replacementValue: '[gone]',
+      environments: ['prod01'],
+    });
+    const shapeA = await api(a.apiToken).post(`${base(a)}/redactions`, {
+      type: 'card',
+      level: 'full',
+      environments: ['prod01'],
+    });
+    expect(shapeA.status, shapeA.text).toBe(201);
+    const wf = await createWorkflow(a, 'prod01', { type: 'request', conditions: [{ path: '/env-pay' }] });
+    const SECRET = 'PLAIN-secret-value-77';
+    const CARD = '4111 1111 1111 1111';
+    const payRecord = (ctx: string, environmentSid: string | null) => {
+      const r = rec('POST', '/env-pay', 200, ctx);
+      if (environmentSid === null) delete r.environmentSid;
+      else r.environmentSid = environmentSid;
+      Object.assign(r.request as Record<string, unknown>, {
+        headers: { 'x-secret': SECRET, 'content-type': 'application/json' },
+        body: JSON.stringify({ card: CARD, note: 'kept' }),
+      });
+      return r;
+    };
+    // The workflow is created last: once it fires for a probe, every rule is in the snapshot.
+    await untilApplied(
+      a,
+      () => payRecord('', 'prod01'),
+      (s) => Array.isArray(s?.workflowExecutions) && s.workflowExecutions.length > 0,
+    );
+
+    const all = await ingestAndSettle(a, [
+      payRecord('none', null),
+      payRecord('prod', 'prod01'),
+      payRecord('stag', 'stag01'),
+    ]);
+    const get = async (ctx: string) => {
+      const listed = stored(all, ctx);
+      expect(listed, ctx).toBeDefined();
+      const one = await api(a.apiToken).get<Rec>(`${base(a)}/buckets/${a.bucketSid}/requests/${listed!.sid}`);
+      expect(one.status).toBe(200);
+      return one.body;
+    };
+    const none = await get('none');
+    expect(none.environmentSid).toBeNull();
+    for (const r of [none, await get('prod')]) {
+      expect((r.request.headers as Record<string, unknown>)['x-secret']).toBe('[gone]');
+      const body = JSON.parse(r.request.body as string) as Record<string, unknown>;
+      expect(body.note).toBe('kept');
+      expect(JSON.stringify(r)).not.toContain(SECRET);
+      expect(JSON.stringify(r)).not.toContain(CARD);
+    }
+    // A record of another environment is that environment's: prod01's rules leave it as sent.
+    const stag = await get('stag');
+    expect((stag.request.headers as Record<string, unknown>)['x-secret']).toBe(SECRET);
+    expect(JSON.parse(stag.request.body as string)).toEqual({ card: CARD, note: 'kept' });
+
+    // prod01's workflow fires for the record without an environment; its job holds no secret.
+    const job = await waitFor(() => jobsOf(a.accountSid).find((j) => j.requestSid === none.sid), {
+      what: 'action job of the record without an environment',
+    });
+    expect(job.workflowSid).toBe(wf);
+    expect(JSON.stringify(job)).not.toContain(SECRET);
+    expect(JSON.stringify(job)).not.toContain(CARD);
+  });
 });
 
 // ------------------------------------------------------------------ triggers

@@ -111,6 +111,13 @@ describe('rule previews', () => {
       record: sample(),
     });
     expect([scoped.body.applies, scoped.body.changed, scoped.body.changes]).toEqual([false, false, []]);
+    // A record without an environment may be any environment's: the same rule applies to it.
+    const unscoped = await c.post<RedactionPreview>(`${base}/redactions/preview`, {
+      rule: { ...rule, environments: ['stag01'] },
+      record: sample({ environmentSid: null }),
+    });
+    expect(unscoped.status, unscoped.text).toBe(200);
+    expect([unscoped.body.applies, unscoped.body.changed]).toEqual([true, true]);
     // A field the record does not have: applies, changes nothing.
     const absent = await c.post<RedactionPreview>(`${base}/redactions/preview`, {
       rule: { fieldPath: '$..ssn', redactionType: 'mask' },

@@ -172,6 +172,10 @@ describe('sdk: client redactions', () => {
     expect(r.request.body).toContain('hunter2');
     redactRecord(r, rules({ field: '$..password', action: 'remove', environments: ['prod01'] }), 'prod01');
     expect(r.request.body).not.toContain('hunter2');
+    // An SDK without an environment may be any environment's: every rule applies.
+    const none = record();
+    redactRecord(none, rules({ field: '$..password', action: 'remove', environments: ['prod01'] }), '');
+    expect(none.request.body).not.toContain('hunter2');
   });
 
   it('parses the server field path forms', () => {

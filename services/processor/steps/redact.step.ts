@@ -28,7 +28,9 @@ export const redactStep: Step = (record, ctx) => {
   if (redactions.length === 0 && sensitive === null) return ok(record);
   const env = typeof record.environmentSid === 'string' ? record.environmentSid : '';
   let rules: readonly CompiledRedaction[] = redactions;
-  if (redactions.some((r) => r.environments !== null))
+  // A record without an environment gets every environment's rules (see plansOf in
+  // sensitive/engine.ts): every environment's workflows see it.
+  if (env !== '' && redactions.some((r) => r.environments !== null))
     rules = redactions.filter((r) => r.environments === null || r.environments.has(env));
 
   // Sizes as received, taken before Shape B rewrites a body (only needed when Shape A may follow).
