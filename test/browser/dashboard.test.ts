@@ -254,6 +254,8 @@ describe('dashboard journey (part 1)', () => {
     const table = page.getByRole('region', { name: 'Requests' });
     await table.getByRole('link', { name: '/checkout' }).first().waitFor();
     await page.getByTestId('live-state').filter({ hasText: 'Live' }).waitFor({ timeout: 15_000 });
+    // The desktop table keeps every column, the environment included.
+    expect(await table.getByRole('columnheader', { name: 'Environment' }).isVisible()).toBe(true);
     await screenshot(page, '20-stream');
     const livePath = `/live/${Date.now()}`;
     const sent = Date.now();
@@ -444,6 +446,34 @@ describe('dashboard journey (part 1)', () => {
       await screenshot(page, shot);
       expect(await overflow(), path).toBeLessThanOrEqual(1);
     }
+    // The stream at phone width: time, method, path, status and duration in view without scrolling
+    // the table sideways; the environment column gives way.
+    await page.goto(`/stream?bucket=${bucketSid}`);
+    const table = page.getByRole('region', { name: 'Requests' });
+    await table.getByRole('link', { name: '/checkout' }).first().waitFor();
+    await screenshot(page, '25-stream-390');
+    expect(await overflow()).toBeLessThanOrEqual(1);
+    const sideways =
+      "(() => { const w = document.querySelector('.stream-panel .table-wrap'); return w.scrollWidth - w.clientWidth; })()";
+    expect(await page.evaluate<number>(sideways)).toBeLessThanOrEqual(1);
+    const firstRow = table.locator('tbody tr').first();
+    for (const [name, cell] of [
+      [/^Time/, 0],
+      ['Method', 1],
+      ['Path', 2],
+      ['Status', 3],
+      ['Duration', 4],
+    ] as const) {
+      for (const el of [table.getByRole('columnheader', { name }), firstRow.locator('td').nth(cell)]) {
+        const box = (await el.boundingBox())!;
+        expect([String(name), box.x >= 0 && box.x + box.width <= 390 && box.width > 0]).toEqual([
+          String(name),
+          true,
+        ]);
+      }
+    }
+    expect(await firstRow.locator('td').nth(2).getByRole('link').textContent()).toMatch(/^\//);
+    expect(await table.getByRole('columnheader', { name: 'Environment' }).isVisible()).toBe(false);
     await page.setViewportSize({ width: 1280, height: 720 });
   });
 

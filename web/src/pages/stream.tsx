@@ -1,5 +1,5 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useMemo, useRef, useState, type FormEvent, type ReactNode } from 'react';
+import { Fragment, useEffect, useMemo, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { Link } from 'wouter';
 import { ApiError } from '../api/client';
 import { buckets, requests, streamViews } from '../api/resources';
@@ -180,7 +180,10 @@ function Stream({ bucket, q }: { bucket: string; q: string }) {
               <thead>
                 <tr>
                   <th scope="col">
-                    Time <span className="tz">{TIME_ZONE}</span>
+                    Time{' '}
+                    <span className="tz">
+                      <BreakAfterSlashes text={TIME_ZONE} />
+                    </span>
                   </th>
                   <th scope="col">Method</th>
                   <th scope="col">Path</th>
@@ -228,13 +231,13 @@ function StreamRow({ r, to }: { r: RequestRecord; to: string }) {
   const target = r.request.path ?? r.request.url ?? '–';
   return (
     <tr>
-      <td className="nowrap mono small" title={formatDateTime(r.createdAt)}>
+      <td className="nowrap mono small stream-time" title={formatDateTime(r.createdAt)}>
         {formatTime(r.createdAt)}
       </td>
       <td className="mono">{r.request.method ?? '–'}</td>
       <td className="mono stream-path">
         <Link href={to} title={r.request.url ?? target}>
-          {target}
+          <BreakAfterSlashes text={target} />
         </Link>
       </td>
       <td>
@@ -249,6 +252,25 @@ function StreamRow({ r, to }: { r: RequestRecord; to: string }) {
       </td>
       <td className="mono small hide-narrow">{r.environmentSid ?? '–'}</td>
     </tr>
+  );
+}
+
+/** Text with a line-break opportunity after each `/`: paths and zone names where the stream wraps. */
+function BreakAfterSlashes({ text }: { text: string }) {
+  const parts = text.split('/');
+  return (
+    <>
+      {parts.map((p, i) => (
+        <Fragment key={i}>
+          {p}
+          {i < parts.length - 1 ? (
+            <>
+              /<wbr />
+            </>
+          ) : null}
+        </Fragment>
+      ))}
+    </>
   );
 }
 
