@@ -104,14 +104,18 @@ export const searchRequests = defineTool<SearchArgs>(
   },
 );
 
+/** `[REDACTED]`, or `[REDACTED:<type>]` of a redaction by data type (`[REDACTED:password]`). */
+const REDACTED_MARK = /\[REDACTED(?::[^\]\s]{1,100})?\]/;
+
 /**
- * Whether a stored value is what a redaction rule wrote (docs/processing.md): `[REDACTED]` (replace
- * without a value) or a masked value (letters and digits turned into `*`). The dashboard marks the
- * same values.
+ * Whether a stored value is what a redaction rule wrote (docs/processing.md, docs/sensitive-data.md):
+ * `[REDACTED]` (replace without a value), `[REDACTED:<type>]` (a data type redacted at the `full`
+ * level) or a masked value (letters and digits turned into `*`). The dashboard marks the same values
+ * (web/src/lib/redaction.ts).
  */
 export function looksRedacted(v: unknown): boolean {
   if (typeof v !== 'string') return false;
-  if (v.includes('[REDACTED]')) return true;
+  if (REDACTED_MARK.test(v)) return true;
   return v.length >= 3 && /^[*\s\-._@:/+()]+$/.test(v) && (v.match(/\*/g)?.length ?? 0) >= 3;
 }
 
@@ -154,7 +158,7 @@ export const getRequest = defineTool<GetArgs>(
     description:
       'One stored request by sid (from search_requests): request and response (method, url, headers, query, bodies), timings, ' +
       'endpoint, tags. Values were redacted by the redaction rules before storage; `redactedValues` lists the paths of values ' +
-      'that show it ([REDACTED] or masked). Bodies are cut to maxBodyChars with bodyLength the full length. Returns JSON.',
+      'that show it ([REDACTED], [REDACTED:<type>] or masked). Bodies are cut to maxBodyChars with bodyLength the full length. Returns JSON.',
     inputSchema: getRequestInput,
   },
   async (ctx, args) => {
