@@ -1,6 +1,7 @@
 import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv';
 import { createRequire } from 'node:module';
 import { ALL_SCHEMAS } from '../../schemas/index.js';
+import { describeAjvError } from './validation-messages.js';
 
 // NOTE: ajv-formats is CJS whose typings do not resolve as callable under NodeNext; require() it.
 const addFormats = createRequire(import.meta.url)('ajv-formats') as (ajv: Ajv) => Ajv;
@@ -31,7 +32,7 @@ export function validator<T = unknown>(id: string): ValidateFunction<T> {
   return fn;
 }
 
-/** ajv errors as `{field: message}` for the error envelope's `details`. */
+/** ajv errors as `{field: phrase}` for the error envelope's `details`, each phrase in words (validation-messages.ts). */
 export function errorDetails(errors: ErrorObject[] | null | undefined, root = ''): Record<string, string> {
   const details: Record<string, string> = {};
   for (const e of errors ?? []) {
@@ -43,7 +44,7 @@ export function errorDetails(errors: ErrorObject[] | null | undefined, root = ''
       details[field] = 'is not a known field';
       continue;
     }
-    details[field] ??= e.message ?? 'is invalid';
+    details[field] ??= describeAjvError(e);
   }
   return details;
 }

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { createHttpServer } from '../../services/shared/http-server.js';
 import { describeAjvError } from '../../services/shared/validation-messages.js';
 import { ALL_SCHEMAS } from '../../schemas/index.js';
+import { errorDetails, validator } from '../../services/shared/schemas.js';
 
 /**
  * A request refused by its route's schema answers in words a person can act on: the envelope's
@@ -125,4 +126,18 @@ it('has words for every pattern the schemas declare', () => {
   );
   expect(patternsOf(ALL_SCHEMAS).size).toBeGreaterThan(5);
   expect(unworded).toEqual([]);
+});
+
+it('words the per-record rejections of ingest the same way (no pattern, no ajv wording)', () => {
+  const validate = validator('ingestRecord');
+  const record = {
+    environmentSid: 'PROD-1',
+    request: { method: 'GET', url: 'https://api.example.com/x', path: '/x', headers: {} },
+    response: { statusCode: 'ok' },
+  };
+  expect(validate(record)).toBe(false);
+  const details = errorDetails(validate.errors);
+  expect(details.environmentSid).toMatch(/6 .*letters or digits/);
+  expect(details['response.statusCode']).toMatch(/^must be /);
+  for (const phrase of Object.values(details)) expect(phrase).not.toMatch(/pattern|\^|\$/);
 });
