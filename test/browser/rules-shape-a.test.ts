@@ -211,4 +211,61 @@ describe('dashboard: Shape A rules', () => {
     await screenshot(page, '74-shape-a-request-redacted-by-type');
     expect(me.errors).toEqual([]);
   });
+
+  it('offers the recommended redactions while an account has none, and adds them in one click', async () => {
+    const pool = new pg.Pool({ connectionString: env.databaseUrl, max: 1 });
+    const fresh = { email: `recommended-${tag}@example.test`, password: 'recommended password 1' };
+    let freshSid = '';
+    let freshToken = '';
+    try {
+      const acc = await createAccount(pool, {
+        name: `Recommended ${tag}`,
+        ...fresh,
+        plan: 'pro',
+        bucketName: `recommended-${tag}`,
+      });
+      freshSid = acc.accountSid;
+      freshToken = acc.apiToken;
+    } finally {
+      await pool.end();
+    }
+    // A second person gets a browser of their own (one Chromium process holds one context well).
+    const second = await launchBrowser();
+    const other = await openPage(second, env.apiUrl);
+    try {
+      await signIn(other.page, fresh.email, fresh.password);
+      await other.page.goto('/settings/redactions');
+      await other.page.getByText('No redaction rules').waitFor();
+      await other.page.getByText(/traffic is stored as sent/).waitFor();
+      await screenshot(other.page, '75-redactions-empty-recommended');
+      await other.page.getByRole('button', { name: 'Add the recommended redactions' }).click();
+      await other.page.getByText('5 recommended redactions are added.').waitFor();
+      for (const label of ['Passwords', 'API keys', 'Card numbers (last 4 digits kept)'])
+        await other.page.getByRole('row').filter({ hasText: label }).first().waitFor();
+      await screenshot(other.page, '76-redactions-recommended-added');
+
+      const res = await fetch(`${env.apiUrl}/v1/accounts/${freshSid}/redactions?limit=100`, {
+        headers: { authorization: `Bearer ${freshToken}` },
+      });
+      const rules = (
+        (await res.json()) as {
+          records: { type?: string; level?: string; redactAt: string; enabled?: boolean }[];
+        }
+      ).records;
+      expect(rules.map((r) => [r.type, r.level, r.redactAt, r.enabled]).sort()).toEqual([
+        ['api_key', 'full', 'server', true],
+        ['authorization', 'full', 'server', true],
+        ['card', 'partial', 'server', true],
+        ['jwt', 'full', 'server', true],
+        ['password', 'full', 'server', true],
+      ]);
+      // With rules in place the offer is gone.
+      expect(await other.page.getByRole('button', { name: 'Add the recommended redactions' }).count()).toBe(
+        0,
+      );
+      expect(other.errors).toEqual([]);
+    } finally {
+      await second.close();
+    }
+  });
 });

@@ -142,6 +142,61 @@ const EXAMPLE = {
   timings: { duration: 38 },
 };
 
+/**
+ * The redactions most accounts want first, by data type, applied by Tapline (server) to every bucket
+ * and environment: secrets in full, card numbers but their last 4 digits. Each is an ordinary rule
+ * afterwards (listed, editable, deletable).
+ */
+const RECOMMENDED: { type: string; level: 'full' | 'partial'; description: string }[] = [
+  { type: 'authorization', level: 'full', description: 'Authorization headers and credentials' },
+  { type: 'password', level: 'full', description: 'Passwords' },
+  { type: 'api_key', level: 'full', description: 'API keys' },
+  { type: 'jwt', level: 'full', description: 'JSON Web Tokens' },
+  { type: 'card', level: 'partial', description: 'Card numbers (last 4 digits kept)' },
+];
+
+/** One click for the RECOMMENDED rules, shown while an account has no redaction at all. */
+function RecommendedRedactions({ onAdded }: { onAdded: (count: number) => void }) {
+  const a = useAccountSid();
+  const qc = useQueryClient();
+  const add = useMutation({
+    mutationFn: async () => {
+      // One after the other: a failure stops at the rule it names, the ones before stay listed.
+      for (const r of RECOMMENDED)
+        await redactions.createA(a, {
+          type: r.type,
+          level: r.level,
+          description: r.description,
+          redactAt: 'server',
+          enabled: true,
+        });
+      return RECOMMENDED.length;
+    },
+    onSettled: () => qc.invalidateQueries({ queryKey: ['redactions', a] }),
+    onSuccess: onAdded,
+  });
+  return (
+    <div className="stack">
+      <p className="small muted">
+        Recommended, by data type: Authorization headers and credentials, passwords, API keys and JSON Web
+        Tokens in full, card numbers but their last 4 digits. Tapline redacts them before records are stored
+        or sent to a workflow, in every bucket and environment; each is an ordinary rule afterwards.
+      </p>
+      <FormError error={add.error} />
+      <div>
+        <button
+          type="button"
+          className="btn btn-primary"
+          disabled={add.isPending}
+          onClick={() => add.mutate()}
+        >
+          {add.isPending ? 'Adding…' : 'Add the recommended redactions'}
+        </button>
+      </div>
+    </div>
+  );
+}
+
 /** Redaction rules: list, create, edit (with a preview), enable/disable, delete. `?rule=` deep-links. */
 export function RedactionsPage() {
   const { can } = useSession();
@@ -191,8 +246,14 @@ export function RedactionsPage() {
           isEmpty={(d) => d.records.length === 0}
           empty={
             <Empty title="No redaction rules">
-              Passwords, tokens and card numbers are the usual first candidates: e.g. <code>$..password</code>{' '}
-              or <code>$.request.headers.authorization</code>.
+              <p>
+                Until a rule exists, traffic is stored as sent: <code>Authorization</code> headers, passwords,
+                API keys and card numbers included. Passwords, tokens and card numbers are the usual first
+                candidates: e.g. <code>$..password</code> or <code>$.request.headers.authorization</code>.
+              </p>
+              {can('redactions:write') ? (
+                <RecommendedRedactions onAdded={(n) => close(`${n} recommended redactions are added.`)} />
+              ) : null}
             </Empty>
           }
         >
