@@ -389,7 +389,8 @@ export class WorkflowTools {
 
   /**
    * Re-runs a failed execution through the normal action path: the row goes back to `pending`
-   * (attempts restart at 0; actions that succeeded stay succeeded and are not sent again) and a
+   * (attempts restart at 0, the other actions lose the failed run's error and status code; actions
+   * that succeeded stay succeeded and are not sent again) and a
    * job with the same execution sid is produced to `workflow.actions`, rebuilt from the stored
    * request it ran for (or, for threshold/schedule executions, from its recorded trigger).
    */
@@ -422,7 +423,7 @@ export class WorkflowTools {
           SET status = 'pending', attempts = 0, error = NULL, finished_at = NULL, updated_at = now(),
               detail = CASE WHEN jsonb_typeof(detail -> 'actions') = 'array' THEN jsonb_set(detail, '{actions}', (
                 SELECT COALESCE(jsonb_agg(CASE WHEN a ->> 'status' = 'succeeded' THEN a
-                  ELSE (a - 'retryable' - 'error') || '{"status":"pending","attempts":0}'::jsonb END), '[]'::jsonb)
+                  ELSE (a - 'retryable' - 'error' - 'statusCode') || '{"status":"pending","attempts":0}'::jsonb END), '[]'::jsonb)
                   FROM jsonb_array_elements(detail -> 'actions') a)) ELSE detail END
         WHERE account_sid = $1 AND workflow_sid = $2 AND sid = $3 AND status = 'failed'
         RETURNING detail`,
