@@ -21,6 +21,7 @@ import {
 } from '../processor/sensitive/index.js';
 import { exclusionsStep } from '../processor/steps/exclusions.step.js';
 import { redactStep } from '../processor/steps/redact.step.js';
+import { redactsIn } from '../processor/rule-environment.js';
 
 /**
  * Previews of draft rules (docs/rules.md, "Previewing a rule"), both shapes: one draft rule applied
@@ -122,10 +123,6 @@ function context(accountSid: string, bucketSid: string, rules: AccountRules): St
 
 const inEnvironment = (x: { environments: ReadonlySet<string> | null }, env: string) =>
   x.environments === null || x.environments.has(env);
-
-/** Redactions apply to a record without an environment whatever their environments (redact.step.ts). */
-const redactsIn = (x: { environments: ReadonlySet<string> | null }, env: string) =>
-  env === '' || inEnvironment(x, env);
 
 const environmentOf = (sample: StoredRecord) =>
   typeof sample.environmentSid === 'string' ? sample.environmentSid : '';
@@ -251,7 +248,7 @@ export function previewRedaction(
   const env = environmentOf(sample);
   const sensitive = ctx.rules.sensitive;
   const applies =
-    ctx.rules.redactions.some((r) => redactsIn(r, env)) ||
+    ctx.rules.redactions.some((r) => redactsIn(r.environments, env)) ||
     (sensitive !== null && sensitive.plansFor(env) !== null);
   const before = structuredClone(sample);
   const res = redactStep(structuredClone(sample), ctx);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { redactsIn } from '../../../services/processor/rule-environment.js';
 import type { CapturedRecord, RemoteExclusionRule, RemoteRedactionRule } from './types.js';
 
 /**
@@ -264,9 +265,7 @@ function redactBody(body: unknown, rules: CompiledRedaction[]): unknown {
 /** Applies the client redaction rules to a record in place. */
 export function redactRecord(record: CapturedRecord, rules: CompiledRedaction[], env: string): void {
   if (rules.length === 0) return;
-  // Without an environment ('') a record may be any environment's: every rule applies, as on the
-  // server (services/processor/steps/redact.step.ts).
-  const active = env === '' ? rules : rules.filter((r) => r.environments === null || r.environments.has(env));
+  const active = rules.filter((r) => redactsIn(r.environments, env));
   if (active.length === 0) return;
   const of = (root: Root) => active.filter((r) => r.roots.includes(root));
   const reqBody = of('request.body');

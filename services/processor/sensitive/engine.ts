@@ -1,5 +1,6 @@
 import { compileCustomPattern, SensitivePatternError } from './custom.js';
 import { DETECTORS, isPredefinedType } from './detectors.js';
+import { redactsIn } from '../rule-environment.js';
 import { redactForm, redactJsonText, redactJsonValue, redactUrl, redactXml, type Hit } from './formats.js';
 import {
   buildPlan,
@@ -114,17 +115,9 @@ export interface CompiledSensitiveRules {
   plansFor(environmentSid: string): Plans | null;
 }
 
-/**
- * The plans of the rules that apply in `env`. A record without an environment (null or '') may be
- * any environment's: every environment's workflows evaluate it (docs/workflows.md), so every
- * environment's rules redact it, and nothing a rule of one environment hides reaches that
- * environment's actions in clear.
- */
+/** The plans of the rules that apply to a record of `env` (redactsIn, rule-environment.ts). */
 function plansOf(rules: RuleMatchers[], env: string | null): Plans | null {
-  const applicable =
-    env === null || env === ''
-      ? rules
-      : rules.filter((r) => r.environments === null || r.environments.has(env));
+  const applicable = rules.filter((r) => redactsIn(r.environments, env));
   if (applicable.length === 0) return null;
   const plan = (scopes: SensitiveScope[]): Plan => {
     const chosen = applicable.filter((r) => scopes.some((s) => r.scopes.has(s)));

@@ -1,6 +1,7 @@
 import { changed, ok, type Step } from '../pipeline.js';
 import { redactRecord, type CompiledRedaction } from '../redaction.js';
 import { redactSensitive } from '../sensitive/index.js';
+import { redactsIn } from '../rule-environment.js';
 
 type Part = Record<string, unknown>;
 
@@ -28,10 +29,8 @@ export const redactStep: Step = (record, ctx) => {
   if (redactions.length === 0 && sensitive === null) return ok(record);
   const env = typeof record.environmentSid === 'string' ? record.environmentSid : '';
   let rules: readonly CompiledRedaction[] = redactions;
-  // A record without an environment gets every environment's rules (see plansOf in
-  // sensitive/engine.ts): every environment's workflows see it.
-  if (env !== '' && redactions.some((r) => r.environments !== null))
-    rules = redactions.filter((r) => r.environments === null || r.environments.has(env));
+  if (redactions.some((r) => r.environments !== null))
+    rules = redactions.filter((r) => redactsIn(r.environments, env));
 
   // Sizes as received, taken before Shape B rewrites a body (only needed when Shape A may follow).
   let reqSize: number | undefined;
