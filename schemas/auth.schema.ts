@@ -134,12 +134,14 @@ export const memberUpdateSchema = {
 export const inviteInfoSchema = {
   $id: 'inviteInfo',
   type: 'object',
-  required: ['email', 'accountName', 'role', 'expiresAt'],
+  required: ['email', 'accountName', 'role', 'expiresAt', 'existingUser'],
   properties: {
     email: { type: 'string' },
     accountName: { type: 'string' },
     role: { type: 'string' },
     expiresAt: { type: 'string', format: 'date-time' },
+    /** the email already has a Tapline user: accepting takes that user's own password */
+    existingUser: { type: 'boolean' },
   },
 } as const;
 

@@ -260,6 +260,55 @@ describe('sign-in and dashboard sessions', () => {
     expect((await m.get('/v1/authentication/verify')).status).toBe(401);
   });
 
+  it("an invitation to an existing user's email takes that user's own password and never changes it", async () => {
+    // Another account's administrator invites a person who already has a user (the audit's takeover).
+    const victim = await accountWithPassword('victim password 1');
+    const other = await accountWithPassword();
+    const inviter = api((await signin({ email: other.email, password: other.password })).body.sessionToken);
+    const inv = await inviter.post<{ inviteToken: string }>(`/v1/accounts/${other.accountSid}/users`, {
+      email: victim.email.toUpperCase(),
+      role: 'administrator',
+    });
+    expect(inv.status).toBe(201);
+    const url = `${testEnv().apiUrl}/v1/invites/${inv.body.inviteToken}`;
+    const info = await http<{ existingUser: boolean; accountName: string }>('GET', url);
+    expect(info.body.existingUser).toBe(true);
+    const taken = await http<{ error: { code: string; message: string } }>('POST', `${url}/accept`, {
+      body: { password: 'TakenOver123!', firstName: 'Mallory' },
+    });
+    expect(taken.status).toBe(401);
+    expect(taken.body.error.code).toBe('INVALID_CREDENTIALS');
+    expect(taken.body.error.message).toContain('already has a Tapline password');
+    // Nothing changed: the victim's password works, the attacker's does not, the invitation is open.
+    expect((await signin({ email: victim.email, password: 'TakenOver123!' })).status).toBe(401);
+    const still = await signin({ email: victim.email, password: 'victim password 1' });
+    expect(still.status).toBe(200);
+    expect(still.body.accountSid).toBe(victim.accountSid);
+    expect((await http('GET', url)).status).toBe(200);
+    // With their own password the person joins the second account, keeping password and name.
+    const joined = await http<SignIn & { user: { firstName: string } }>('POST', `${url}/accept`, {
+      body: { password: 'victim password 1', firstName: 'Mallory' },
+    });
+    expect(joined.status).toBe(200);
+    expect(joined.body).toMatchObject({ accountSid: other.accountSid, role: 'administrator' });
+    expect(joined.body.user.sid).toBe(victim.userSid);
+    expect(joined.body.user.firstName).not.toBe('Mallory');
+    expect((await signin({ email: victim.email, password: 'victim password 1' })).status).toBe(200);
+    expect((await http('POST', `${url}/accept`, { body: { password: 'victim password 1' } })).status).toBe(
+      404,
+    );
+    // A new person's invitation says so, and sets the password they choose.
+    const fresh = await inviter.post<{ inviteToken: string }>(`/v1/accounts/${other.accountSid}/users`, {
+      email: `fresh-${randomBytes(4).toString('hex')}@example.test`,
+      role: 'user',
+    });
+    const freshInfo = await http<{ existingUser: boolean }>(
+      'GET',
+      `${testEnv().apiUrl}/v1/invites/${fresh.body.inviteToken}`,
+    );
+    expect(freshInfo.body.existingUser).toBe(false);
+  });
+
   it('admin set-password sets a new password from an argument or standard input', async () => {
     const acct = await accountWithPassword();
     const env = { ...process.env, DATABASE_URL: testEnv().databaseUrl, LOG_LEVEL: 'warn' };

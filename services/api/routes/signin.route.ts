@@ -181,8 +181,10 @@ export default async function signinRoutes(fastify: FastifyInstance): Promise<vo
       last_name: string;
       role: string;
       expires_at: Date;
+      existing_user: boolean;
     }>(
-      `SELECT i.sid, i.account_sid, a.name AS account_name, i.email, i.first_name, i.last_name, i.role, i.expires_at
+      `SELECT i.sid, i.account_sid, a.name AS account_name, i.email, i.first_name, i.last_name, i.role, i.expires_at,
+              EXISTS (SELECT 1 FROM users u WHERE lower(u.email) = lower(i.email)) AS existing_user
        FROM invites i JOIN accounts a ON a.sid = i.account_sid
        WHERE i.token_hash = $1 AND i.accepted_at IS NULL AND i.expires_at > now()`,
       [hashToken(token)],
@@ -208,6 +210,7 @@ export default async function signinRoutes(fastify: FastifyInstance): Promise<vo
         accountName: inv.account_name,
         role: inv.role,
         expiresAt: inv.expires_at.toISOString(),
+        existingUser: inv.existing_user,
       };
     },
   );
@@ -226,7 +229,40 @@ export default async function signinRoutes(fastify: FastifyInstance): Promise<vo
     },
     async (req, reply) => {
       const inv = await findInvite(req.params.token);
-      const hash = await hashPassword(req.body.password);
+      // A person who already has a Tapline user proves it with their own password: the link is
+      // handed to the inviter, so it must never set or replace the password of an existing user
+      // (that would hand the inviter the person's other accounts). Guesses count as failed sign-ins.
+      const known = await pool.query<UserRow>('SELECT * FROM users WHERE lower(email) = lower($1)', [
+        inv.email,
+      ]);
+      const prior = known.rows[0];
+      if (prior) {
+        const keys = [`email:${prior.email.trim().toLowerCase()}`, `ip:${req.ip}`];
+        const wait = throttle.waitMs(keys);
+        if (wait > 0) {
+          const seconds = Math.ceil(wait / 1000);
+          void reply.header('retry-after', String(seconds));
+          throw new AppError(429, 'RATE_LIMIT_EXCEEDED', 'Too many failed sign-ins; try again later', {
+            retryAfterSeconds: seconds,
+          });
+        }
+        if (!prior.password_hash)
+          throw new AppError(
+            409,
+            'CONFLICT',
+            `${inv.email} already has a Tapline user without a password: an operator sets one first (npm run admin -- set-password --email ${inv.email}), then accept the invitation with it`,
+          );
+        if (!(await verifyPassword(req.body.password, prior.password_hash))) {
+          throttle.fail(keys);
+          throw new AppError(
+            401,
+            'INVALID_CREDENTIALS',
+            `${inv.email} already has a Tapline password: enter it to join ${inv.account_name}`,
+          );
+        }
+        throttle.succeed(keys[0]!);
+      }
+      const hash = prior ? null : await hashPassword(req.body.password);
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
@@ -243,6 +279,9 @@ export default async function signinRoutes(fastify: FastifyInstance): Promise<vo
         const firstName = req.body.firstName ?? inv.first_name;
         const lastName = req.body.lastName ?? inv.last_name;
         if (!user) {
+          // The user was deleted between the password check and this transaction.
+          if (!hash)
+            throw new AppError(409, 'CONFLICT', `${inv.email} changed meanwhile: open the invitation again`);
           const sid = newSid('user');
           await client.query(
             `INSERT INTO users (sid, email, first_name, last_name, default_account_sid, password_hash)
@@ -257,11 +296,12 @@ export default async function signinRoutes(fastify: FastifyInstance): Promise<vo
             password_hash: hash,
             default_account_sid: inv.account_sid,
           };
-        } else {
-          // An existing person joins one more account; the invitation link proves the mailbox, so
-          // the password it sets becomes theirs (their other sessions stay).
-          await client.query('UPDATE users SET password_hash = $2 WHERE sid = $1', [user.sid, hash]);
+        } else if (user.sid !== prior?.sid) {
+          // The user appeared between the password check and this transaction: nothing was checked.
+          throw new AppError(409, 'CONFLICT', `${inv.email} changed meanwhile: open the invitation again`);
         }
+        // An existing person joins one more account with the password they proved above; their
+        // name and password stay as they are.
         await client.query(
           `INSERT INTO memberships (account_sid, user_sid, role) VALUES ($1, $2, $3)
            ON CONFLICT (account_sid, user_sid) DO NOTHING`,

@@ -7,7 +7,10 @@ import { Field, FormError } from '../components/form';
 import { ErrorBox, Loading } from '../components/state';
 import { AuthCard } from './auth-card';
 
-/** The one-time link of an invitation: sets the invited person's password and signs them in. */
+/**
+ * The one-time link of an invitation: a new person chooses a password; a person who already has a
+ * Tapline user enters their own password (the server never changes it). Either way they are signed in.
+ */
 export function InvitePage({ params }: { params: { token: string } }) {
   const qc = useQueryClient();
   const [, navigate] = useLocation();
@@ -33,7 +36,7 @@ export function InvitePage({ params }: { params: { token: string } }) {
     setBusy(true);
     setError(null);
     try {
-      await auth.acceptInvite(params.token, form);
+      await auth.acceptInvite(params.token, info.data.existingUser ? { password: form.password } : form);
       qc.clear();
       navigate('/overview', { replace: true });
     } catch (err) {
@@ -42,40 +45,49 @@ export function InvitePage({ params }: { params: { token: string } }) {
       setBusy(false);
     }
   };
+  const existing = info.data.existingUser;
   return (
     <AuthCard
       title={`Join ${info.data.accountName}`}
-      intro={`You were invited as ${info.data.email} with the role ${info.data.role}. Choose a password to finish.`}
+      intro={
+        existing
+          ? `You were invited as ${info.data.email} with the role ${info.data.role}. ${info.data.email} already has a Tapline password: enter it to join.`
+          : `You were invited as ${info.data.email} with the role ${info.data.role}. Choose a password to finish.`
+      }
     >
       <form onSubmit={submit} className="stack">
-        <Field
-          id="firstName"
-          label="First name"
-          autoComplete="given-name"
-          value={form.firstName}
-          onChange={(e) => setForm((f) => ({ ...f, firstName: e.target.value }))}
-        />
-        <Field
-          id="lastName"
-          label="Last name"
-          autoComplete="family-name"
-          value={form.lastName}
-          onChange={(e) => setForm((f) => ({ ...f, lastName: e.target.value }))}
-        />
+        {existing ? null : (
+          <>
+            <Field
+              id="firstName"
+              label="First name"
+              autoComplete="given-name"
+              value={form.firstName}
+              onChange={(e) => setForm((f) => ({ ...f, firstName: e.target.value }))}
+            />
+            <Field
+              id="lastName"
+              label="Last name"
+              autoComplete="family-name"
+              value={form.lastName}
+              onChange={(e) => setForm((f) => ({ ...f, lastName: e.target.value }))}
+            />
+          </>
+        )}
         <Field
           id="password"
-          label="Password"
+          label={existing ? 'Your password' : 'Password'}
           type="password"
           required
           minLength={8}
-          autoComplete="new-password"
+          autoComplete={existing ? 'current-password' : 'new-password'}
           error={errs.password}
           value={form.password}
           onChange={(e) => setForm((f) => ({ ...f, password: e.target.value }))}
         />
         <FormError error={error} />
         <button type="submit" className="btn btn-primary" disabled={busy}>
-          {busy ? 'Joining…' : 'Set password and sign in'}
+          {busy ? 'Joining…' : existing ? 'Join and sign in' : 'Set password and sign in'}
         </button>
       </form>
     </AuthCard>
