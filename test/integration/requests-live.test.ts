@@ -113,6 +113,44 @@ describe('live tail (server-sent events)', () => {
     await Promise.all([all.close(), errorsOnly.close(), resumed.close()]);
   });
 
+  it('ends the stream when its credential is revoked, before sending anything stored after', async () => {
+    const acct = await newAccount();
+    const acc = `/v1/accounts/${acct.accountSid}`;
+    const url = `${testEnv().apiUrl}${acc}/buckets/${acct.bucketSid}/requests/live`;
+    const made = await api(acct.apiToken).post<{ sid: string; token: string }>(`${acc}/apiTokens`, {
+      name: 'live reader',
+      scopes: ['requests:read'],
+    });
+    expect(made.status).toBe(201);
+    const live = await openLive(url, made.body.token);
+    expect(live.res.status).toBe(200);
+    await ingest(acct.bucketSid, acct.apiToken, [
+      makeRecord({ request: { method: 'GET', path: '/live/before' } }),
+    ]);
+    await waitFor(() => live.sids().length === 1, { what: 'the event before revoking', timeoutMs: 10_000 });
+
+    expect((await api(acct.apiToken).delete(`${acc}/apiTokens/${made.body.sid}`)).status).toBe(200);
+    await waitFor(() => live.events.some((e) => e.event === 'error'), {
+      what: 'the stream ended for the revoked token',
+      timeoutMs: 10_000,
+    });
+    const end = live.events.find((e) => e.event === 'error')!;
+    expect(JSON.parse(end.data)).toMatchObject({ code: 'INVALID_TOKEN' });
+    // Stored after the revocation: it never reaches the revoked reader (the stream is closed).
+    await ingest(acct.bucketSid, acct.apiToken, [
+      makeRecord({ request: { method: 'GET', path: '/live/after' } }),
+    ]);
+    await waitFor(
+      async () =>
+        (await api(acct.apiToken).get<{ records: unknown[] }>(`${acc}/buckets/${acct.bucketSid}/requests`))
+          .body.records.length === 2,
+      { what: 'the second record stored' },
+    );
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(live.sids()).toHaveLength(1);
+    await live.close();
+  });
+
   it('refuses bad criteria and other accounts before streaming', async () => {
     const acct = await newAccount();
     const other = await newAccount();

@@ -1,9 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { SchemaTypes } from '../api.types.js';
 import { ref } from '../../../schemas/index.js';
+import { bearerToken } from '../../shared/bearer.js';
 import { AppError, validation } from '../../shared/errors.js';
 import { BucketsRepository } from '../buckets.repository.js';
 import { requireScope } from '../plugins/auth.plugin.js';
+import { SESSION_COOKIE } from '../sessions.service.js';
 import { RequestsRepository } from '../requests.repository.js';
 import type { CriteriaResolver } from './requests.route.js';
 
@@ -120,8 +122,25 @@ export default async function requestsLiveRoutes(
       req.raw.on('close', stop);
       res.on('error', stop);
 
+      // The credential that opened the stream is checked again before every poll (a cache look-up;
+      // revocations reach the cache at once), so a deleted token, an ended session, a changed
+      // password or a removed scope ends the stream as it refuses the next ordinary request.
+      const credential = bearerToken(req) ?? req.cookies[SESSION_COOKIE] ?? '';
+      const stillAllowed = async (): Promise<boolean> => {
+        const p = await app.deps.credentials.authenticate(credential).catch(() => null);
+        return !!p && p.kind !== 'mcpToken' && p.accountSid === accountSid && p.scopes.has('requests:read');
+      };
+
       const poll = async () => {
         if (stopped) return;
+        if (!(await stillAllowed())) {
+          if (stopped) return;
+          res.write(
+            `event: error\ndata: ${JSON.stringify({ code: 'INVALID_TOKEN', message: 'The credential of this stream was revoked or no longer allows reading requests; the stream ends' })}\n\n`,
+          );
+          stop();
+          return;
+        }
         try {
           const { records, cursors } = await repo.listStoredAfter(
             accountSid,
