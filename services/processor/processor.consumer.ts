@@ -114,7 +114,7 @@ export class ProcessorConsumer {
       if (msg.accountSid === undefined || msg.bucketSid === undefined) continue;
       const ctx = this.context(msg.accountSid, msg.bucketSid);
       for (const decoded of msg.records) {
-        if (this.sink.isRepeat(out, decoded.record.sid)) continue;
+        if (this.sink.isRepeat(out, decoded.record.bucketSid, decoded.record.sid)) continue;
         this.sink.add(out, m.offset, decoded, this.run(decoded.record, ctx));
       }
     }

@@ -45,7 +45,7 @@ export class SinkBlock {
   readonly dead: DeadLetter[] = [];
   readonly jobs: ActionJob[] = [];
   readonly excluded = new Map<string, ExcludedCount>();
-  /** sids of the block's rows, to drop a repeat inside the block */
+  /** repeat keys (`repeatKey`) of the block's rows, to drop a repeat inside the block */
   readonly sids = new Set<string>();
   constructor(readonly block: Block) {}
 }
@@ -147,6 +147,13 @@ export function keptText(
  * record: a record no step changed is stored as its line plus the fields the header and the steps
  * added; a changed one is serialised, or spliced when only its parts were replaced (keptText).
  */
+/**
+ * What makes two records the same record: the sid within one bucket. A sid is chosen by the
+ * client (the SDK's retries re-send the same sids), so a sid alone would let one tenant's record
+ * drop another tenant's record that happens to carry the same sid.
+ */
+export const repeatKey = (bucketSid: string, sid: string): string => `${bucketSid}/${sid}`;
+
 export class RequestsSink {
   readonly stats: ProcessorStats = {
     consumed: 0,
@@ -163,9 +170,13 @@ export class RequestsSink {
 
   constructor(private readonly deps: SinkDeps) {}
 
-  /** Whether the sid was stored recently from this partition or earlier in the block (counted). */
-  isRepeat(out: SinkBlock, sid: string): boolean {
-    if (!out.sids.has(sid) && !this.sidWindows.get(out.block.partition)?.has(sid)) return false;
+  /**
+   * Whether the bucket's sid was stored recently from this partition or earlier in the block
+   * (counted).
+   */
+  isRepeat(out: SinkBlock, bucketSid: string, sid: string): boolean {
+    const key = repeatKey(bucketSid, sid);
+    if (!out.sids.has(key) && !this.sidWindows.get(out.block.partition)?.has(key)) return false;
     this.stats.duplicates++;
     return true;
   }
@@ -194,7 +205,7 @@ export class RequestsSink {
     }
     try {
       out.rows.push(toRow(res.record, partition, Number(offset), keptText(res, decoded)));
-      out.sids.add(res.record.sid);
+      out.sids.add(repeatKey(res.record.bucketSid, res.record.sid));
       if (res.jobs) out.jobs.push(...res.jobs);
     } catch (err) {
       out.dead.push({

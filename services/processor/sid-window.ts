@@ -1,6 +1,7 @@
 /**
- * The most recent record sids stored from one Kafka partition (a ring of `capacity` sids with a
- * set for lookups). A record whose sid is in the window is a repeat: an SDK re-sending a batch
+ * The most recent record keys (bucket and sid, requests.sink.ts `repeatKey`) stored from one Kafka
+ * partition (a ring of `capacity` keys with a set for lookups). A record whose key is in the
+ * window is a repeat: an SDK re-sending a batch
  * whose 202 it never saw, or a producer retry that appended a message twice. Both land in the
  * same partition (keyed by bucket) close in offset, so a bounded window catches them.
  */
@@ -31,5 +32,5 @@ export class SidWindow {
   }
 }
 
-/** sids kept per partition: ~100 bytes each, so ~10 MB per partition at most. */
+/** keys kept per partition: ~130 bytes each, so ~13 MB per partition at most. */
 export const SID_WINDOW_SIZE = 100_000;

@@ -112,7 +112,7 @@ function fill(out: SinkBlock, offset: string, sids: string[], result = ok, into 
     offset,
   );
   for (const d of msg.records)
-    if (!into.isRepeat(out, d.record.sid)) into.add(out, offset, d, result(d.record));
+    if (!into.isRepeat(out, d.record.bucketSid, d.record.sid)) into.add(out, offset, d, result(d.record));
 }
 
 async function count(query: string): Promise<number> {
@@ -196,7 +196,11 @@ describe('RequestsSink.write', () => {
     fill(first, '10', [sidOf(20)]);
     await sink.write(first);
     const again = new SinkBlock(block(11, 11));
-    expect(sink.isRepeat(again, sidOf(20))).toBe(true);
-    expect(sink.isRepeat(new SinkBlock({ ...block(11, 11), partition: 1 }), sidOf(20))).toBe(false);
+    expect(sink.isRepeat(again, `bkt_${tag}`, sidOf(20))).toBe(true);
+    expect(sink.isRepeat(new SinkBlock({ ...block(11, 11), partition: 1 }), `bkt_${tag}`, sidOf(20))).toBe(
+      false,
+    );
+    // The same sid in another bucket (another tenant's record) is a record of its own.
+    expect(sink.isRepeat(again, `bkt_other${tag}`, sidOf(20))).toBe(false);
   });
 });

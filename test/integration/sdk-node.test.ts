@@ -854,5 +854,21 @@ describe('Node.js SDK against the real stack', () => {
     );
     expect(all.filter((r) => r.sid === sid)).toHaveLength(1);
     expect(all).toHaveLength(3);
+
+    // Another tenant sending a record with the same sid: a record of its own bucket, stored, and
+    // the first tenant's record untouched.
+    const b = await newAccount();
+    const theirs = makeRecord({ sid, contextSid: 'tenant-b' });
+    expect((await ingest(b.bucketSid, b.apiToken, [theirs])).status).toBe(202);
+    const bStored = await waitFor(
+      async () => {
+        const r = (await storedRecords(b)) as (Stored & { contextSid?: string })[];
+        return r.length ? r : undefined;
+      },
+      { timeoutMs: 30_000, what: "the other tenant's record with the same sid" },
+    );
+    expect(bStored.map((r) => [r.sid, r.contextSid])).toEqual([[sid, 'tenant-b']]);
+    const aStill = (await storedRecords(a)) as (Stored & { contextSid?: string })[];
+    expect(aStill.filter((r) => r.sid === sid).map((r) => r.contextSid)).toEqual(['dup']);
   });
 });

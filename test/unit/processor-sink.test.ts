@@ -139,8 +139,9 @@ describe('RequestsSink.add', () => {
     expect(s.stats.droppedByBucket.get('bkt_1')).toBe(2);
 
     s.add(out, '8', d, ok(d.record));
-    expect(s.isRepeat(out, base.sid)).toBe(true);
-    expect(s.isRepeat(out, 'req_other')).toBe(false);
+    expect(s.isRepeat(out, 'bkt_1', base.sid)).toBe(true);
+    expect(s.isRepeat(out, 'bkt_1', 'req_other')).toBe(false);
+    expect(s.isRepeat(out, 'bkt_2', base.sid)).toBe(false);
     expect(s.stats.duplicates).toBe(1);
   });
 });
