@@ -100,7 +100,7 @@ describe('RequestsSink.add', () => {
       [3, 7],
       [3, 8],
     ]);
-    expect([...out.sids]).toEqual([base.sid, 'req_BBBBBBBBBBBBBBBBBBBBBBBBBBB']);
+    expect([...out.sids]).toEqual(['bkt_1/' + base.sid, 'bkt_1/req_BBBBBBBBBBBBBBBBBBBBBBBBBBB']);
   });
 
   it('a step that reports nothing stores the line as received (the contract a step must keep)', () => {
