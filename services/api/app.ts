@@ -51,6 +51,14 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     });
   });
 
+  // Every /v1 answer is an account's data, and some carry credentials (sign-in, new tokens,
+  // invitations): no browser, proxy or CDN may keep a copy. A route that sets its own policy (the
+  // live tail's `no-cache`) keeps it.
+  app.addHook('onSend', async (req, reply) => {
+    if (req.url.startsWith('/v1/') && !reply.hasHeader('cache-control'))
+      void reply.header('cache-control', 'no-store');
+  });
+
   const stats = processStats();
   app.addHook('onClose', async () => stats.stop());
   app.get('/healthz', { schema: { hide: true, response: { 200: HEALTH_RESPONSE } } }, async () => ({

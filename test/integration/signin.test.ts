@@ -57,6 +57,14 @@ describe('sign-in and dashboard sessions', () => {
       user: { email: acct.email },
     });
     expect(res.body.sessionToken).toMatch(/^tls_/);
+    // An answer carrying a credential is never kept by a browser or proxy; nor is any /v1 answer.
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    const tok = await api(acct.apiToken).post(`/v1/accounts/${acct.accountSid}/apiTokens`, {
+      name: 'cached?',
+      scopes: ['buckets:read'],
+    });
+    expect(tok.status).toBe(201);
+    expect(tok.headers.get('cache-control')).toBe('no-store');
     const { raw } = cookiesOf(res);
     const session = raw.find((c) => c.startsWith('tapline_session='))!;
     expect(session).toMatch(/HttpOnly/i);
