@@ -257,7 +257,7 @@ export default async function signinRoutes(fastify: FastifyInstance): Promise<vo
           throw new AppError(
             401,
             'INVALID_CREDENTIALS',
-            `${inv.email} already has a Tapline password: enter it to join ${inv.account_name}`,
+            `Wrong password: ${inv.email} already has a Tapline password; enter it to join ${inv.account_name}`,
           );
         }
         throttle.succeed(keys[0]!);
