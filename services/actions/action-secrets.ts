@@ -1,11 +1,18 @@
+import { validation } from '../shared/errors.js';
 import type { SecretBox } from '../shared/secret-box.js';
 
 /**
  * The secrets inside workflow actions (docs/security.md "Secrets at rest"): the URLs an action
- * calls (`url`, `webhook_url`: a chat or automation hook URL is itself the credential) and the
- * values of custom `headers` (Authorization, API keys). They are sealed (AES-256-GCM) in Postgres,
- * opened for the runner, and masked in every API answer. A masked value sent back unchanged (the
- * dashboard saves what it read) keeps the stored secret.
+ * calls (`url`, `webhook_url`: a chat or automation hook URL is itself the credential), the values
+ * of custom `headers` (Authorization, API keys), and the string values under credential-named keys
+ * of a webhook `body` or an automation `data` object (`routing_key`, `apiKey`, `password`, …).
+ * They are sealed (AES-256-GCM) in Postgres, opened for the runner, and masked in every API answer.
+ *
+ * A masked value sent back (the dashboard saves what it read) keeps the stored secret only while
+ * it goes to the same destination: the stored action it comes from has the same type, and the
+ * action's URL keeps the stored URL's origin (scheme, host and port). Any other masked value is a
+ * 400 naming it, so a secret never follows an edited URL to another host and is never silently
+ * replaced by the mask.
  */
 
 interface ActionLike {
@@ -16,23 +23,87 @@ interface ActionLike {
 
 export const MASK = '****';
 const URL_FIELDS = ['url', 'webhook_url'] as const;
+/** Free-form objects sent to the destination: webhook `body`, automation `data`. */
+const JSON_FIELDS = ['body', 'data'] as const;
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Words of a key (`apiKey`, `X-Auth-Token`, `routing_key`) that make its values credentials. */
+const CREDENTIAL_WORDS = new Set([
+  'key',
+  'apikey',
+  'token',
+  'secret',
+  'password',
+  'passwd',
+  'pwd',
+  'pass',
+  'passphrase',
+  'auth',
+  'authorization',
+  'credential',
+  'credentials',
+  'signature',
+  'sig',
+  'cookie',
+  'bearer',
+  'dsn',
+]);
+/** Keys written as one lower-case word (`accesstoken`, `routingkey`) that end like a credential. */
+const CREDENTIAL_ENDINGS =
+  /(token|secret|password|passwd|passphrase|credentials?|signature|auth|authorization|apikey|routingkey|integrationkey|accesskey|secretkey|privatekey|signingkey)$/;
+
+/** True for a key of a body or data object whose values are credentials. */
+export function isCredentialKey(key: string): boolean {
+  const words = key
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/);
+  if (words.some((w) => CREDENTIAL_WORDS.has(w))) return true;
+  return CREDENTIAL_ENDINGS.test(key.toLowerCase().replace(/[^a-z0-9]/g, ''));
+}
+
+/** Where a secret string sits in one action config. */
+interface Where {
+  field: string;
+  /** header name (`headers`) or key path inside the object (`body`, `data`) */
+  path?: string[];
+}
+
+/** Every string at or below a credential-named key is a secret, at any depth. */
+function mapJson(
+  v: unknown,
+  path: string[],
+  secret: boolean,
+  f: (value: string, path: string[]) => string,
+): unknown {
+  if (typeof v === 'string') return secret ? f(v, path) : v;
+  if (Array.isArray(v)) return v.map((x, i) => mapJson(x, [...path, String(i)], secret, f));
+  if (isObject(v))
+    // Object.fromEntries keeps a `__proto__` key of parsed JSON an own property.
+    return Object.fromEntries(
+      Object.entries(v).map(([k, x]) => [k, mapJson(x, [...path, k], secret || isCredentialKey(k), f)]),
+    );
+  return v;
+}
+
 /** Applies `f` to each secret string of one action config (a copy; the input is not changed). */
 function mapSecrets(
   config: Record<string, unknown>,
-  f: (value: string, where: { field: string; header?: string }) => string,
+  f: (value: string, where: Where) => string,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = { ...config };
   for (const field of URL_FIELDS) if (typeof out[field] === 'string') out[field] = f(out[field], { field });
-  if (isObject(out.headers)) {
-    const h: Record<string, unknown> = {};
-    for (const [name, v] of Object.entries(out.headers))
-      h[name] = typeof v === 'string' ? f(v, { field: 'headers', header: name }) : v;
-    out.headers = h;
-  }
+  if (isObject(out.headers))
+    out.headers = Object.fromEntries(
+      Object.entries(out.headers).map(([name, v]) => [
+        name,
+        typeof v === 'string' ? f(v, { field: 'headers', path: [name] }) : v,
+      ]),
+    );
+  for (const field of JSON_FIELDS)
+    if (isObject(out[field])) out[field] = mapJson(out[field], [], false, (v, path) => f(v, { field, path }));
   return out;
 }
 
@@ -89,34 +160,167 @@ export function maskUrl(url: string): string {
   return u.toString().replaceAll('%2A', '*');
 }
 
-const maskOne = (value: string, where: { field: string }): string =>
-  where.field === 'headers' ? MASK : maskUrl(value);
+/** True when a URL holds a part maskUrl() writes: `****` as user info, a path segment or a query value. */
+function hasMaskedParts(url: string): boolean {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return url.includes(MASK);
+  }
+  const star = (s: string) => s.replaceAll('%2A', '*').replaceAll('%2a', '*') === MASK;
+  return (
+    star(u.username) ||
+    u.pathname.split('/').some(star) ||
+    [...u.searchParams.values()].some((v) => v === MASK)
+  );
+}
+
+/**
+ * Scheme, host and port of a URL; for a string the URL parser refuses (a template in the host),
+ * its lower-cased `scheme://authority` without user info.
+ */
+function originOf(url: unknown): string | undefined {
+  if (typeof url !== 'string') return undefined;
+  try {
+    const o = new URL(url).origin;
+    if (o !== 'null') return o;
+  } catch {
+    // read below
+  }
+  const m = /^([a-z][a-z0-9+.-]*:\/\/)(?:[^/?#@]*@)?([^/?#]*)/i.exec(url);
+  return m ? `${m[1]}${m[2]}`.toLowerCase() : undefined;
+}
+
+const maskOne = (value: string, where: Where): string =>
+  where.field === 'headers' || where.path ? MASK : maskUrl(value);
 
 /** Actions as the API shows them. */
 export const maskActions = <T extends ActionLike>(actions: readonly T[]): T[] =>
   mapActions(actions, (c) => mapSecrets(c, maskOne));
 
+/** The URL field an action calls (`url` or `webhook_url`), if it has one. */
+const destinationField = (c: Record<string, unknown>): string | undefined =>
+  URL_FIELDS.find((f) => typeof c[f] === 'string');
+
+/** The value at `path` inside `v` (objects and arrays), or undefined. */
+function at(v: unknown, path: readonly string[]): unknown {
+  let cur = v;
+  for (const k of path) {
+    if (Array.isArray(cur)) cur = cur[Number(k)];
+    else if (isObject(cur) && Object.hasOwn(cur, k)) cur = cur[k];
+    else return undefined;
+  }
+  return cur;
+}
+
 /**
- * Incoming actions with each masked value that equals the mask of the stored (open) value at the
- * same position replaced by the stored value: saving what was read keeps the secrets.
+ * The stored action whose secrets an incoming action may keep: one of the same type whose URL,
+ * masked, is the incoming URL (the one at the same index first, else the only such one, so a
+ * reorder keeps each action's own secrets); else the one at the same index, if of the same type.
+ */
+function sourceOf(
+  incoming: Record<string, unknown>,
+  type: unknown,
+  index: number,
+  stored: readonly ActionLike[],
+): Record<string, unknown> | undefined {
+  const same = stored
+    .map((s, j) => ({ j, config: s.type === type && isObject(s.config) ? s.config : undefined }))
+    .filter((x): x is { j: number; config: Record<string, unknown> } => x.config !== undefined);
+  const dest = destinationField(incoming);
+  if (dest) {
+    const v = incoming[dest];
+    const match = same.filter((x) => typeof x.config[dest] === 'string' && maskUrl(x.config[dest]) === v);
+    const here = match.find((x) => x.j === index);
+    if (here) return here.config;
+    if (match.length === 1) return match[0]!.config;
+  }
+  return same.find((x) => x.j === index)?.config;
+}
+
+type Reason = 'url' | 'origin' | 'nothing';
+
+/** A masked value that may not be kept: at `at` (`actions.0.config.headers`), header or key `name`. */
+interface Problem {
+  at: string;
+  name?: string;
+  reason: Reason;
+}
+
+/** What to do, for one name or several (`X-Hook-Auth is masked …`, `a, b are masked …`). */
+function says(reason: Reason, many: boolean): string {
+  if (reason === 'url') return `has masked parts (${MASK}); enter the whole URL again when you change it`;
+  const is = many ? 'are' : 'is';
+  const its = many ? 'their values' : 'its value';
+  return reason === 'origin'
+    ? `${is} masked (${MASK}); enter ${its} again when the URL's origin (scheme, host or port) changes`
+    : `${is} masked (${MASK}) but no stored value stands behind ${many ? 'them' : 'it'}; enter ${its}`;
+}
+
+/** The 400 for `problems`: details keyed by field (the dashboard shows each beside its field). */
+function maskedError(problems: readonly Problem[]) {
+  const groups = new Map<string, { at: string; reason: Reason; names: string[] }>();
+  for (const p of problems) {
+    const k = `${p.at}\n${p.reason}`;
+    const g = groups.get(k) ?? { at: p.at, reason: p.reason, names: [] };
+    if (p.name !== undefined) g.names.push(p.name);
+    groups.set(k, g);
+  }
+  const details: Record<string, string> = {};
+  const message: string[] = [];
+  for (const { at: field, reason, names } of groups.values()) {
+    const text = says(reason, names.length > 1);
+    const detail = names.length ? `${names.join(', ')} ${text}` : text;
+    details[`body.${field}`] = details[`body.${field}`] ? `${details[`body.${field}`]}; ${detail}` : detail;
+    message.push(
+      names.length === 1
+        ? `${field}.${names[0]} ${text}`
+        : names.length
+          ? `${field}: ${detail}`
+          : `${field} ${text}`,
+    );
+  }
+  return validation(message.join('; '), details);
+}
+
+/**
+ * Incoming actions with each masked value replaced by the stored (open) secret it stands for, when
+ * it may be kept (see the top of this file). Throws a 400 VALIDATION_ERROR naming every masked
+ * value that may not: the caller sends those values again. `stored` is empty on create.
  */
 export function unmaskActions<T extends ActionLike>(
   incoming: readonly T[],
   stored: readonly ActionLike[],
 ): T[] {
-  return mapActions(incoming, (c, i) => {
-    const old = stored[i];
-    if (!old || old.type !== incoming[i]!.type || !isObject(old.config)) return c;
-    const prev = old.config;
+  const problems: Problem[] = [];
+  const out = mapActions(incoming, (c, i) => {
+    const src = sourceOf(c, incoming[i]!.type, i, stored);
+    const dest = destinationField(c);
+    const was = dest && src ? src[dest] : undefined;
+    // The URL first: the other secrets are kept only when the URL they go to keeps the origin.
+    let url = dest ? (c[dest] as string) : undefined;
+    if (dest && url !== undefined) {
+      if (typeof was === 'string' && url === maskUrl(was)) url = was;
+      else if (hasMaskedParts(url)) problems.push({ at: `actions.${i}.config.${dest}`, reason: 'url' });
+    }
+    const origin = originOf(url);
+    const sameOrigin = origin !== undefined && origin === originOf(was);
     return mapSecrets(c, (v, where) => {
-      if (where.field === 'headers') {
-        const was = isObject(prev.headers) ? prev.headers[where.header!] : undefined;
-        return v === MASK && typeof was === 'string' ? was : v;
-      }
-      const was = prev[where.field];
-      return typeof was === 'string' && v === maskUrl(was) && v !== was ? was : v;
+      if (!where.path) return where.field === dest && url !== undefined ? url : v;
+      if (v !== MASK) return v;
+      const kept = src ? at(src[where.field], where.path) : undefined;
+      if (typeof kept === 'string' && sameOrigin) return kept;
+      problems.push({
+        at: `actions.${i}.config.${where.field}`,
+        name: where.path.join('.'),
+        reason: typeof kept === 'string' ? 'origin' : 'nothing',
+      });
+      return v;
     });
   });
+  if (problems.length) throw maskedError(problems);
+  return out;
 }
 
 /** Masks the actions of a workflow, or of each workflow of a list, in an API answer. */

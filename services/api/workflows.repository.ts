@@ -136,9 +136,9 @@ export interface WorkflowFilters {
 
 export class WorkflowsRepository {
   /**
-   * With `box`, action secrets (URLs, header values) are sealed on write and opened on read
-   * (action-secrets.ts); the API masks them in its answers. Without it (a reader that never
-   * shows nor runs actions) rows are returned as stored.
+   * With `box`, action secrets (URLs, header values, credential-named body and data values) are
+   * sealed on write and opened on read (action-secrets.ts); the API masks them in its answers.
+   * Without it (a reader that never shows nor runs actions) rows are returned as stored.
    */
   constructor(
     private readonly pool: pg.Pool,
@@ -191,6 +191,8 @@ export class WorkflowsRepository {
   }
 
   async create(scope: WorkflowScope, input: WorkflowInput): Promise<Workflow> {
+    // Nothing is stored yet: a masked value (a body copied from a read) is a 400, never stored.
+    const actions = this.box ? unmaskActions(input.actions, []) : input.actions;
     const r = await this.pool.query<Row>(
       `INSERT INTO workflows
          (sid, account_sid, environment_sid, bucket_sid, name, description, trigger, actions, is_active)
@@ -203,7 +205,7 @@ export class WorkflowsRepository {
         input.name,
         input.description ?? '',
         JSON.stringify(input.trigger),
-        JSON.stringify(this.seal(input.actions)),
+        JSON.stringify(this.seal(actions)),
         input.isActive,
       ],
     );
@@ -212,7 +214,8 @@ export class WorkflowsRepository {
 
   async update(scope: WorkflowScope, sid: string, input: WorkflowInput): Promise<Workflow> {
     if (!isSid('workflow', sid)) throw notFound('Workflow');
-    // Masked values read from the API and sent back unchanged keep the stored secrets.
+    // Masked values read from the API and sent back keep the stored secrets while their action's
+    // URL keeps its origin; any other masked value is a 400 (action-secrets.ts).
     const actions = this.box
       ? unmaskActions(input.actions, (await this.get(scope, sid)).actions)
       : input.actions;

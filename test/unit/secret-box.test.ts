@@ -93,8 +93,9 @@ describe('action secrets', () => {
     ];
     const kept = unmaskActions(edited, actions);
     expect(kept[0]!.config).toMatchObject({ url: hook, headers: { Authorization: 'Bearer new' } });
-    // Another action type at that index: nothing is taken from the stored one.
+    // Another action type at that index: nothing is taken from the stored one, and its masked
+    // URL is refused rather than stored as written (test/unit/action-secrets-origin.test.ts).
     const swapped = [{ type: 'chat', order: 0, config: { webhook_url: read[0]!.config.url } }];
-    expect(unmaskActions(swapped, actions)[0]!.config.webhook_url).toBe(read[0]!.config.url);
+    expect(() => unmaskActions(swapped, actions)).toThrow(/webhook_url has masked parts/);
   });
 });

@@ -230,7 +230,8 @@ export default async function workflowsRoutes(fastify: FastifyInstance): Promise
   );
 
   const repo = new WorkflowsRepository(app.deps.pg, secretBox(app.deps.cfg));
-  // Action secrets (URLs, header values) are masked in every answer (docs/security.md).
+  // Action secrets (URLs, header values, credential-named body and data values) are masked in
+  // every answer (docs/security.md).
   app.addHook('preSerialization', async (_req, _reply, payload) => maskWorkflowPayload(payload));
   const tools = new WorkflowTools(app.deps.pg, app.deps.ch, app.deps.cfg, app.deps.producer);
   const buckets = new BucketsRepository(app.deps.pg);
@@ -330,7 +331,9 @@ export default async function workflowsRoutes(fastify: FastifyInstance): Promise
         description:
           'Full replace of name, description (omitted = empty), trigger, actions and isActive. ' +
           'The environment and bucket of a workflow do not change. Needs `requests:read` too when ' +
-          'an action is outbound (webhook, email, chat, automation).',
+          'an action is outbound (webhook, email, chat, automation). A masked secret (`****`) sent ' +
+          "back keeps the stored value while the action's URL keeps its origin (scheme, host, " +
+          'port); with another origin it is a 400 naming it: send the value again.',
         params: oneParams,
         body: ref('workflowUpdate'),
         response: { 200: ref('workflow') },
@@ -419,7 +422,9 @@ export default async function workflowsRoutes(fastify: FastifyInstance): Promise
           "through the action runner's executors, template renderer and outbound guard, on a " +
           'sample: the stored request `requestSid`, else the newest stored request of the ' +
           "workflow's environment, else a synthetic one. Answers each action's result. Writes " +
-          'nothing to the execution log. Needs `requests:read` too.',
+          'nothing to the execution log. Needs `requests:read` too. Masked secrets (`****`) in ' +
+          "draft actions keep the stored values as a replace does: 400 when the action's URL " +
+          'changes origin (scheme, host, port), nothing sent.',
         params: oneParams,
         body: ref('workflowTestBody'),
         response: { 200: ref('workflowTestResult') },
@@ -427,6 +432,8 @@ export default async function workflowsRoutes(fastify: FastifyInstance): Promise
     },
     async (req) => {
       const wf = await repo.get(await scopeOf(req.params), req.params.workflowSid);
+      // Draft actions keep the stored secrets as a save would (a 400 before anything is sent when
+      // a masked one would go to another origin).
       const actions = req.body?.actions
         ? unmaskActions(
             req.body.actions.map((a) => ({
