@@ -28,7 +28,10 @@ interface FieldSpec {
   options?: string[];
 }
 
-/** How the API shows secret parts of an action (header values, URL tokens): docs/security.md. */
+/**
+ * How the API shows secret parts of an action (header values, URL tokens, credential-named body
+ * and data values): docs/security.md. A mask is kept only while the action's URL keeps its origin.
+ */
 const SECRET_MASK = '****';
 
 const FIELDS: Record<ActionType, FieldSpec[]> = {
@@ -318,8 +321,8 @@ export function ActionsEditor({
                         </div>
                       ) : v.includes(SECRET_MASK) ? (
                         <div className="hint">
-                          {SECRET_MASK} stands for a stored secret: leave it to keep that value, or type a new
-                          one.
+                          {SECRET_MASK} stands for a stored secret: leave it to keep that value while the URL
+                          keeps its host, or type a new one.
                         </div>
                       ) : null}
                     </div>

@@ -119,11 +119,13 @@ function WorkflowEditor({ stored }: { stored?: Workflow }) {
       if (!stored) navigate(href(workflowHref(w)), { replace: true });
     },
   });
-  const errors = { ...fieldErrors(save.error), ...clientErrors };
   const submit = (e: FormEvent) => {
     e.preventDefault();
     const body = build();
-    if (body) save.mutate(body);
+    if (!body) return;
+    // One attempt's field errors at a time: a new save drops the last test's.
+    test.reset();
+    save.mutate(body);
   };
 
   // Template preview on a real stored request: debounced on the actions' configs.
@@ -172,6 +174,9 @@ function WorkflowEditor({ stored }: { stored?: Workflow }) {
       });
     },
   });
+
+  // A refused save or test (e.g. a masked secret whose URL changed origin) is shown at its field.
+  const errors = { ...fieldErrors(save.error), ...fieldErrors(test.error), ...clientErrors };
 
   const title = stored ? stored.name : 'New workflow';
   return (
@@ -350,7 +355,15 @@ function WorkflowEditor({ stored }: { stored?: Workflow }) {
                 Runs each action above once (unsaved edits included), no retries, on the sample request.
                 Receivers get real calls; nothing is written to the executions log.
               </p>
-              <button type="button" className="btn" disabled={test.isPending} onClick={() => test.mutate()}>
+              <button
+                type="button"
+                className="btn"
+                disabled={test.isPending}
+                onClick={() => {
+                  save.reset();
+                  test.mutate();
+                }}
+              >
                 {test.isPending ? 'Sending…' : 'Send a test'}
               </button>
               <FormError error={test.error} />
