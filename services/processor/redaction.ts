@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { parseFieldPath, type FieldPathRoot, type FieldPathSegment } from '../shared/field-path.js';
 import type { RedactionRule, RedactionType } from './rule-snapshot.js';
+import { isAuthorizationKey, isSecretKey } from './sensitive/detectors.js';
+import { userinfoPassword } from './url-userinfo.js';
 
 /**
  * Server-side redaction (spec 2.6). A rule's `fieldPath` is parsed once (services/shared/field-path.ts)
@@ -11,8 +13,13 @@ import type { RedactionRule, RedactionType } from './rule-snapshot.js';
  *   changed), or an `application/x-www-form-urlencoded` string (fields as keys). Any other body
  *   is left whole.
  * - `request.headers` / `response.headers`: header names case-insensitive.
- * - `request.queryString`: the parsed query object AND the query part of `request.url` and
- *   `request.path`, so a redacted parameter cannot survive in the raw URL.
+ * - `request.queryString`: the parsed query object AND the query part (and the `name=value`
+ *   pairs of the fragment) of `request.url`, `request.path` and a client's `endpoint`, so a
+ *   redacted parameter cannot survive in the raw URL or the metrics' endpoint.
+ * Whatever the root, a rule whose path ends in a named key also redacts the value of every tag
+ * with that key (case-insensitive), and a rule whose last key names a credential (the `password`
+ * type's names, `authorization`) also redacts the userinfo password of `request.url` and
+ * `request.host` (`https://user:secret@host`).
  */
 
 export type Part = Exclude<FieldPathRoot, 'bodies'>;
@@ -33,6 +40,10 @@ export interface CompiledRedaction {
   action: Action;
   buckets: ReadonlySet<string> | null;
   environments: ReadonlySet<string> | null;
+  /** the path's last segment when it is a named key, lower-cased: tags with this key are redacted */
+  tagKey: string | null;
+  /** `tagKey` names a credential: the userinfo password of the URL and host is redacted too */
+  credential: boolean;
 }
 
 const LETTER_OR_DIGIT = /[\p{L}\p{N}]/gu;
@@ -105,6 +116,12 @@ function mayMatch(json: string, rules: readonly CompiledRedaction[]): boolean {
   return false;
 }
 
+/** The last segment's name when it is a named key (`$.a.password`, `$..password`), lower-cased. */
+function tagKeyOf(segments: FieldPathSegment[]): string | null {
+  const last = segments[segments.length - 1];
+  return last && (last.type === 'key' || last.type === 'recursive') ? last.name.toLowerCase() : null;
+}
+
 export type CompileResult = { ok: true; rule: CompiledRedaction } | { ok: false; sid: string; error: string };
 
 export function compileRedaction(rule: RedactionRule): CompileResult {
@@ -112,6 +129,7 @@ export function compileRedaction(rule: RedactionRule): CompileResult {
   if (!parsed.ok) return { ok: false, sid: rule.sid, error: parsed.error };
   if (!['mask', 'remove', 'hash', 'replace'].includes(rule.redactionType))
     return { ok: false, sid: rule.sid, error: `unknown redactionType ${rule.redactionType}` };
+  const tagKey = tagKeyOf(parsed.segments);
   return {
     ok: true,
     rule: {
@@ -123,6 +141,8 @@ export function compileRedaction(rule: RedactionRule): CompileResult {
       action: actionOf(rule.redactionType, rule.replacementValue),
       buckets: rule.buckets ? new Set(rule.buckets) : null,
       environments: rule.environments ? new Set(rule.environments) : null,
+      tagKey,
+      credential: tagKey !== null && (isSecretKey(tagKey) || isAuthorizationKey(tagKey)),
     },
   };
 }
@@ -258,14 +278,9 @@ function applyFlat(map: Record<string, unknown>, rule: CompiledRedaction, caseIn
   return keys.length > 0;
 }
 
-/** Redacts the query part of a URL or path; returns it unchanged when nothing matched. */
-function redactUrlQuery(url: string, rules: readonly CompiledRedaction[]): string {
-  const q = url.indexOf('?');
-  if (q < 0) return url;
-  const hashAt = url.indexOf('#', q);
-  const query = url.slice(q + 1, hashAt < 0 ? undefined : hashAt);
-  if (!query) return url;
-  const params = new URLSearchParams(query);
+/** `a=1&b=2` with the query rules applied, re-encoded; null when no rule matched a parameter. */
+function redactPairsText(text: string, rules: readonly CompiledRedaction[]): string | null {
+  const params = new URLSearchParams(text);
   const map: Record<string, unknown> = {};
   for (const [k, v] of params) {
     const prev = map[k];
@@ -273,13 +288,91 @@ function redactUrlQuery(url: string, rules: readonly CompiledRedaction[]): strin
   }
   let changed = false;
   for (const rule of rules) changed = applyFlat(map, rule, false) || changed;
-  if (!changed) return url;
+  if (!changed) return null;
   const out = new URLSearchParams();
   for (const [k, v] of Object.entries(map)) {
     for (const x of Array.isArray(v) ? v : [v]) out.append(k, stringForm(x));
   }
-  const rebuilt = out.toString();
-  return url.slice(0, q) + (rebuilt ? `?${rebuilt}` : '') + (hashAt < 0 ? '' : url.slice(hashAt));
+  return out.toString();
+}
+
+/**
+ * Redacts the query part of a URL or path, and the `name=value` pairs of its fragment
+ * (`#access_token=…`, or after a `?` in it: `#/callback?code=…`); returns it unchanged when
+ * nothing matched.
+ */
+function redactUrlQuery(url: string, rules: readonly CompiledRedaction[]): string {
+  const hashAt = url.indexOf('#');
+  let q = url.indexOf('?');
+  // A `?` after the `#` is part of the fragment.
+  if (hashAt >= 0 && q > hashAt) q = -1;
+  let out = url;
+  if (hashAt >= 0) {
+    const frag = url.slice(hashAt + 1);
+    const eq = frag.indexOf('=');
+    if (eq >= 0) {
+      const qm = frag.indexOf('?');
+      const cut = qm >= 0 && qm < eq ? qm + 1 : 0;
+      const pairs = redactPairsText(frag.slice(cut), rules);
+      if (pairs !== null)
+        out =
+          cut === 0 && pairs === ''
+            ? url.slice(0, hashAt)
+            : url.slice(0, hashAt + 1) + frag.slice(0, cut) + pairs;
+    }
+  }
+  if (q < 0) return out;
+  const query = url.slice(q + 1, hashAt < 0 ? undefined : hashAt);
+  if (!query) return out;
+  const rebuilt = redactPairsText(query, rules);
+  if (rebuilt === null) return out;
+  return out.slice(0, q) + (rebuilt ? `?${rebuilt}` : '') + (hashAt < 0 ? '' : out.slice(hashAt));
+}
+
+/**
+ * The userinfo password of a URL or a host (url-userinfo.ts) with each credential rule's action
+ * applied (`remove` drops it, keeping the user name); the same string when there is none.
+ */
+function redactUserinfo(text: string, rules: readonly CompiledRedaction[], host: boolean): string {
+  const span = userinfoPassword(text, host);
+  if (!span) return text;
+  const raw = text.slice(span[0], span[1]);
+  let value: unknown;
+  try {
+    value = decodeURIComponent(raw);
+  } catch {
+    value = raw;
+  }
+  for (const rule of rules) {
+    if (rule.type === 'remove') return text.slice(0, span[0] - 1) + text.slice(span[1]);
+    value = rule.action(value);
+  }
+  return text.slice(0, span[0]) + encodeURIComponent(stringForm(value)) + text.slice(span[1]);
+}
+
+/** Tags (`[{key, value}]`) whose key a rule names: the rule's action on the value, `remove` drops the tag. */
+function redactTags(tags: unknown[], rules: readonly CompiledRedaction[]): unknown[] {
+  const out: unknown[] = [];
+  for (const t of tags) {
+    if (!isObject(t) || typeof t.key !== 'string') {
+      out.push(t);
+      continue;
+    }
+    const key = t.key.toLowerCase();
+    let value: unknown = t.value;
+    let removed = false;
+    for (const rule of rules) {
+      if (rule.tagKey !== key) continue;
+      if (rule.type === 'remove') {
+        removed = true;
+        break;
+      }
+      // A tag value stays a string (the `tags` column is a map of strings).
+      value = stringForm(rule.action(value));
+    }
+    if (!removed) out.push(value === t.value ? t : { ...t, value });
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -360,6 +453,8 @@ function redactBody(part: Record<string, unknown>, rules: readonly CompiledRedac
 export interface RedactTarget {
   request: Record<string, unknown>;
   response?: Record<string, unknown> | null;
+  endpoint?: unknown;
+  tags?: unknown;
 }
 
 /**
@@ -389,5 +484,13 @@ export function redactRecord(record: RedactTarget, rules: readonly CompiledRedac
     if (isObject(req.queryString)) for (const r of q) applyFlat(req.queryString, r, false);
     if (typeof req.url === 'string') req.url = redactUrlQuery(req.url, q);
     if (typeof req.path === 'string') req.path = redactUrlQuery(req.path, q);
+    if (typeof record.endpoint === 'string') record.endpoint = redactUrlQuery(record.endpoint, q);
+  }
+  if (Array.isArray(record.tags) && record.tags.length && rules.some((r) => r.tagKey !== null))
+    record.tags = redactTags(record.tags, rules);
+  const credentials = rules.filter((r) => r.credential);
+  if (credentials.length) {
+    if (typeof req.url === 'string') req.url = redactUserinfo(req.url, credentials, false);
+    if (typeof req.host === 'string') req.host = redactUserinfo(req.host, credentials, true);
   }
 }

@@ -1,4 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createHash, randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { pino } from 'pino';
 import { Kafka, logLevel, Partitioners, type Consumer, type KafkaMessage } from 'kafkajs';
@@ -21,6 +23,7 @@ import {
   waitFor,
   type TestAccount,
 } from '../helpers/client.js';
+import { mcpToken } from '../helpers/scoped-token.js';
 
 /**
  * The processor through the whole pipeline: ingest -> Kafka -> processor (exclusions, redaction,
@@ -567,6 +570,242 @@ describe('server-side redaction (spec 2.6)', () => {
     expect(job.workflowSid).toBe(wf);
     expect(JSON.stringify(job)).not.toContain(SECRET);
     expect(JSON.stringify(job)).not.toContain(CARD);
+  });
+});
+
+// ------------------------------------------------------------------ what redaction reaches
+
+/** The live tail's text from its opening until `close()` (server-sent events, as the dashboard reads it). */
+async function openLiveText(a: TestAccount) {
+  const ac = new AbortController();
+  const res = await fetch(`${testEnv().apiUrl}${base(a)}/buckets/${a.bucketSid}/requests/live`, {
+    headers: { authorization: `Bearer ${a.apiToken}` },
+    signal: ac.signal,
+  });
+  expect(res.status).toBe(200);
+  let text = '';
+  const done = (async () => {
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>)
+        text += decoder.decode(chunk, { stream: true });
+    } catch {
+      // aborted by close()
+    }
+  })();
+  return {
+    text: () => text,
+    close: async () => {
+      ac.abort();
+      await done;
+    },
+  };
+}
+
+/** The text of each MCP tool's answer, through the official client over Streamable HTTP. */
+async function mcpAnswers(a: TestAccount, calls: [string, Record<string, unknown>][]): Promise<string[]> {
+  const { token } = await mcpToken(a, 'prod01');
+  const client = new Client({ name: 'tapline-processing-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${testEnv().apiUrl}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
+  try {
+    const out: string[] = [];
+    for (const [name, args] of calls) {
+      const res = (await client.callTool({ name, arguments: args })) as {
+        isError?: boolean;
+        content: { text: string }[];
+      };
+      expect(res.isError, `${name}: ${res.content[0]?.text}`).toBeFalsy();
+      out.push(res.content[0]!.text);
+    }
+    return out;
+  } finally {
+    await client.close();
+  }
+}
+
+describe('what redaction reaches beyond headers, query and bodies', () => {
+  const SECRETS = [
+    'ENDPOINTPW111',
+    'TRACEBEARER343434',
+    'TAGAPIKEY121212',
+    'NOTEPASSWORD000',
+    'CTXPW222',
+    'HOSTPW333',
+    'URLPW444',
+    'FRAGAT666',
+    'HDRINLINE1010zz',
+  ];
+  const leaks = (v: unknown) => {
+    const text = typeof v === 'string' ? v : JSON.stringify(v);
+    return SECRETS.filter((x) => text.includes(x));
+  };
+
+  it('Shape A on `*`: endpoint, traces, tags, note, contextSid, userinfo, fragment and header pairs; the stored record, the live tail, the metrics, MCP and the action job hold no plaintext', async () => {
+    const a = await newAccount();
+    for (const type of ['authorization', 'api_key', 'password']) {
+      const res = await api(a.apiToken).post(`${base(a)}/redactions`, { type, level: 'full' });
+      expect(res.status, res.text).toBe(201);
+    }
+    const wf = await createWorkflow(a, 'prod01', { type: 'request', conditions: [{ path: '/audit*' }] });
+    // Rules load in one consistent read: once the last-created (the workflow) applies, all do. The
+    // probe holds no audit secret, so a probe stored before the rules is harmless.
+    const probe = () => {
+      const p = rec('GET', '/audit-probe', 200, '');
+      (p.request as Record<string, unknown>).headers = { 'x-api-key': 'probe-value' };
+      return p;
+    };
+    await untilApplied(
+      a,
+      probe,
+      (s) =>
+        (s?.request.headers as Record<string, unknown> | undefined)?.['x-api-key'] ===
+          '[REDACTED:password]' &&
+        Array.isArray(s?.workflowExecutions) &&
+        s.workflowExecutions.length > 0,
+    );
+
+    const live = await openLiveText(a);
+    const audit = makeRecord({
+      contextSid: 'audit-password=CTXPW222',
+      endpoint: '/login?password=ENDPOINTPW111',
+      traces: ['Authorization: Bearer TRACEBEARER343434'],
+      tags: [{ key: 'api_key', value: 'TAGAPIKEY121212' }],
+      note: 'password=NOTEPASSWORD000',
+      request: {
+        method: 'GET',
+        host: 'user:HOSTPW333@api.example.com',
+        path: '/audit?Access_Token=x',
+        url: 'https://user:URLPW444@api.example.com/audit?Access_Token=x#access_token=FRAGAT666',
+        queryString: { Access_Token: 'x' },
+        headers: { 'X-Custom': 'token=HDRINLINE1010zz' },
+      },
+    });
+    const all = await ingestAndSettle(a, [audit]);
+    const listed = all.find((r) => String(r.request.path).startsWith('/audit?'))!;
+    expect(listed).toBeDefined();
+    const one = await api(a.apiToken).get<Rec>(`${base(a)}/buckets/${a.bucketSid}/requests/${listed.sid}`);
+    expect(one.status).toBe(200);
+    for (const r of [listed, one.body]) {
+      expect(leaks(r)).toEqual([]);
+      expect(r).toMatchObject({
+        endpoint: '/login?password=[REDACTED:password]',
+        traces: ['Authorization: [REDACTED:authorization]'],
+        tags: [{ key: 'api_key', value: '[REDACTED:password]' }],
+        note: 'password=[REDACTED:password]',
+        contextSid: 'audit-password=[REDACTED:password]',
+        redacted: true,
+      });
+      expect(r.request).toMatchObject({
+        host: 'user:[REDACTED:password]@api.example.com',
+        url: 'https://user:[REDACTED:password]@api.example.com/audit?Access_Token=[REDACTED:password]#access_token=[REDACTED:password]',
+        headers: { 'X-Custom': 'token=[REDACTED:password]' },
+      });
+    }
+
+    // The live tail sends the stored record.
+    await waitFor(() => live.text().includes(listed.sid), { what: 'the record on the live tail' });
+    await live.close();
+    expect(leaks(live.text())).toEqual([]);
+
+    // The metrics group by the redacted endpoint.
+    const query = `bucketSid=${a.bucketSid}`;
+    const perf = await waitFor(
+      async () => {
+        const res = await api(a.apiToken).get<{ metrics: { group: string }[] }>(
+          `${base(a)}/metrics/performance?groupBy=endpoint&${query}`,
+        );
+        return res.body.metrics?.some((m) => m.group === '/login?password=[REDACTED:password]')
+          ? res
+          : undefined;
+      },
+      { what: 'the redacted endpoint in the performance metrics' },
+    );
+    expect(leaks(perf.body)).toEqual([]);
+    const summary = await api(a.apiToken).get<{ topEndpoints: { path: string }[] }>(
+      `${base(a)}/metrics/summary?${query}`,
+    );
+    expect(summary.status).toBe(200);
+    expect(summary.body.topEndpoints.map((e) => e.path)).toContain('/login?password=[REDACTED:password]');
+    expect(leaks(summary.body)).toEqual([]);
+
+    // MCP answers from the same stored data.
+    const answers = await mcpAnswers(a, [
+      ['get_request', { requestSid: listed.sid }],
+      ['search_requests', { q: 'path:/audit*' }],
+      ['get_endpoint_performance', {}],
+      ['get_metrics_summary', {}],
+    ]);
+    expect(answers[0]).toContain('[REDACTED:password]');
+    expect(answers[1]).toContain(listed.sid);
+    expect(answers[2]).toContain('/login?password=[REDACTED:password]');
+    for (const text of answers) expect(leaks(text)).toEqual([]);
+
+    // The request trigger's action job (a webhook's context) is built from the redacted record.
+    const job = await waitFor(() => jobsOf(a.accountSid).find((j) => j.requestSid === listed.sid), {
+      what: 'action job of the audit record',
+    });
+    expect(job.workflowSid).toBe(wf);
+    expect(leaks(job)).toEqual([]);
+  });
+
+  it('Shape B: a query rule reaches the endpoint and the fragment; a field name reaches tags and the userinfo password', async () => {
+    const a = await newAccount();
+    await createRedaction(a, {
+      fieldPath: '$.request.queryString.password',
+      redactionType: 'replace',
+      replacementValue: 'R',
+    });
+    await createRedaction(a, { fieldPath: '$.request.queryString.access_token', redactionType: 'remove' });
+    await createRedaction(a, { fieldPath: '$.request.headers.api_key', redactionType: 'hash' });
+    // The last-created rule applies to a header: then all three do.
+    const probe = () => {
+      const p = rec('GET', '/b-probe', 200, '');
+      (p.request as Record<string, unknown>).headers = { api_key: 'probe' };
+      return p;
+    };
+    await untilApplied(
+      a,
+      probe,
+      (s) =>
+        (s?.request.headers as Record<string, unknown> | undefined)?.api_key ===
+        createHash('sha256').update('probe').digest('hex'),
+    );
+    const r = rec('GET', '/audit', 200, 'shape-b', {
+      endpoint: '/login?password=ENDPOINTPW111',
+      tags: [
+        { key: 'api_key', value: 'TAGAPIKEY121212' },
+        { key: 'release', value: '2026.11.3' },
+      ],
+    });
+    Object.assign(r.request as Record<string, unknown>, {
+      host: 'user:HOSTPW333@api.example.com',
+      url: 'https://user:URLPW444@api.example.com/audit#access_token=FRAGAT666',
+    });
+    const all = await ingestAndSettle(a, [r]);
+    const s = stored(all, 'shape-b')!;
+    expect(leaks(s)).toEqual([]);
+    expect(s.endpoint).toBe('/login?password=R');
+    expect(s.tags).toEqual([
+      { key: 'api_key', value: createHash('sha256').update('TAGAPIKEY121212').digest('hex') },
+      { key: 'release', value: '2026.11.3' },
+    ]);
+    // Every rule above names a credential: in order, the replace, then the remove drops it.
+    expect(s.request.host).toBe('user@api.example.com');
+    expect(s.request.url).toBe('https://user@api.example.com/audit');
+    const perf = await waitFor(
+      async () => {
+        const res = await api(a.apiToken).get<{ metrics: { group: string }[] }>(
+          `${base(a)}/metrics/performance?groupBy=endpoint&bucketSid=${a.bucketSid}`,
+        );
+        return res.body.metrics?.some((m) => m.group === '/login?password=R') ? res : undefined;
+      },
+      { what: 'the redacted endpoint in the performance metrics' },
+    );
+    expect(leaks(perf.body)).toEqual([]);
   });
 });
 

@@ -1,13 +1,19 @@
 import { createHash } from 'node:crypto';
 import { redactsIn } from '../../../services/processor/rule-environment.js';
-import type { CapturedRecord, RemoteExclusionRule, RemoteRedactionRule } from './types.js';
+import { isAuthorizationKey, isSecretKey } from '../../../services/processor/sensitive/detectors.js';
+import { userinfoPassword } from '../../../services/processor/url-userinfo.js';
+import type { CapturedRecord, RecordTag, RemoteExclusionRule, RemoteRedactionRule } from './types.js';
 
 /**
  * Client-side rules: exclusions and `redactAt: client` redactions from the bucket's SDK settings,
  * applied in the host so excluded traffic is never sent and redacted values never leave it. The
  * field path language is the server's (docs/rules.md, "Field path syntax"): `$.a.b`, `$['k']`,
  * `$.a[0]`, `[*]`/`.*`, `$..name`, with the record-part roots `request.body`, `response.body`,
- * `request.headers`, `response.headers`, `request.queryString`, or both bodies without one.
+ * `request.headers`, `response.headers`, `request.queryString`, or both bodies without one. As on
+ * the server (services/processor/redaction.ts): query rules also reach the fragment's
+ * `name=value` pairs and a given `endpoint`'s query; a rule whose path ends in a named key also
+ * redacts the tags with that key; a rule whose last key names a credential also redacts the
+ * userinfo password of the URL and the host.
  */
 
 type Segment =
@@ -27,6 +33,10 @@ export interface CompiledRedaction {
   action: (v: unknown) => unknown;
   remove: boolean;
   environments: Set<string> | null;
+  /** the path's last segment when it is a named key, lower-cased: tags with this key are redacted */
+  tagKey: string | null;
+  /** `tagKey` names a credential: the userinfo password of the URL and host is redacted too */
+  credential: boolean;
 }
 
 export interface CompiledExclusion {
@@ -181,6 +191,8 @@ export function compileRedaction(rule: RemoteRedactionRule): CompiledRedaction |
     default:
       return null;
   }
+  const last = segments[segments.length - 1]!;
+  const tagKey = last.type === 'key' || last.type === 'recursive' ? last.name.toLowerCase() : null;
   return {
     sid: typeof rule.sid === 'string' ? rule.sid : rule.field,
     key: JSON.stringify([rule.field, rule.action, rule.replacement ?? null, rule.environments ?? null]),
@@ -189,6 +201,8 @@ export function compileRedaction(rule: RemoteRedactionRule): CompiledRedaction |
     action,
     remove: rule.action === 'remove',
     environments: Array.isArray(rule.environments) ? new Set(rule.environments) : null,
+    tagKey,
+    credential: tagKey !== null && (isSecretKey(tagKey) || isAuthorizationKey(tagKey)),
   };
 }
 
@@ -262,6 +276,87 @@ function redactBody(body: unknown, rules: CompiledRedaction[]): unknown {
   return body;
 }
 
+const stringOf = (v: unknown): string =>
+  typeof v === 'string' ? v : v === undefined ? '' : (JSON.stringify(v) ?? String(v));
+
+/** `a=1&b=2` with the query rules applied to its parameters, re-encoded; null when none matched. */
+function redactPairsText(text: string, rules: CompiledRedaction[]): string | null {
+  const map: Record<string, string | string[]> = {};
+  for (const [k, v] of new URLSearchParams(text)) {
+    const prev = map[k];
+    map[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  let changed = false;
+  for (const r of rules) changed = applyToValue(map, r) || changed;
+  if (!changed) return null;
+  const out = new URLSearchParams();
+  for (const [k, v] of Object.entries(map))
+    for (const x of Array.isArray(v) ? v : [v]) out.append(k, stringOf(x));
+  return out.toString();
+}
+
+/**
+ * The `name=value` pairs of a URL's fragment (`#access_token=…`, or after a `?` in it), and with
+ * `query` its query part, with the query rules applied; the same string when nothing matched.
+ */
+function redactUrlPairs(url: string, rules: CompiledRedaction[], query: boolean): string {
+  const h = url.indexOf('#');
+  let q = url.indexOf('?');
+  if (h >= 0 && q > h) q = -1;
+  let out = url;
+  if (h >= 0) {
+    const frag = url.slice(h + 1);
+    const eq = frag.indexOf('=');
+    const qm = frag.indexOf('?');
+    const cut = qm >= 0 && qm < eq ? qm + 1 : 0;
+    const pairs = eq < 0 ? null : redactPairsText(frag.slice(cut), rules);
+    if (pairs !== null)
+      out = cut === 0 && pairs === '' ? url.slice(0, h) : url.slice(0, h + 1) + frag.slice(0, cut) + pairs;
+  }
+  if (!query || q < 0) return out;
+  const rebuilt = redactPairsText(url.slice(q + 1, h < 0 ? undefined : h), rules);
+  if (rebuilt === null) return out;
+  return out.slice(0, q) + (rebuilt ? `?${rebuilt}` : '') + (h < 0 ? '' : out.slice(h));
+}
+
+/** The userinfo password of a URL or host with each credential rule applied (`remove` drops it). */
+function redactUserinfo(text: string, rules: CompiledRedaction[], host: boolean): string {
+  const span = userinfoPassword(text, host);
+  if (!span) return text;
+  const raw = text.slice(span[0], span[1]);
+  let value: unknown;
+  try {
+    value = decodeURIComponent(raw);
+  } catch {
+    value = raw;
+  }
+  for (const r of rules) {
+    if (r.remove) return text.slice(0, span[0] - 1) + text.slice(span[1]);
+    value = r.action(value);
+  }
+  return text.slice(0, span[0]) + encodeURIComponent(stringOf(value)) + text.slice(span[1]);
+}
+
+/** Tags whose key a rule names (case-insensitive): the rule's action on the value, `remove` drops the tag. */
+function redactTags(tags: RecordTag[], rules: CompiledRedaction[]): RecordTag[] {
+  const out: RecordTag[] = [];
+  for (const t of tags) {
+    const key = typeof t?.key === 'string' ? t.key.toLowerCase() : null;
+    let value = t?.value;
+    let removed = false;
+    for (const r of rules) {
+      if (key === null || r.tagKey !== key) continue;
+      if (r.remove) {
+        removed = true;
+        break;
+      }
+      value = stringOf(r.action(value));
+    }
+    if (!removed) out.push(value === t?.value ? t : { ...t, value });
+  }
+  return out;
+}
+
 /** Applies the client redaction rules to a record in place. */
 export function redactRecord(record: CapturedRecord, rules: CompiledRedaction[], env: string): void {
   if (rules.length === 0) return;
@@ -276,6 +371,9 @@ export function redactRecord(record: CapturedRecord, rules: CompiledRedaction[],
   if (record.response) for (const r of of('response.headers')) applyToValue(record.response.headers, r);
   const qs = of('request.queryString');
   if (qs.length) {
+    if (typeof record.request.url === 'string')
+      record.request.url = redactUrlPairs(record.request.url, qs, false);
+    if (typeof record.endpoint === 'string') record.endpoint = redactUrlPairs(record.endpoint, qs, true);
     let changed = false;
     for (const r of qs) changed = applyToValue(record.request.queryString, r) || changed;
     if (changed) {
@@ -288,6 +386,15 @@ export function redactRecord(record: CapturedRecord, rules: CompiledRedaction[],
       record.request.url = q ? `${base}?${q}` : base;
       record.request.path = record.request.path.split('?')[0]!;
     }
+  }
+  if (Array.isArray(record.tags) && record.tags.length && active.some((r) => r.tagKey !== null))
+    record.tags = redactTags(record.tags, active);
+  const credentials = active.filter((r) => r.credential);
+  if (credentials.length) {
+    if (typeof record.request.url === 'string')
+      record.request.url = redactUserinfo(record.request.url, credentials, false);
+    if (typeof record.request.host === 'string')
+      record.request.host = redactUserinfo(record.request.host, credentials, true);
   }
 }
 

@@ -2,6 +2,7 @@ import { tryCompileExclusionCriteria } from '../../../services/processor/exclusi
 import {
   compileSensitiveRules,
   redactSensitive,
+  SENSITIVE_RECORD_FIELDS,
   type CompiledSensitiveRules,
   type SensitiveRuleInput,
 } from '../../../services/processor/sensitive/index.js';
@@ -135,8 +136,9 @@ export const byteSize = (body: unknown): number =>
 export const hasSize = (n: unknown): boolean => typeof n === 'number' && n >= 0;
 
 /**
- * Applies Shape A redactions to a record in place: its `request` / `response` parts are replaced
- * by the engine's redacted copies, the record is marked `redacted: true`, and a part without a
+ * Applies Shape A redactions to a record in place: its `request` / `response` parts (and the
+ * record fields the engine rewrites: `endpoint`, `tags`) are replaced by the engine's redacted
+ * copies, the record is marked `redacted: true`, and a part without a
  * size gets the byte size of its body as received (sizes stay as received, as on the server,
  * services/processor/steps/redact.step.ts). `received` gives those sizes when an earlier rule
  * (Shape B) has already rewritten a body. True when something was redacted.
@@ -157,6 +159,9 @@ export function redactShapeA(
     response.size = received.response ?? byteSize(record.response.body);
   record.request = request;
   record.response = response;
+  const target = record as unknown as Record<string, unknown>;
+  const redacted = res.record as unknown as Record<string, unknown>;
+  for (const f of SENSITIVE_RECORD_FIELDS) if (redacted[f] !== target[f]) target[f] = redacted[f];
   (record as CapturedRecord & { redacted?: boolean }).redacted = true;
   return true;
 }

@@ -1,10 +1,19 @@
 import { compileCustomPattern, SensitivePatternError } from './custom.js';
 import { DETECTORS, isPredefinedType } from './detectors.js';
 import { redactsIn } from '../rule-environment.js';
-import { redactForm, redactJsonText, redactJsonValue, redactUrl, redactXml, type Hit } from './formats.js';
+import {
+  redactForm,
+  redactJsonText,
+  redactJsonValue,
+  redactUrl,
+  redactUserinfo,
+  redactXml,
+  type Hit,
+} from './formats.js';
 import {
   buildPlan,
   EMPTY_PLAN,
+  fullText,
   isEmptyPlan,
   keyMatch,
   mayHold,
@@ -17,7 +26,9 @@ import {
 import {
   LEVELS,
   SENSITIVE_SCOPES,
+  type ChangeScope,
   type SensitiveChange,
+  type SensitiveRecordField,
   type SensitiveResult,
   type SensitiveRuleInput,
   type SensitiveScope,
@@ -46,6 +57,8 @@ const CUSTOM_TYPE_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
 interface RuleMatchers {
   sid: string;
   scopes: ReadonlySet<SensitiveScope>;
+  /** the rule's scopes are `*` (or none given): the record's own text fields too (changes: `record`) */
+  everywhere: boolean;
   environments: ReadonlySet<string> | null;
   value: ValueMatcher | null;
   key: KeyMatcher | null;
@@ -70,7 +83,7 @@ function ruleMatchers(rule: SensitiveRuleInput): RuleMatchers {
       );
   }
   const environments = rule.environments && rule.environments.length ? new Set(rule.environments) : null;
-  const base = { sid: rule.sid, scopes, environments };
+  const base = { sid: rule.sid, scopes, everywhere: given.includes('*'), environments };
   if (isPredefinedType(rule.type)) {
     const d = DETECTORS[rule.type];
     return {
@@ -104,7 +117,7 @@ export function validateSensitiveRule(rule: SensitiveRuleInput): void {
   ruleMatchers(rule);
 }
 
-type Plans = Record<SensitiveScope, Plan> & { urlQuery: Plan };
+type Plans = Record<SensitiveScope, Plan> & { urlQuery: Plan; record: Plan };
 
 export interface CompiledSensitiveRules {
   /** rules skipped because they do not compile (a stored rule the engine no longer accepts) */
@@ -119,18 +132,20 @@ export interface CompiledSensitiveRules {
 function plansOf(rules: RuleMatchers[], env: string | null): Plans | null {
   const applicable = rules.filter((r) => redactsIn(r.environments, env));
   if (applicable.length === 0) return null;
-  const plan = (scopes: SensitiveScope[]): Plan => {
-    const chosen = applicable.filter((r) => scopes.some((s) => r.scopes.has(s)));
-    if (chosen.length === 0) return EMPTY_PLAN;
-    return buildPlan(
-      chosen.flatMap((r) => (r.value ? [r.value] : [])),
-      chosen.flatMap((r) => (r.key ? [r.key] : [])),
-    );
-  };
+  const planOf = (chosen: RuleMatchers[]): Plan =>
+    chosen.length === 0
+      ? EMPTY_PLAN
+      : buildPlan(
+          chosen.flatMap((r) => (r.value ? [r.value] : [])),
+          chosen.flatMap((r) => (r.key ? [r.key] : [])),
+        );
+  const plan = (scopes: SensitiveScope[]) =>
+    planOf(applicable.filter((r) => scopes.some((s) => r.scopes.has(s))));
   const out = {} as Plans;
   for (const s of SENSITIVE_SCOPES) out[s] = plan([s]);
-  // The query part of `request.url`/`request.path` belongs to both scopes.
+  // The query part of `request.url`/`request.path`/`endpoint` belongs to both scopes.
   out.urlQuery = plan(['request.query', 'request.url']);
+  out.record = planOf(applicable.filter((r) => r.everywhere));
   return out;
 }
 
@@ -229,6 +244,9 @@ function redactBody(body: unknown, contentType: string, plan: Plan, hit: Hit): u
   return r.text;
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
 function redactHeaders(headers: Record<string, unknown>, plan: Plan, hit: Hit): Record<string, unknown> {
   let out: Record<string, unknown> | null = null;
   for (const name of Object.keys(headers)) {
@@ -238,20 +256,76 @@ function redactHeaders(headers: Record<string, unknown>, plan: Plan, hit: Hit): 
     if (km) {
       next = Array.isArray(v) ? v.map((x) => redactWhole(x, km)) : redactWhole(v, km);
       if (next !== v) hit(name, km.type);
-    } else if (typeof v === 'string') {
-      const r = scanText(v, plan);
-      if (r) {
-        next = r.text;
-        for (const t of r.types) hit(name, t);
-      }
-    } else if (Array.isArray(v)) next = redactJsonValue(v, plan, name, (_, t) => hit(name, t));
+    } else if (typeof v === 'string') next = scanFree(v, plan, name, hit);
+    else if (Array.isArray(v))
+      next = scanList(
+        v,
+        plan,
+        () => name,
+        (_, t) => hit(name, t),
+      );
     if (next !== v) (out ??= { ...headers })[name] = next;
   }
   return out ?? headers;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+/**
+ * A free text (a header value, a trace, a note, a tag value): value matchers, and `name=value` /
+ * `name: value` pairs whose name a key matcher claims (`X-Debug: token=…`, `password=…` in a note).
+ */
+function scanFree(v: string, plan: Plan, path: string, hit: Hit): string {
+  const r = scanText(v, plan, true);
+  if (!r) return v;
+  for (const t of r.types) hit(path, t);
+  return r.text;
+}
+
+/** A list of free texts (a header sent several times, `traces`); other items are walked as JSON. */
+function scanList(list: unknown[], plan: Plan, pathOf: (i: number) => string, hit: Hit): unknown[] {
+  let out: unknown[] | null = null;
+  for (let i = 0; i < list.length; i++) {
+    const x = list[i];
+    const y =
+      typeof x === 'string' ? scanFree(x, plan, pathOf(i), hit) : redactJsonValue(x, plan, pathOf(i), hit);
+    if (y !== x) (out ??= list.slice())[i] = y;
+  }
+  return out ?? list;
+}
+
+/** `tags` (`[{key, value}]`): a key a key matcher claims redacts its value whole, other values are free text. */
+function redactTags(tags: unknown[], plan: Plan, hit: Hit): unknown[] {
+  let out: unknown[] | null = null;
+  for (let i = 0; i < tags.length; i++) {
+    const t = tags[i];
+    if (!isObject(t) || typeof t.key !== 'string') continue;
+    const v = t.value;
+    const km = plan.keys.length ? keyMatch(plan, t.key) : null;
+    let next: unknown = v;
+    if (km) {
+      const red = redactWhole(v, km);
+      // A tag value stays a string (the `tags` column is a map of strings).
+      next = typeof red === 'string' || red === v ? red : fullText(km.type);
+      if (next !== v) hit(`tags.${t.key}`, km.type);
+    } else if (typeof v === 'string') {
+      const r = scanText(v, plan, true);
+      if (r) {
+        next = r.text;
+        for (const type of r.types) hit(`tags.${t.key}`, type);
+      }
+    }
+    if (next !== v) (out ??= tags.slice())[i] = { ...t, value: next };
+  }
+  return out ?? tags;
+}
+
+/**
+ * The key matcher that hides a userinfo password (`https://user:secret@host`): the one that claims
+ * a field named `password`, else `authorization` (the credentials such a URL sends).
+ */
+function userinfoMatcher(plan: Plan): KeyMatcher | null {
+  if (plan.keys.length === 0) return null;
+  return keyMatch(plan, 'password') ?? keyMatch(plan, 'authorization');
+}
 
 /** The parsed query object: a claimed name redacts its values, other values are scanned. */
 function redactQueryObject(q: Record<string, unknown>, plan: Plan, hit: Hit): Record<string, unknown> {
@@ -284,7 +358,7 @@ export function redactSensitive<T extends SensitiveTarget>(
   const changes: SensitiveChange[] = [];
   const seen = new Set<string>();
   const hitFor =
-    (scope: SensitiveScope): Hit =>
+    (scope: ChangeScope): Hit =>
     (path, type) => {
       const k = `${scope}\u0000${path}\u0000${type}`;
       if (seen.has(k)) return;
@@ -309,17 +383,56 @@ export function redactSensitive<T extends SensitiveTarget>(
     );
   const pathPlan = isEmptyPlan(plans['request.url']) ? null : plans['request.url'];
   const queryPlan = isEmptyPlan(plans.urlQuery) ? null : plans.urlQuery;
+  // Fields of the record itself that change (endpoint, traces, tags, note, contextSid).
+  const top: Partial<Record<SensitiveRecordField, unknown>> = {};
   if (pathPlan || queryPlan) {
+    const urlHit = hitFor('request.url');
     // The query of the raw URL is reported under `request.query` when that scope asked for it.
     const qScope: SensitiveScope = isEmptyPlan(plans['request.query']) ? 'request.url' : 'request.query';
+    const userinfo = pathPlan ? userinfoMatcher(pathPlan) : null;
+    const asUrl = (v: string, field: string): string => {
+      const u = userinfo && field === 'url' ? redactUserinfo(v, userinfo, false) : v;
+      if (u !== v) urlHit(field, userinfo!.type);
+      return redactUrl(u, pathPlan, queryPlan, (t) => urlHit(field, t), hitFor(qScope), field);
+    };
     for (const field of ['url', 'path'] as const) {
       const v = req[field];
+      if (typeof v === 'string' && v.length > 0) setReq(field, asUrl(v, field));
+    }
+    // The host is the URL's authority: its userinfo password and what the head's scan finds.
+    const host = req.host;
+    if (pathPlan && typeof host === 'string' && host.length > 0) {
+      let h = userinfo ? redactUserinfo(host, userinfo, true) : host;
+      if (h !== host) urlHit('host', userinfo!.type);
+      const r = scanText(h, pathPlan);
+      if (r) {
+        h = r.text;
+        for (const t of r.types) urlHit('host', t);
+      }
+      setReq('host', h);
+    }
+    // A client's endpoint template is redacted as a path (with the query a client may put in it).
+    if (typeof record.endpoint === 'string' && record.endpoint.length > 0) {
+      const e = asUrl(record.endpoint, 'endpoint');
+      if (e !== record.endpoint) top.endpoint = e;
+    }
+  }
+  const recordPlan = isEmptyPlan(plans.record) ? null : plans.record;
+  if (recordPlan) {
+    const hit = hitFor('record');
+    for (const field of ['note', 'contextSid'] as const) {
+      const v = record[field];
       if (typeof v !== 'string' || v.length === 0) continue;
-      const urlHit = hitFor('request.url');
-      setReq(
-        field,
-        redactUrl(v, pathPlan, queryPlan, (t) => urlHit(field, t), hitFor(qScope), field),
-      );
+      const next = scanFree(v, recordPlan, field, hit);
+      if (next !== v) top[field] = next;
+    }
+    if (Array.isArray(record.tags) && record.tags.length) {
+      const next = redactTags(record.tags, recordPlan, hit);
+      if (next !== record.tags) top.tags = next;
+    }
+    if (Array.isArray(record.traces) && record.traces.length) {
+      const next = scanList(record.traces, recordPlan, (i) => `traces[${i}]`, hit);
+      if (next !== record.traces) top.traces = next;
     }
   }
   if (!isEmptyPlan(plans['request.body']) && req.body !== undefined)
@@ -343,7 +456,7 @@ export function redactSensitive<T extends SensitiveTarget>(
   }
 
   if (changes.length === 0) return { record, changes, redacted: false };
-  const out = { ...record, request: req } as T;
+  const out = { ...record, request: req, ...top } as T;
   if (res !== record.response) out.response = res;
   return { record: out, changes, redacted: true };
 }

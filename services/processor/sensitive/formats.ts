@@ -8,6 +8,7 @@ import {
   type KeyMatcher,
   type Plan,
 } from './matchers.js';
+import { userinfoPassword } from '../url-userinfo.js';
 
 /**
  * Body and URL formats. Each function takes a value and a plan and returns the redacted value (the
@@ -312,20 +313,23 @@ export function redactPairs(
     if (eq < 0 || rawValue === '') continue;
     const km = plan.keys.length ? keyMatch(plan, name) : null;
     let next: string | null = null;
+    let types: readonly string[] = [];
     if (km) {
       const red = redactWhole(value, km);
       next = typeof red === 'string' ? red : fullText(km.type);
-      hit(pathOf(name), km.type);
+      types = [km.type];
     } else {
       const r = scanText(value, plan);
       if (r) {
         next = r.text;
-        for (const t of r.types) hit(pathOf(name), t);
+        types = r.types;
       }
     }
-    if (next !== null) {
+    // A value already in its redacted form (`token=[REDACTED:password]`) is no change.
+    if (next !== null && next !== value) {
       pieces[idx] = `${rawName}=${encodeComponent(next)}`;
       changed = true;
+      for (const t of types) hit(pathOf(name), t);
     }
   }
   return changed ? pieces.join('&') : text;
@@ -338,10 +342,12 @@ export function redactForm(text: string, plan: Plan, hit: Hit): string | null {
 }
 
 /**
- * A URL or a path with its query. The part before `?` (scheme, host, path) and the fragment are
- * scanned piece by piece between `/` with `pathPlan` (percent-decoded when encoded); the query is
- * pairs with `queryPlan` (a query that does not decode is scanned as text, reported under `name`).
- * Either plan may be null (that part is left as it is).
+ * A URL or a path with its query. The part before `?` (scheme, host, path) is scanned piece by
+ * piece between `/` with `pathPlan` (percent-decoded when encoded); the query is pairs with
+ * `queryPlan` (a query that does not decode is scanned as text, reported under `name`). The
+ * fragment belongs to `pathPlan`: its `name=value` pairs (`#access_token=…`, or after a `?` in
+ * it: `#/callback?code=…`) go through the key rules as a query's do, the rest is scanned as path
+ * pieces. Either plan may be null (that part is left as it is).
  */
 export function redactUrl(
   url: string,
@@ -351,8 +357,10 @@ export function redactUrl(
   queryHit: Hit,
   name: string,
 ): string {
-  const q = url.indexOf('?');
-  const h = url.indexOf('#', q < 0 ? 0 : q);
+  const h = url.indexOf('#');
+  let q = url.indexOf('?');
+  // A `?` after the `#` is part of the fragment.
+  if (h >= 0 && q > h) q = -1;
   const headEnd = q >= 0 ? q : h >= 0 ? h : url.length;
   let head = url.slice(0, headEnd);
   let query = q >= 0 ? url.slice(q + 1, h >= 0 ? h : url.length) : null;
@@ -365,13 +373,34 @@ export function redactUrl(
       const raw = parts[i]!;
       if (raw.length < 3) continue;
       const decoded = raw.includes('%') ? decodeComponent(raw) : raw;
-      const r = scanText(decoded ?? raw, pathPlan!);
+      const r = scanText(decoded ?? raw, pathPlan!, false);
       if (!r) continue;
       for (const t of r.types) pathHit(t);
       parts[i] = decoded !== null && decoded !== raw ? encodeComponent(r.text) : r.text;
       any = true;
     }
     return any ? parts.join('/') : s;
+  };
+  const scanFragment = (s: string): string => {
+    const eq = s.indexOf('=');
+    if (eq < 0) return s.includes('%') || mayHold(pathPlan!, s) ? scanPieces(s) : s;
+    const qm = s.indexOf('?');
+    const cut = qm >= 0 && qm < eq ? qm + 1 : 0;
+    const lead = s.slice(0, cut);
+    const pairs = s.slice(cut);
+    const nl = lead && (lead.includes('%') || mayHold(pathPlan!, lead)) ? scanPieces(lead) : lead;
+    let np = redactPairs(
+      pairs,
+      pathPlan!,
+      (_, t) => pathHit(t),
+      (p) => p,
+    );
+    if (np === null) {
+      const r = scanText(pairs, pathPlan!, true);
+      if (r) for (const t of r.types) pathHit(t);
+      np = r ? r.text : pairs;
+    }
+    return nl === lead && np === pairs ? s : nl + np;
   };
   // A head without escapes and without any candidate is left as it is without splitting it.
   if (pathPlan && (head.includes('%') || mayHold(pathPlan, head))) {
@@ -380,12 +409,12 @@ export function redactUrl(
       head = nh;
       changed = true;
     }
-    if (frag !== null) {
-      const nf = scanPieces(frag);
-      if (nf !== frag) {
-        frag = nf;
-        changed = true;
-      }
+  }
+  if (pathPlan && frag) {
+    const nf = scanFragment(frag);
+    if (nf !== frag) {
+      frag = nf;
+      changed = true;
     }
   }
   if (queryPlan && query) {
@@ -411,6 +440,19 @@ export function redactUrl(
   }
   if (!changed) return url;
   return head + (query !== null ? `?${query}` : '') + (frag !== null ? `#${frag}` : '');
+}
+
+/**
+ * The userinfo password of a URL (`host` false) or of a host (`host` true), redacted as the value
+ * of a field the key matcher claims (url-userinfo.ts); the same string when there is none.
+ */
+export function redactUserinfo(text: string, km: KeyMatcher, host: boolean): string {
+  const span = userinfoPassword(text, host);
+  if (!span) return text;
+  const raw = text.slice(span[0], span[1]);
+  const red = redactWhole(decodeComponent(raw) ?? raw, km);
+  const next = encodeComponent(typeof red === 'string' ? red : fullText(km.type));
+  return next === raw ? text : text.slice(0, span[0]) + next + text.slice(span[1]);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 /**
  * Sensitive-data redaction, Shape A (docs/sensitive-data.md): predefined detectors and
- * custom RE2 patterns applied to headers, query, URL and bodies (JSON, form, XML, text) of a record.
+ * custom RE2 patterns applied to headers, query, URL, host, endpoint and bodies (JSON, form, XML,
+ * text) of a record, and with `*` to its traces, tags, note and contextSid.
  * Pure, no I/O, one entry point: the processor's redaction step (steps/redact.step.ts), the rules API
  * (validation, the catalogue of predefined types) and the rule preview use it.
  */

@@ -43,6 +43,8 @@ export interface Plan {
    * other strings repeat from record to record), so a repeat costs a lookup, not a scan.
    */
   clean: Map<string, true>;
+  /** The same for scans that also look for `name=value` pairs (header values, tag values). */
+  cleanPairs: Map<string, true>;
 }
 
 export const EMPTY_PLAN: Plan = {
@@ -52,6 +54,7 @@ export const EMPTY_PLAN: Plan = {
   hasCustomValues: false,
   keyHint: null,
   clean: new Map(),
+  cleanPairs: new Map(),
 };
 
 export const isEmptyPlan = (p: Plan): boolean => p.values.length === 0 && p.keys.length === 0;
@@ -72,6 +75,7 @@ export function buildPlan(values: ValueMatcher[], keys: KeyMatcher[]): Plan {
     hasCustomValues: values.some((v) => v.custom !== null),
     keyHint: keys.some((k) => k.custom !== null) ? null : keys.length ? KEY_HINT : null,
     clean: new Map(),
+    cleanPairs: new Map(),
   };
 }
 
@@ -244,8 +248,13 @@ function valueSpans(text: string, plan: Plan, out: Span[]): void {
 const TEXT_PAIR =
   /(?<![A-Za-z0-9_.-])(["']?)([A-Za-z_][A-Za-z0-9_.-]{0,63})\1[ \t]{0,3}[:=][ \t]{0,3}("(?:[^"\\\n]|\\.){0,1024}"|'[^'\n]{0,1024}'|[^\s&,;"'<>=:]{1,1024})/g;
 
+/** A redaction mark (`[REDACTED]`, `[REDACTED:password]`) where a pair's value starts. */
+const MARK = /\[REDACTED(?::[^\]\s]{1,100})?\]/y;
+
 function pairSpans(text: string, plan: Plan, out: Span[]): void {
   if (plan.keys.length === 0) return;
+  // A pair needs a separator: most header values (ids, addresses, agents) stop at these two scans.
+  if (!text.includes('=') && !text.includes(':')) return;
   if (plan.keyHint !== null && !plan.keyHint.test(text)) return;
   TEXT_PAIR.lastIndex = 0;
   let x: RegExpExecArray | null;
@@ -259,6 +268,14 @@ function pairSpans(text: string, plan: Plan, out: Span[]): void {
     const raw = x[3]!;
     let start = x.index + x[0].length - raw.length;
     let end = start + raw.length;
+    if (raw[0] === '[') {
+      // A value already redacted stays as it is (the unquoted value would end at the mark's `:`).
+      MARK.lastIndex = start;
+      if (MARK.test(text)) {
+        TEXT_PAIR.lastIndex = MARK.lastIndex;
+        continue;
+      }
+    }
     const quoted = raw[0] === '"' || raw[0] === "'";
     if (quoted) {
       start++;
@@ -335,15 +352,17 @@ export interface ScanResult {
  */
 export function scanText(text: string, plan: Plan, pairs = false): ScanResult | null {
   if (text.length === 0) return null;
-  const cacheable = !pairs && text.length <= CLEAN_MAX_LENGTH;
-  if (cacheable && plan.clean.has(text)) return null;
+  // Without key matchers a pair scan finds what a value scan finds: one cache serves both.
+  const clean = pairs && plan.keys.length ? plan.cleanPairs : plan.clean;
+  const cacheable = text.length <= CLEAN_MAX_LENGTH;
+  if (cacheable && clean.has(text)) return null;
   const spans: Span[] = [];
   if (pairs) pairSpans(text, plan, spans);
   valueSpans(text, plan, spans);
   if (spans.length === 0) {
     if (cacheable) {
-      if (plan.clean.size >= CLEAN_LIMIT) plan.clean.clear();
-      plan.clean.set(text, true);
+      if (clean.size >= CLEAN_LIMIT) clean.clear();
+      clean.set(text, true);
     }
     return null;
   }
@@ -352,10 +371,18 @@ export function scanText(text: string, plan: Plan, pairs = false): ScanResult | 
   let at = 0;
   const types: string[] = [];
   for (const s of chosen) {
+    // A key's value already in its redacted form (`Authorization: Bearer ****`) is no change.
+    if (
+      s.priority === 0 &&
+      s.end - s.start === s.replacement.length &&
+      text.startsWith(s.replacement, s.start)
+    )
+      continue;
     out += text.slice(at, s.start) + s.replacement;
     at = s.end;
     if (!types.includes(s.type)) types.push(s.type);
   }
+  if (types.length === 0) return null;
   return { text: out + text.slice(at), types };
 }
 

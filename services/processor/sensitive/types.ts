@@ -1,8 +1,9 @@
 /**
  * Shapes the sensitive-data engine works on. The engine reads a record through `SensitiveTarget`:
  * the `request` / `response` parts of a stored record (schemas/request-record.schema.ts, the
- * `StoredRecord` the processor's steps receive), and `environmentSid` for rules limited to some
- * environments. Nothing else of the record is read or written.
+ * `StoredRecord` the processor's steps receive), the record's own text fields
+ * (SENSITIVE_RECORD_FIELDS), and `environmentSid` for rules limited to some environments. Nothing
+ * else of the record is read or written.
  */
 
 export const SENSITIVE_SCOPES = [
@@ -13,9 +14,22 @@ export const SENSITIVE_SCOPES = [
   'response.headers',
   'response.body',
 ] as const;
-/** A concrete scope; a rule may also say `*` (all of them). */
+/**
+ * A concrete scope; a rule may also say `*`: all of them, and the record's own text fields
+ * `traces`, `tags`, `note`, `contextSid` (reported under the scope `record`).
+ */
 export type SensitiveScope = (typeof SENSITIVE_SCOPES)[number];
 export type RuleScope = SensitiveScope | '*';
+/** Where a change is reported: a scope, or `record` for the record's own text fields. */
+export type ChangeScope = SensitiveScope | 'record';
+
+/**
+ * Top-level fields of a record the engine may rewrite besides `request` / `response`: `endpoint`
+ * (scope `request.url`, as a path) and the free-text fields only `*` covers. A caller that keeps
+ * the record's parts copies these too when the engine changed them.
+ */
+export const SENSITIVE_RECORD_FIELDS = ['endpoint', 'traces', 'tags', 'note', 'contextSid'] as const;
+export type SensitiveRecordField = (typeof SENSITIVE_RECORD_FIELDS)[number];
 
 export const LEVELS = ['full', 'mask', 'partial'] as const;
 export type Level = (typeof LEVELS)[number];
@@ -45,11 +59,20 @@ export interface SensitiveTarget {
   request: Record<string, unknown>;
   response?: Record<string, unknown> | null;
   environmentSid?: unknown;
+  endpoint?: unknown;
+  traces?: unknown;
+  tags?: unknown;
+  note?: unknown;
+  contextSid?: unknown;
 }
 
-/** One redacted location: `path` is a header or parameter name, `url`/`path`, a JSONPath (`$.a[0].b`), an XPath-like `/a/b/@c`, or `$` for a whole text body. */
+/**
+ * One redacted location: `path` is a header or parameter name, `url`/`path`/`host`/`endpoint`, a
+ * JSONPath (`$.a[0].b`), an XPath-like `/a/b/@c`, `$` for a whole text body, or for the scope
+ * `record`: `note`, `contextSid`, `tags.<key>`, `traces[<i>]` (and a JSONPath below it).
+ */
 export interface SensitiveChange {
-  scope: SensitiveScope;
+  scope: ChangeScope;
   path: string;
   type: string;
 }

@@ -1,6 +1,6 @@
 import { changed, ok, type Step } from '../pipeline.js';
 import { redactRecord, type CompiledRedaction } from '../redaction.js';
-import { redactSensitive } from '../sensitive/index.js';
+import { redactSensitive, SENSITIVE_RECORD_FIELDS } from '../sensitive/index.js';
 import { redactsIn } from '../rule-environment.js';
 
 type Part = Record<string, unknown>;
@@ -22,7 +22,9 @@ const hasSize = (part: Part | null | undefined) => typeof part?.size === 'number
  * or not its field was present; Shape A: when something was redacted), `ok` otherwise.
  *
  * A record Shape A changed gets `redacted: true` and keeps the request and response sizes as
- * received: a part without `size` gets the size of its body before any redaction.
+ * received: a part without `size` gets the size of its body before any redaction. When Shape A
+ * also changed a field of the record itself (`endpoint`, `traces`, `tags`, `note`, `contextSid`),
+ * the record is serialised: the sink writes only replaced parts into a received line.
  */
 export const redactStep: Step = (record, ctx) => {
   const { redactions, sensitive } = ctx.rules;
@@ -55,7 +57,15 @@ export const redactStep: Step = (record, ctx) => {
     response.size = resSize ?? bodySize(record.response);
   record.request = request;
   if (response !== record.response) record.response = response;
+  let fields = false;
+  const target: Record<string, unknown> = record;
+  for (const f of SENSITIVE_RECORD_FIELDS)
+    if (res.record[f] !== target[f]) {
+      target[f] = res.record[f];
+      fields = true;
+    }
   record.redacted = true;
-  // Without Shape B rules (which rewrite in place), the change is the copies and the flag.
-  return changed(record, { added: ['redacted'], replacedParts: rules.length === 0 });
+  // Without Shape B rules (which rewrite in place) nor a changed record field, the change is the
+  // copies and the flag.
+  return changed(record, { added: ['redacted'], replacedParts: rules.length === 0 && !fields });
 };
