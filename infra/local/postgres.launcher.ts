@@ -170,12 +170,34 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-/** A postmaster left running by a launcher that was SIGKILLed: stop it before starting ours. */
-async function stopStale(pgdata: string, log: Logger): Promise<void> {
+/** `<DATA_DIR>/postgres.owner`: the pid of the launcher whose Postgres runs on this data. */
+const ownerFile = (dataDir: string) => path.join(dataDir, 'postgres.owner');
+
+/**
+ * A postmaster left running by a launcher that was SIGKILLed: stop it before starting ours. One
+ * whose launcher still runs (another Tapline process started with the same DATA_DIR) is that
+ * process's live database: it is left alone and this start stops with a message saying how to
+ * share it instead.
+ */
+async function stopStale(
+  pgdata: string,
+  dataDir: string,
+  url: { port: number; database: string },
+  log: Logger,
+): Promise<void> {
   const pidFile = path.join(pgdata, 'postmaster.pid');
   if (!fs.existsSync(pidFile)) return;
   const pid = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
   if (!Number.isInteger(pid) || pid <= 0 || !pidAlive(pid)) return;
+  const owner = Number(
+    (fs.existsSync(ownerFile(dataDir)) ? fs.readFileSync(ownerFile(dataDir), 'utf8') : '').trim(),
+  );
+  if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && pidAlive(owner))
+    throw new Error(
+      `the Postgres in ${dataDir} is in use by process ${owner} (another Tapline started with the same DATA_DIR). ` +
+        `Share it instead: start this process with DATABASE_URL=postgres://postgres:<${path.join(dataDir, 'pg-password')}>@127.0.0.1:${url.port}/${url.database} ` +
+        `(and KAFKA_BROKERS / CLICKHOUSE_URL of that process), or give it a DATA_DIR of its own (docs/scaling.md)`,
+    );
   log.warn({ pid }, 'stopping a postgres left running by an earlier launch');
   process.kill(pid, 'SIGINT');
   for (let i = 0; i < 100 && pidAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
@@ -244,7 +266,7 @@ export async function startPostgres(opts: PostgresLaunchOptions): Promise<Postgr
     log.info({ ms: Date.now() - started, pgdata }, 'postgres data directory initialised');
   }
   const password = fs.readFileSync(pwFile, 'utf8').trim();
-  await stopStale(pgdata, log);
+  await stopStale(pgdata, dataDir, { port, database }, log);
 
   const child: ChildProcess = spawn(
     POSTGRES,
@@ -272,6 +294,7 @@ export async function startPostgres(opts: PostgresLaunchOptions): Promise<Postgr
   const pid = child.pid;
   if (pid === undefined) throw new Error('postgres did not start');
   startWatchdog(process.pid, pid, 'INT');
+  fs.writeFileSync(ownerFile(dataDir), `${process.pid}\n`);
 
   const tail: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
