@@ -219,7 +219,9 @@ async function main(cfg: Config): Promise<void> {
     );
     // The dashboard's lines come last: after the log stream (a worker thread when pretty) has
     // written what came before them.
-    if (cfg.roles.has('api')) rootLogger().flush(() => setTimeout(() => printDashboard(cfg, demo), 200));
+    // A process without the API that made the demo account still says how to sign in (once).
+    if (cfg.roles.has('api') || demo)
+      rootLogger().flush(() => setTimeout(() => printDashboard(cfg, demo), 200));
     // As the ingest child of a process running the other roles: report readiness, and stop when
     // the parent goes away (its IPC channel closes even if it was SIGKILLed).
     if (process.send) {
@@ -240,11 +242,26 @@ async function ensureDemoAccount(
   pool: Pool,
   cfg: Config,
 ): Promise<{ email: string; password: string } | undefined> {
-  const r = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM accounts');
-  if ((r.rows[0]?.n ?? 0) > 0) return undefined;
-  const email = 'demo@tapline.local';
-  const password = randomAlnum(16);
-  const demo = await createAccount(pool, { name: 'Demo', email, bucketName: 'demo', password });
+  // Several role processes may start on one fresh database at once: an advisory lock lets exactly
+  // one of them find it empty and make the account.
+  const lock = await pool.connect();
+  let made: { demo: Awaited<ReturnType<typeof createAccount>>; email: string; password: string } | undefined;
+  try {
+    await lock.query('SELECT pg_advisory_lock(7207002)');
+    const r = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM accounts');
+    if ((r.rows[0]?.n ?? 0) > 0) return undefined;
+    const email = 'demo@tapline.local';
+    const password = randomAlnum(16);
+    made = {
+      demo: await createAccount(pool, { name: 'Demo', email, bucketName: 'demo', password }),
+      email,
+      password,
+    };
+  } finally {
+    await lock.query('SELECT pg_advisory_unlock(7207002)').catch(() => undefined);
+    lock.release();
+  }
+  const { demo, email, password } = made;
   const apiUrl = cfg.publicUrl ?? `http://${cfg.host}:${cfg.port}`;
   process.stdout.write(
     `\nTapline demo account (shown once; store these values):\n${JSON.stringify(
@@ -260,7 +277,12 @@ async function ensureDemoAccount(
 function printDashboard(cfg: Config, demo: { email: string; password: string } | undefined): void {
   const host = cfg.host === '0.0.0.0' || cfg.host === '::' ? 'localhost' : cfg.host;
   const url = (cfg.publicUrl ?? `http://${host}:${cfg.port}`).replace(/\/?$/, '/');
-  const lines = ['', 'Tapline is ready.', `Dashboard:  ${url}`];
+  const lines = cfg.roles.has('api')
+    ? ['', 'Tapline is ready.', `Dashboard:  ${url}`]
+    : [
+        '',
+        `Tapline is ready (roles: ${[...cfg.roles].join(', ')}). The dashboard is served by the api role.`,
+      ];
   if (demo)
     lines.push(
       `Sign in as  ${demo.email}  with password  ${demo.password}`,

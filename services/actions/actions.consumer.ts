@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Consumer, EachMessagePayload, Kafka, Producer } from 'kafkajs';
 import type { ActionJob } from '../../schemas/action-job.schema.js';
 import type { Config } from '../shared/config.js';
@@ -69,6 +70,9 @@ export class ActionsConsumer {
 
   constructor(private readonly deps: ActionsConsumerDeps) {
     const { cfg, log, pg } = deps;
+    // Every running action attempt listens on the stop signal (removed when the attempt ends), up
+    // to `ACTION_CONCURRENCY` at once: above Node's default of 10 listeners that is not a leak.
+    setMaxListeners(Math.max(10, cfg.actions.concurrency * 2 + 10), this.stopCtl.signal);
     this.mail = new MailSender(cfg.smtp, cfg.actions.timeoutMs);
     this.runner = new JobRunner(
       new ExecutionsRepository(pg, secretBox(cfg)),

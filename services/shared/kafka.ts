@@ -34,9 +34,12 @@ export function createKafka(brokers: string[], clientId: string, log: Logger): K
   });
 }
 
-/** kafkajs messages of conditions it retries itself (coordinator not yet elected or moved). */
+/**
+ * kafkajs messages of conditions it retries itself (coordinator not yet elected or moved, a member
+ * joining or leaving the group: every scale-out and failover rebalances it).
+ */
 const TRANSIENT =
-  /group coordinator is not available|not coordinator for group|coordinator load in progress|leadership election|There is no leader for this topic-partition/i;
+  /group coordinator is not available|not coordinator for group|coordinator load in progress|leadership election|There is no leader for this topic-partition|The group is rebalancing, so a rejoin is needed/i;
 
 export { Partitioners };
 
