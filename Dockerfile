@@ -18,7 +18,9 @@ RUN npm run build \
 FROM node:24-bookworm-slim
 WORKDIR /app
 # No demo account (with its printed all-scope token) in an image: the first visit creates the account.
-ENV NODE_ENV=production DEMO_ACCOUNT=false
+# HOST=0.0.0.0: the default 127.0.0.1 would answer only inside the container (`docker run -p` could
+# not reach it).
+ENV NODE_ENV=production DEMO_ACCOUNT=false HOST=0.0.0.0
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/web/dist ./web/dist
