@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startPostgres, type PostgresHandle } from '../../infra/local/postgres.launcher.js';
+import { freePort } from '../helpers/service-process.js';
 
 /**
  * A second Tapline process started with the same DATA_DIR finds the first one's Postgres running.
@@ -17,17 +17,6 @@ import { startPostgres, type PostgresHandle } from '../../infra/local/postgres.l
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapline-pg-owner-'));
 const log = pino({ level: 'silent' });
 const handles: PostgresHandle[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 afterAll(async () => {
   for (const h of handles) await h.stop();

@@ -31,6 +31,23 @@ export default async function signinRoutes(fastify: FastifyInstance): Promise<vo
   const cfg = app.deps.cfg;
   const throttle = new SigninThrottle();
 
+  /**
+   * The throttle's keys of a password attempt (the email and the client's address); a 429 with
+   * Retry-After while either must still wait.
+   */
+  const throttled = (req: FastifyRequest, reply: FastifyReply, email: string): string[] => {
+    const keys = [`email:${email.trim().toLowerCase()}`, `ip:${req.ip}`];
+    const wait = throttle.waitMs(keys);
+    if (wait > 0) {
+      const seconds = Math.ceil(wait / 1000);
+      void reply.header('retry-after', String(seconds));
+      throw new AppError(429, 'RATE_LIMIT_EXCEEDED', 'Too many failed sign-ins; try again later', {
+        retryAfterSeconds: seconds,
+      });
+    }
+    return keys;
+  };
+
   const signedIn = async (
     req: FastifyRequest,
     reply: FastifyReply,
@@ -64,15 +81,7 @@ export default async function signinRoutes(fastify: FastifyInstance): Promise<vo
     },
     async (req, reply) => {
       const email = req.body.email.trim().toLowerCase();
-      const keys = [`email:${email}`, `ip:${req.ip}`];
-      const wait = throttle.waitMs(keys);
-      if (wait > 0) {
-        const seconds = Math.ceil(wait / 1000);
-        void reply.header('retry-after', String(seconds));
-        throw new AppError(429, 'RATE_LIMIT_EXCEEDED', 'Too many failed sign-ins; try again later', {
-          retryAfterSeconds: seconds,
-        });
-      }
+      const keys = throttled(req, reply, email);
       const r = await pool.query<UserRow & { account_sid: string | null; role: string | null }>(
         `SELECT u.sid, u.email, u.first_name, u.last_name, u.password_hash, u.default_account_sid,
                 m.account_sid, m.role
@@ -237,15 +246,7 @@ export default async function signinRoutes(fastify: FastifyInstance): Promise<vo
       ]);
       const prior = known.rows[0];
       if (prior) {
-        const keys = [`email:${prior.email.trim().toLowerCase()}`, `ip:${req.ip}`];
-        const wait = throttle.waitMs(keys);
-        if (wait > 0) {
-          const seconds = Math.ceil(wait / 1000);
-          void reply.header('retry-after', String(seconds));
-          throw new AppError(429, 'RATE_LIMIT_EXCEEDED', 'Too many failed sign-ins; try again later', {
-            retryAfterSeconds: seconds,
-          });
-        }
+        const keys = throttled(req, reply, prior.email);
         if (!prior.password_hash)
           throw new AppError(
             409,
