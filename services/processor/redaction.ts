@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { parseFieldPath, type FieldPathRoot, type FieldPathSegment } from '../shared/field-path.js';
 import type { RedactionRule, RedactionType } from './rule-snapshot.js';
 import { isAuthorizationKey, isSecretKey } from './sensitive/detectors.js';
-import { userinfoPassword } from './url-userinfo.js';
+import { replaceUserinfoPassword } from './url-userinfo.js';
 
 /**
  * Server-side redaction (spec 2.6). A rule's `fieldPath` is parsed once (services/shared/field-path.ts)
@@ -334,20 +334,14 @@ function redactUrlQuery(url: string, rules: readonly CompiledRedaction[]): strin
  * applied (`remove` drops it, keeping the user name); the same string when there is none.
  */
 function redactUserinfo(text: string, rules: readonly CompiledRedaction[], host: boolean): string {
-  const span = userinfoPassword(text, host);
-  if (!span) return text;
-  const raw = text.slice(span[0], span[1]);
-  let value: unknown;
-  try {
-    value = decodeURIComponent(raw);
-  } catch {
-    value = raw;
-  }
-  for (const rule of rules) {
-    if (rule.type === 'remove') return text.slice(0, span[0] - 1) + text.slice(span[1]);
-    value = rule.action(value);
-  }
-  return text.slice(0, span[0]) + encodeURIComponent(stringForm(value)) + text.slice(span[1]);
+  return replaceUserinfoPassword(text, host, (password) => {
+    let value: unknown = password;
+    for (const rule of rules) {
+      if (rule.type === 'remove') return null;
+      value = rule.action(value);
+    }
+    return stringForm(value);
+  });
 }
 
 /** Tags (`[{key, value}]`) whose key a rule names: the rule's action on the value, `remove` drops the tag. */

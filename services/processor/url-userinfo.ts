@@ -34,3 +34,27 @@ export function userinfoPassword(text: string, host: boolean): [number, number] 
   if (colon < 0 || colon + 1 >= at) return null;
   return [colon + 1, at];
 }
+
+/**
+ * `text` with its userinfo password (decoded from percent-encoding) replaced by `apply(password)`,
+ * percent-encoded again; `apply` returning null removes the password and its `:`, keeping the user
+ * name. The same string when there is no password.
+ */
+export function replaceUserinfoPassword(
+  text: string,
+  host: boolean,
+  apply: (password: string) => string | null,
+): string {
+  const span = userinfoPassword(text, host);
+  if (!span) return text;
+  const raw = text.slice(span[0], span[1]);
+  let password: string;
+  try {
+    password = decodeURIComponent(raw);
+  } catch {
+    password = raw;
+  }
+  const replaced = apply(password);
+  if (replaced === null) return text.slice(0, span[0] - 1) + text.slice(span[1]);
+  return text.slice(0, span[0]) + encodeURIComponent(replaced) + text.slice(span[1]);
+}

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { redactsIn } from '../../../services/processor/rule-environment.js';
 import { isAuthorizationKey, isSecretKey } from '../../../services/processor/sensitive/detectors.js';
-import { userinfoPassword } from '../../../services/processor/url-userinfo.js';
+import { replaceUserinfoPassword } from '../../../services/processor/url-userinfo.js';
 import type { CapturedRecord, RecordTag, RemoteExclusionRule, RemoteRedactionRule } from './types.js';
 
 /**
@@ -321,20 +321,14 @@ function redactUrlPairs(url: string, rules: CompiledRedaction[], query: boolean)
 
 /** The userinfo password of a URL or host with each credential rule applied (`remove` drops it). */
 function redactUserinfo(text: string, rules: CompiledRedaction[], host: boolean): string {
-  const span = userinfoPassword(text, host);
-  if (!span) return text;
-  const raw = text.slice(span[0], span[1]);
-  let value: unknown;
-  try {
-    value = decodeURIComponent(raw);
-  } catch {
-    value = raw;
-  }
-  for (const r of rules) {
-    if (r.remove) return text.slice(0, span[0] - 1) + text.slice(span[1]);
-    value = r.action(value);
-  }
-  return text.slice(0, span[0]) + encodeURIComponent(stringOf(value)) + text.slice(span[1]);
+  return replaceUserinfoPassword(text, host, (password) => {
+    let value: unknown = password;
+    for (const r of rules) {
+      if (r.remove) return null;
+      value = r.action(value);
+    }
+    return stringOf(value);
+  });
 }
 
 /** Tags whose key a rule names (case-insensitive): the rule's action on the value, `remove` drops the tag. */
