@@ -98,6 +98,11 @@ const FIELDS: Record<ActionType, FieldSpec[]> = {
   ],
 };
 
+/** The error keys the editor shows beside an action's fields (`actions.<i>.config.<field>`). */
+export function actionFieldKeys(list: ActionDraft[]): string[] {
+  return list.flatMap((a, i) => FIELDS[a.type].map((spec) => `actions.${i}.config.${spec.key}`));
+}
+
 export const ACTION_LABELS: Record<ActionType, string> = {
   webhook: 'Webhook',
   email: 'Email',

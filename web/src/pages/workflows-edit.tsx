@@ -8,6 +8,7 @@ import { FormError } from '../components/form';
 import { QueryView } from '../components/state';
 import {
   ActionsEditor,
+  actionFieldKeys,
   actionDraft,
   actionsBody,
   emptyAction,
@@ -177,6 +178,13 @@ function WorkflowEditor({ stored }: { stored?: Workflow }) {
 
   // A refused save or test (e.g. a masked secret whose URL changed origin) is shown at its field.
   const errors = { ...fieldErrors(save.error), ...fieldErrors(test.error), ...clientErrors };
+  // Errors shown beside their fields are not repeated (with their API path) at the buttons, which
+  // then only point up to them.
+  const shownAt = ['name', ...actionFieldKeys(d.actions)];
+  const atFields = (err: unknown) => {
+    const keys = Object.keys(fieldErrors(err));
+    return keys.length > 0 && keys.every((k) => shownAt.includes(k));
+  };
 
   const title = stored ? stored.name : 'New workflow';
   return (
@@ -299,8 +307,8 @@ function WorkflowEditor({ stored }: { stored?: Workflow }) {
             />
           </section>
           <div className="panel wf-save">
-            <FormError error={save.error} />
-            {Object.keys(clientErrors).length ? (
+            <FormError error={save.error} shownAt={shownAt} />
+            {Object.keys(clientErrors).length || atFields(save.error) ? (
               <div className="form-error" role="alert">
                 Fix the fields marked above.
               </div>
@@ -366,7 +374,12 @@ function WorkflowEditor({ stored }: { stored?: Workflow }) {
               >
                 {test.isPending ? 'Sending…' : 'Send a test'}
               </button>
-              <FormError error={test.error} />
+              <FormError error={test.error} shownAt={shownAt} />
+              {atFields(test.error) ? (
+                <div className="form-error" role="alert">
+                  Fix the fields marked in the actions.
+                </div>
+              ) : null}
               {test.data ? <TestResults result={test.data} /> : null}
             </section>
           ) : null}
