@@ -141,19 +141,19 @@ export function keptText(
 }
 
 /**
- * Stores the processor's blocks: the records the steps kept or changed as ClickHouse rows (one
- * insert per block with the token of its offset range, rows ClickHouse refuses isolated into dead
- * letters), the excluded counts, the dead letters and the action jobs. The stored JSON is the whole
- * record: a record no step changed is stored as its line plus the fields the header and the steps
- * added; a changed one is serialised, or spliced when only its parts were replaced (keptText).
- */
-/**
  * What makes two records the same record: the sid within one bucket. A sid is chosen by the
  * client (the SDK's retries re-send the same sids), so a sid alone would let one tenant's record
  * drop another tenant's record that happens to carry the same sid.
  */
 export const repeatKey = (bucketSid: string, sid: string): string => `${bucketSid}/${sid}`;
 
+/**
+ * Stores the processor's blocks: the records the steps kept or changed as ClickHouse rows (one
+ * insert per block with the token of its offset range, rows ClickHouse refuses isolated into dead
+ * letters), the excluded counts, the dead letters and the action jobs. The stored JSON is the whole
+ * record: a record no step changed is stored as its line plus the fields the header and the steps
+ * added; a changed one is serialised, or spliced when only its parts were replaced (keptText).
+ */
 export class RequestsSink {
   readonly stats: ProcessorStats = {
     consumed: 0,
