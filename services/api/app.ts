@@ -1,6 +1,7 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import { validation } from '../shared/errors.js';
+import { depthError } from '../shared/json-depth.js';
 import { createHttpServer } from '../shared/http-server.js';
 import type { ApiDeps } from './api.types.js';
 import authPlugin from './plugins/auth.plugin.js';
@@ -47,7 +48,10 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
         );
         return;
       }
-      done(err, parsed);
+      // The body's nesting is bounded here, once for every route (docs/security.md "Limits").
+      const deep = err ? null : depthError(parsed, 'The body', 'body');
+      if (deep) done(deep, undefined);
+      else done(err, parsed);
     });
   });
 

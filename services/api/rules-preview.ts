@@ -78,33 +78,13 @@ const isSensitiveDraft = (d: RedactionDraft): d is SensitiveRedactionDraft =>
 const isCriteriaDraft = (d: ExclusionDraft): d is CriteriaExclusionDraft =>
   typeof (d as Partial<CriteriaExclusionDraft>).criteria === 'string';
 
-/** Deepest nesting of a pasted sample: the rule steps and the diff walk records recursively. */
-const MAX_SAMPLE_DEPTH = 64;
-
-/** Levels of objects and arrays in `value`, counted without recursion (a hostile sample may nest thousands). */
-function nestingDepth(value: unknown): number {
-  let max = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length) {
-    const [v, d] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (d + 1 > max) max = d + 1;
-    if (max > MAX_SAMPLE_DEPTH) return max;
-    for (const child of Object.values(v as Record<string, unknown>)) stack.push([child, d + 1]);
-  }
-  return max;
-}
-
 /**
  * A pasted sample, checked and completed as ingest does it (normalizeRecords), so the preview sees
- * what the processor would receive. Field errors name `body.record.<field>`.
+ * what the processor would receive. Field errors name `body.record.<field>`; a sample nesting
+ * deeper than MAX_JSON_DEPTH levels is refused there too (the rule steps and the diff walk
+ * records recursively).
  */
 export function sampleFromInput(record: Record<string, unknown>, bucketSid: string): StoredRecord {
-  if (nestingDepth(record) > MAX_SAMPLE_DEPTH) {
-    throw validation(`The sample record nests deeper than ${MAX_SAMPLE_DEPTH} levels`, {
-      'body.record': `at most ${MAX_SAMPLE_DEPTH} levels of objects and arrays`,
-    });
-  }
   const { accepted, rejected } = normalizeRecords([structuredClone(record)], bucketSid);
   if (!accepted[0]) {
     const details: Record<string, unknown> = {};

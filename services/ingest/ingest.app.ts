@@ -9,6 +9,7 @@ import { bearerToken } from '../shared/bearer.js';
 import { createHttpServer } from '../shared/http-server.js';
 import { WindowLimiter } from '../shared/window-limiter.js';
 import type { Logger } from '../shared/logger.js';
+import { depthField, depthPhrase, tooDeepAt } from '../shared/json-depth.js';
 import { errorDetails, validator } from '../shared/schemas.js';
 import { registerOtlpRoute } from './otlp/otlp.route.js';
 import { normalizeRecords, type Rejection } from './record.normalizer.js';
@@ -27,6 +28,18 @@ export function parseJsonBody(text: string): unknown {
     }
     return value;
   });
+}
+
+/** A record JSON cannot write (the publisher left it out): rejected alone, as invalid input. */
+export function unserialisableRejection(index: number): Rejection {
+  return {
+    index,
+    error: {
+      code: 'VALIDATION_ERROR',
+      message: 'Record cannot be serialised as JSON',
+      details: { '(body)': 'cannot be serialised as JSON' },
+    },
+  };
 }
 
 export interface IngestDeps {
@@ -107,19 +120,19 @@ export function buildIngestApp(deps: IngestDeps): FastifyInstance {
     const normalized = normalizeRecords(records, bucket.sid, new Date(), {
       retentionDays: cfg.clickhouse.retentionDays,
     });
-    const accepted = normalized.accepted;
-    const rejected = indexOf
-      ? [...prior, ...normalized.rejected.map((r) => ({ ...r, index: indexOf[r.index] ?? r.index }))].sort(
-          (x, y) => x.index - y.index,
-        )
-      : normalized.rejected;
-    if (accepted.length) {
+    let accepted = normalized.accepted.length;
+    const rejected = [...prior, ...normalized.rejected];
+    if (accepted) {
       // Records are serialised again rather than cut out of the request body: the byte scan
       // over escaped bodies costs what serialising saves (bench/README.md).
-      await publisher.publish(bucket.accountSid, bucket.sid, accepted);
-      if (!bucket.appIsConnected) await buckets.markConnected(bucket);
+      const { unserialisable } = await publisher.publish(bucket.accountSid, bucket.sid, normalized.accepted);
+      for (const i of unserialisable) rejected.push(unserialisableRejection(normalized.acceptedIndex[i]!));
+      accepted -= unserialisable.length;
+      if (accepted && !bucket.appIsConnected) await buckets.markConnected(bucket);
     }
-    return reply.status(202).send({ accepted: accepted.length, rejected });
+    if (indexOf) for (const r of rejected.slice(prior.length)) r.index = indexOf[r.index] ?? r.index;
+    if (indexOf || rejected.length > normalized.rejected.length) rejected.sort((x, y) => x.index - y.index);
+    return reply.status(202).send({ accepted, rejected });
   }
 
   app.get('/healthz', async () => ({ status: 'ok' }));
@@ -177,7 +190,17 @@ export function buildIngestApp(deps: IngestDeps): FastifyInstance {
       const indexOf: number[] = [];
       const rejected: Rejection[] = [];
       calls.forEach((call, index) => {
-        if (validateSdkCall(call)) {
+        const deep = tooDeepAt(call);
+        if (deep) {
+          rejected.push({
+            index,
+            error: {
+              code: 'VALIDATION_ERROR',
+              message: `Call ${depthPhrase()}`,
+              details: { [depthField(deep, '') || '(body)']: depthPhrase() },
+            },
+          });
+        } else if (validateSdkCall(call)) {
           records.push(sdkCallToRecord(call as Record<string, unknown>));
           indexOf.push(index);
         } else
@@ -192,7 +215,7 @@ export function buildIngestApp(deps: IngestDeps): FastifyInstance {
       });
       // One call that is invalid is a 400; in an array, each invalid call is listed by its index.
       if (!Array.isArray(req.body) && rejected.length) {
-        throw validation('Call is invalid', rejected[0]!.error.details);
+        throw validation(rejected[0]!.error.message, rejected[0]!.error.details);
       }
       const sdk = req.headers['api-traffic-sdk'];
       const version = req.headers['api-traffic-sdk-version'];

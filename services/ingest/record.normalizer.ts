@@ -1,6 +1,7 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { errorDetails, validator } from '../shared/schemas.js';
 import { newSid } from '../shared/ids.js';
+import { depthField, depthPhrase, tooDeepAt } from '../shared/json-depth.js';
 
 export interface Rejection {
   index: number;
@@ -23,19 +24,29 @@ function reject(index: number, message: string, details: Record<string, unknown>
 /**
  * Validates each record on its own (a bad record rejects only itself) and fills the fields the
  * server owns when absent: sid, createdAt, receivedAt, direction, environmentSid, firewall.
- * `receivedAt` is always the server's receive time unless the client sent one.
+ * `receivedAt` is always the server's receive time unless the client sent one. A record nesting
+ * deeper than MAX_JSON_DEPTH levels (counted from the record) is rejected before anything walks
+ * it. `acceptedIndex[i]` is the position in `input` of `accepted[i]`.
  */
 export function normalizeRecords(
   input: unknown[],
   bucketSid: string,
   now = new Date(),
   window?: CreatedAtWindow,
-): { accepted: IngestRecord[]; rejected: Rejection[] } {
+): { accepted: IngestRecord[]; rejected: Rejection[]; acceptedIndex: number[] } {
   validate ??= validator('ingestRecord');
   const receivedAt = now.toISOString();
   const accepted: IngestRecord[] = [];
+  const acceptedIndex: number[] = [];
   const rejected: Rejection[] = [];
   input.forEach((raw, index) => {
+    const deep = tooDeepAt(raw);
+    if (deep) {
+      rejected.push(
+        reject(index, `Record ${depthPhrase()}`, { [depthField(deep, '') || '(body)']: depthPhrase() }),
+      );
+      return;
+    }
     if (!validate!(raw)) {
       rejected.push(reject(index, 'Record is invalid', errorDetails(validate!.errors as ErrorObject[])));
       return;
@@ -65,8 +76,9 @@ export function normalizeRecords(
     r.contextSid ??= null;
     r.firewall ??= { blocked: false };
     accepted.push(r as IngestRecord);
+    acceptedIndex.push(index);
   });
-  return { accepted, rejected };
+  return { accepted, rejected, acceptedIndex };
 }
 
 /**

@@ -6,11 +6,17 @@ import { TOPICS } from '../shared/topics.js';
 interface Pending {
   accountSid: string;
   bucketSid: string;
-  records: unknown[];
+  /** each record serialised (JSON), one payload line each */
+  lines: string[];
   waiters: { resolve: () => void; reject: (e: Error) => void }[];
 }
 
 const FLUSH_RECORDS = 2000;
+
+/** What one `publish` call sent: the indexes of the records that could not be serialised. */
+export interface PublishResult {
+  unserialisable: number[];
+}
 
 /**
  * Sends in flight before a lingering batch waits for one of them to finish (up to HOLD_MS): under
@@ -33,7 +39,7 @@ const NEWLINE = 0x0a;
  */
 function messageValue(p: Pending): Buffer {
   const head = JSON.stringify({ v: 2, accountSid: p.accountSid, bucketSid: p.bucketSid });
-  const lines = p.records.map((r) => JSON.stringify(r));
+  const lines = p.lines;
   let size = Buffer.byteLength(head);
   for (const line of lines) size += 1 + Buffer.byteLength(line);
   const value = Buffer.allocUnsafe(size);
@@ -66,17 +72,35 @@ export class RecordPublisher {
     private readonly log: Logger,
   ) {}
 
-  publish(accountSid: string, bucketSid: string, records: unknown[]): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  /**
+   * Queues `records` for the bucket and settles when Kafka acknowledged them. Each record is
+   * serialised here, in the caller's request, one at a time: a record that cannot be (a value
+   * JSON cannot write) is left out and its index in `records` returned in `unserialisable`, so it
+   * fails alone and nothing reaches the linger timer that could throw there.
+   */
+  publish(accountSid: string, bucketSid: string, records: unknown[]): Promise<PublishResult> {
+    const lines: string[] = [];
+    const unserialisable: number[] = [];
+    records.forEach((r, index) => {
+      try {
+        const line = JSON.stringify(r) as string | undefined;
+        if (typeof line === 'string') lines.push(line);
+        else unserialisable.push(index);
+      } catch {
+        unserialisable.push(index);
+      }
+    });
+    if (lines.length === 0) return Promise.resolve({ unserialisable });
+    return new Promise<PublishResult>((resolve, reject) => {
       let p = this.pending.get(bucketSid);
       if (!p) {
-        p = { accountSid, bucketSid, records: [], waiters: [] };
+        p = { accountSid, bucketSid, lines: [], waiters: [] };
         this.pending.set(bucketSid, p);
       }
-      for (const r of records) p.records.push(r);
-      p.waiters.push({ resolve, reject });
+      for (const line of lines) p.lines.push(line);
+      p.waiters.push({ resolve: () => resolve({ unserialisable }), reject });
       if (this.pendingCount === 0) this.pendingSince = Date.now();
-      this.pendingCount += records.length;
+      this.pendingCount += lines.length;
       if (this.pendingCount >= FLUSH_RECORDS || this.opts.lingerMs === 0) this.flush();
       else this.timer ??= setTimeout(() => this.onLinger(), this.opts.lingerMs);
     });

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import pg from 'pg';
@@ -13,7 +14,17 @@ import {
 } from '../fuzz/hostile-variants.js';
 import { mapLimit, rawRequest, type RawResponse } from '../fuzz/raw-http.js';
 import { seedResources, type SeededAccount } from '../fuzz/seed.js';
-import { listAllRequests, makeRecord, newAccount, testEnv, testPool, waitFor } from '../helpers/client.js';
+import { MAX_JSON_DEPTH } from '../../services/shared/json-depth.js';
+import {
+  ingest,
+  listAllRequests,
+  makeRecord,
+  newAccount,
+  testEnv,
+  testPool,
+  waitFor,
+  type TestAccount,
+} from '../helpers/client.js';
 import { TEST_RETENTION_DAYS } from '../helpers/stack-mode.js';
 
 /**
@@ -588,4 +599,249 @@ describe('hostile input on the ingest listener', () => {
     );
     expect(stored).toBe(before + accepted);
   }, 180_000);
+});
+
+/**
+ * Nesting depth (docs/security.md "Limits"): every JSON input nests at most MAX_JSON_DEPTH levels.
+ * A deeper ingest record is rejected alone; any other body is a 400 in the envelope. Beyond the
+ * limit, serialising a record (JSON.stringify) could exhaust the call stack: one such record used
+ * to take the ingest worker down for every tenant.
+ */
+describe('nesting depth', () => {
+  /** `n` arrays nested in each other, as a value (level 1 is the outermost array). */
+  const nested = (n: number): unknown => JSON.parse(deepArrays(n)) as unknown;
+  /**
+   * `value` as JSON text with 5,000 nested arrays in place of every DEEP marker: JSON.stringify
+   * itself cannot write a value that deep (the very failure the limit guards against).
+   */
+  const DEEP = '__deep__';
+  const text = (value: unknown) => JSON.stringify(value).replaceAll(`"${DEEP}"`, deepArrays(5_000));
+  const phrase = `nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays`;
+  const json = (r: RawResponse) =>
+    JSON.parse(r.text) as {
+      accepted?: number;
+      rejected?: {
+        index: number;
+        error: { code: string; message: string; details: Record<string, string> };
+      }[];
+      error?: { code: string; message: string; details: Record<string, string> };
+    };
+
+  /** Pids of the test stack's ingest worker processes (ROLES=ingest children of the service). */
+  function ingestWorkerPids(): number[] {
+    const pids: number[] = [];
+    for (const entry of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      let env: string[];
+      try {
+        env = fs.readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      } catch {
+        continue;
+      }
+      if (env.includes('ROLES=ingest') && env.includes(`DATA_DIR=${testEnv().dataDir}`))
+        pids.push(Number(entry));
+    }
+    return pids.sort((x, y) => x - y);
+  }
+  const exits = () => fs.readFileSync(testEnv().serviceLog, 'utf8').split('ingest process exited').length - 1;
+
+  it('rejects a 5,000-deep record alone, keeps other tenants’ records and never restarts the ingest worker', async () => {
+    const [a, b] = await Promise.all([newAccount(), newAccount()]);
+    const workers = ingestWorkerPids();
+    expect(workers.length).toBeGreaterThan(0);
+    const exitsBefore = exits();
+    const deep = makeRecord({
+      contextSid: 'deep',
+      request: { method: 'POST', path: '/d', body: DEEP },
+    });
+    // The attacker repeats the deep record while another tenant sends ordinary ones at the same moment.
+    const rounds = await Promise.all(
+      Array.from({ length: 5 }, async (_, i) => {
+        const [bad, good] = await Promise.all([
+          rawRequest(testEnv().ingestUrl, {
+            method: 'POST',
+            url: `/v1/buckets/${a.bucketSid}/ingest`,
+            body: text({ records: [makeRecord({ contextSid: `kept-${i}` }), deep] }),
+            headers: { authorization: `Bearer ${a.apiToken}`, 'content-type': 'application/json' },
+          }),
+          ingest(b.bucketSid, b.apiToken, [makeRecord({ contextSid: `other-${i}` })]),
+        ]);
+        return { bad, good };
+      }),
+    );
+    for (const { bad, good } of rounds) {
+      expect([good.status, good.body]).toEqual([202, { accepted: 1, rejected: [] }]);
+      expect([bad.status, JSON.parse(bad.text)]).toEqual([
+        202,
+        {
+          accepted: 1,
+          rejected: [
+            {
+              index: 1,
+              error: {
+                code: 'VALIDATION_ERROR',
+                message: `Record ${phrase}`,
+                details: { 'request.body': phrase },
+              },
+            },
+          ],
+        },
+      ]);
+    }
+    const stored = async (acct: TestAccount, n: number) =>
+      waitFor(
+        async () => {
+          const l = await listAllRequests(acct.apiToken, acct.accountSid, acct.bucketSid);
+          return l.length >= n ? l : undefined;
+        },
+        { timeoutMs: 30_000, what: `${n} records stored` },
+      );
+    expect((await stored(b, 5)).map((r) => r.contextSid).sort()).toEqual(
+      Array.from({ length: 5 }, (_, i) => `other-${i}`),
+    );
+    expect((await stored(a, 5)).map((r) => r.contextSid).sort()).toEqual(
+      Array.from({ length: 5 }, (_, i) => `kept-${i}`),
+    );
+    // The same worker processes serve, and none exited in between.
+    expect(ingestWorkerPids()).toEqual(workers);
+    expect(exits()).toBe(exitsBefore);
+  }, 120_000);
+
+  it('counts the limit from the record: 64 levels are stored, 65 are rejected', async () => {
+    const a = await newAccount();
+    // The record is level 1, `request` level 2: a body of 62 levels makes 64, of 63 makes 65.
+    const atLimit = makeRecord({
+      contextSid: 'at-limit',
+      request: { method: 'GET', path: '/l', body: nested(62) },
+    });
+    const over = makeRecord({ contextSid: 'over', request: { method: 'GET', path: '/l', body: nested(63) } });
+    const r = await ingest(a.bucketSid, a.apiToken, [atLimit, over]);
+    expect([r.status, r.body.accepted, r.body.rejected.map((x) => x.index)]).toEqual([202, 1, [1]]);
+    const [one] = await waitFor(
+      async () => {
+        const l = await listAllRequests(a.apiToken, a.accountSid, a.bucketSid);
+        return l.length ? l : undefined;
+      },
+      { timeoutMs: 30_000, what: 'the record at the limit' },
+    );
+    expect(one!.contextSid).toBe('at-limit');
+    expect((one!.request as { body: unknown }).body).toEqual(nested(62));
+  }, 60_000);
+
+  it('answers the SDK wire format per call: one deep call is a 400, a deep call in an array is rejected alone', async () => {
+    const a = await newAccount();
+    const call = (body: unknown) => ({
+      request: { method: 'POST', url: 'https://api.example.com/sdk', headers: {}, body },
+      response: { status: 200, headers: {}, responseTime: 3 },
+    });
+    const send = (body: unknown) =>
+      rawRequest(testEnv().ingestUrl, {
+        method: 'POST',
+        url: '/',
+        body: text(body),
+        headers: {
+          authorization: `Bearer ${a.apiToken}`,
+          'api-traffic-bucket-sid': a.bucketSid,
+          'content-type': 'application/json',
+        },
+      });
+    let r = await send(call(DEEP));
+    expect([r.status, json(r).error]).toEqual([
+      400,
+      { code: 'VALIDATION_ERROR', message: `Call ${phrase}`, details: { 'request.body': phrase } },
+    ]);
+    r = await send([call(DEEP), call({ ok: true })]);
+    expect([r.status, json(r).accepted, json(r).rejected?.map((x) => [x.index, x.error.message])]).toEqual([
+      202,
+      1,
+      [[0, `Call ${phrase}`]],
+    ]);
+  }, 60_000);
+
+  it('refuses deep event metadata, workflow bodies, automation data and rule preview samples with a 400', async () => {
+    const a = await newAccount();
+    const base = `/v1/accounts/${a.accountSid}`;
+    const wf = `${base}/environments/prod01/buckets/${a.bucketSid}/workflows`;
+    const workflow = (action: Record<string, unknown>) => ({
+      name: 'deep',
+      trigger: { type: 'error', conditions: [{ statusCode: 500 }] },
+      actions: [action],
+    });
+    const cases: [string, string, unknown, string][] = [
+      [
+        'event metadata',
+        `${base}/events`,
+        { type: 'custom', name: 'n', metadata: { tree: DEEP } },
+        'body.metadata.tree',
+      ],
+      [
+        'webhook body',
+        wf,
+        workflow({
+          type: 'webhook',
+          config: { url: 'https://hooks.example.test/in', body: { x: DEEP } },
+        }),
+        'body.actions.0.config.body',
+      ],
+      [
+        'automation data',
+        wf,
+        workflow({
+          type: 'automation',
+          config: { flow_id: 'f', webhook_url: 'https://auto.example.test/f', data: DEEP },
+        }),
+        'body.actions.0.config.data',
+      ],
+      ['workflow preview', `${wf}/preview`, { configs: [{ body: DEEP }] }, 'body.configs.0.body'],
+      [
+        'redaction preview',
+        `${base}/redactions/preview`,
+        {
+          rule: { fieldPath: '$.request.body', redactionType: 'mask' },
+          record: makeRecord({ request: { method: 'GET', path: '/p', body: DEEP } }),
+        },
+        'body.record.request.body',
+      ],
+      [
+        'exclusion preview',
+        `${base}/exclusions/preview`,
+        {
+          rule: { pathPattern: '/p', method: 'GET' },
+          record: makeRecord({ request: { method: 'GET', path: '/p', body: DEEP } }),
+        },
+        'body.record.request.body',
+      ],
+    ];
+    for (const [label, url, body, field] of cases) {
+      const r = await rawRequest(testEnv().apiUrl, {
+        method: 'POST',
+        url,
+        body: text(body),
+        headers: { authorization: `Bearer ${a.apiToken}`, 'content-type': 'application/json' },
+      });
+      expect([label, r.status, json(r).error]).toEqual([
+        label,
+        400,
+        { code: 'VALIDATION_ERROR', message: `The body ${phrase}`, details: { [field]: phrase } },
+      ]);
+    }
+  }, 60_000);
+
+  it('refuses a deep OTLP/JSON export with a 400 in the envelope', async () => {
+    const a = await newAccount();
+    const r = await rawRequest(testEnv().ingestUrl, {
+      method: 'POST',
+      url: '/v1/traces',
+      body: text({ resourceSpans: [], extension: DEEP }),
+      headers: {
+        authorization: `Bearer ${a.apiToken}`,
+        'content-type': 'application/json',
+        'x-tapline-bucket': a.bucketSid,
+      },
+    });
+    expect([r.status, json(r).error]).toEqual([
+      400,
+      { code: 'VALIDATION_ERROR', message: `The body ${phrase}`, details: { 'body.extension': phrase } },
+    ]);
+  }, 60_000);
 });

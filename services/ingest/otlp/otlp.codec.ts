@@ -1,5 +1,6 @@
 import protobuf from 'protobufjs';
 import { validation } from '../../shared/errors.js';
+import { depthError } from '../../shared/json-depth.js';
 import { OTLP_TRACE_DESCRIPTOR } from './otlp.descriptor.js';
 
 /** The two OTLP/HTTP encodings (OTLP specification, "OTLP/HTTP Request"). */
@@ -92,7 +93,8 @@ function idsFromHex(body: unknown): void {
  * Decodes an ExportTraceServiceRequest with protobufjs from the vendored OTLP definitions. JSON
  * goes through `fromObject` after its hex ids become bytes, so both encodings yield the same
  * messages (int64 strings or numbers as Long, enum names or numbers as numbers; unknown fields
- * are ignored, as the specification asks). Anything undecodable is a 400.
+ * are ignored, as the specification asks). Anything undecodable is a 400, as is JSON nesting
+ * deeper than MAX_JSON_DEPTH levels.
  */
 export function decodeExportRequest(body: Buffer, encoding: OtlpEncoding): ExportTraceServiceRequest {
   try {
@@ -103,6 +105,8 @@ export function decodeExportRequest(body: Buffer, encoding: OtlpEncoding): Expor
     if (json === null || typeof json !== 'object' || Array.isArray(json)) {
       throw validation('Body is not an OTLP ExportTraceServiceRequest (a JSON object)');
     }
+    const deep = depthError(json, 'The body', 'body');
+    if (deep) throw deep;
     idsFromHex(json);
     return RequestType.fromObject(json as Record<string, unknown>) as unknown as ExportTraceServiceRequest;
   } catch (err) {

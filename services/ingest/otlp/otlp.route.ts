@@ -166,9 +166,16 @@ export function registerOtlpRoute(
           }
           if (normalized.accepted.length) {
             publishes.push(
-              publisher.publish(bucket.accountSid, bucket.sid, normalized.accepted).then(async () => {
-                if (!bucket.appIsConnected) await buckets.markConnected(bucket);
-              }),
+              publisher
+                .publish(bucket.accountSid, bucket.sid, normalized.accepted)
+                .then(async ({ unserialisable }) => {
+                  if (unserialisable.length) {
+                    rejected += unserialisable.length;
+                    reasons.push(`${unserialisable.length} spans cannot be serialised as JSON`);
+                  }
+                  if (unserialisable.length < normalized.accepted.length && !bucket.appIsConnected)
+                    await buckets.markConnected(bucket);
+                }),
             );
           }
         }
