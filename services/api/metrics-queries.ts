@@ -150,7 +150,10 @@ function blocksOf(
 /**
  * Each table aggregated on its own, `UNION ALL`: a rollup SELECT over `b.rollup` and a
  * requests_minute SELECT over `b.minutes`, each `GROUP BY` its own keys; a branch without blocks is
- * left out (an empty range answers no rows). The two results are added up by the caller: in
+ * left out (an empty range answers no rows). A UNION ALL takes its column names from its first
+ * SELECT, and either branch may be the first (or the only) one, so both name every column with the
+ * same aliases: a range without a whole 10-minute block, or one narrowed by endpoint or method,
+ * reads only requests_minute. The two results are added up by the caller: in
  * JavaScript for counts (summary, throughput, errors), in an outer query for duration histograms.
  * It is cheaper for the count endpoints than one GROUP BY over the rows of both tables with an
  * `ARRAY JOIN` turning every requests_minute row into one row per rollup dimension (docs/metrics.md,
@@ -199,7 +202,10 @@ export function summarySql(s: MetricsScope): Sql {
         where: "dim IN ('method', 'status', 'endpoint')",
         groupBy: 'dim, value',
       },
-      { select: `1, method, endpoint, status_code, ${sums}`, groupBy: 'method, status_code, endpoint' },
+      {
+        select: `1 AS src, method AS k, endpoint AS v, status_code AS code, ${sums}`,
+        groupBy: 'method, status_code, endpoint',
+      },
     )}
       ${QUERY_SETTINGS}`,
     query_params: b.params,
@@ -300,7 +306,10 @@ export function errorsSql(s: MetricsScope): Sql {
         where: "dim IN ('endpoint', 'error')",
         groupBy: 'dim, value',
       },
-      { select: `1, '', endpoint, status_code, ${sums}`, groupBy: 'status_code, endpoint' },
+      {
+        select: `1 AS src, '' AS k, endpoint AS v, status_code AS code, ${sums}`,
+        groupBy: 'status_code, endpoint',
+      },
     )}
       ${QUERY_SETTINGS}`,
     query_params: b.params,
