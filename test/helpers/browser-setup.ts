@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { buildWebIfChanged } from '../../infra/web-build.js';
 import type { TestProject } from 'vitest/node';
 import { ROOT } from './service-process.js';
 import { startTestStack, type TestStack } from './test-stack.js';
@@ -27,11 +27,8 @@ let stack: TestStack | undefined;
 export async function setup(project: TestProject): Promise<void> {
   // NOTE: NODE_ENV=production as for `npm start`: under vitest it is `test`, which makes Vite bundle
   // React's development build (StrictMode double effects, dev-only warnings) instead of the real one.
-  execFileSync('npm', ['run', '--silent', 'build:web'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, NODE_ENV: 'production' },
-  });
+  // Built only when web/ changed since the last build (infra/web-build.ts), as `npm start` does.
+  buildWebIfChanged(ROOT, { quiet: true, env: { ...process.env, NODE_ENV: 'production' } });
   stack = await startTestStack('browser', { DEMO_ACCOUNT: 'false' });
   project.provide('browserEnv', {
     apiUrl: stack.service.apiUrl,
