@@ -127,9 +127,9 @@ export class OutboundGuard {
         answers = await this.resolve(host);
       } catch (err) {
         const code = (err as { code?: string }).code ?? (err as Error).message;
-        throw new DnsError(`cannot resolve ${host}: ${code}`, code === 'EAI_AGAIN');
+        throw new DnsError(`cannot resolve ${host}: ${code}`);
       }
-      if (answers.length === 0) throw new DnsError(`cannot resolve ${host}: no address`, false);
+      if (answers.length === 0) throw new DnsError(`cannot resolve ${host}: no address`);
     }
     // NOTE: every answer must pass, not just the first: an attacker's DNS can mix a public and a
     // private address and let the connecting side pick the private one.
@@ -146,12 +146,14 @@ export class OutboundGuard {
   }
 }
 
-/** DNS failure; `retryable` for temporary resolver errors (EAI_AGAIN). */
+/**
+ * DNS failure. Every kind is retried like other network errors (ACTION_MAX_ATTEMPTS bounds it):
+ * a name that does not resolve now (ENOTFOUND, no address) often does a minute later, e.g. a record
+ * still propagating or a resolver answering NXDOMAIN while it is overloaded.
+ */
 export class DnsError extends Error {
-  constructor(
-    message: string,
-    readonly retryable: boolean,
-  ) {
+  readonly retryable = true;
+  constructor(message: string) {
     super(message);
     this.name = 'DnsError';
   }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ActionError } from '../../services/actions/action.errors.js';
 import { parseActions } from '../../services/actions/action.executors.js';
-import { checkStatus } from '../../services/actions/http.sender.js';
+import { checkStatus, sendHttp } from '../../services/actions/http.sender.js';
+import { OutboundGuard } from '../../services/actions/outbound-guard.js';
 import { MailSender } from '../../services/actions/mail.sender.js';
 
 describe('action runner building blocks', () => {
@@ -44,6 +45,28 @@ describe('action runner building blocks', () => {
       'final',
       'final',
     ]);
+  });
+
+  it('retries a webhook whose host name does not resolve (NXDOMAIN, no address, resolver busy)', async () => {
+    for (const [code, answers] of [
+      ['ENOTFOUND', undefined],
+      ['EAI_AGAIN', undefined],
+      ['no address', []],
+    ] as const) {
+      // A resolver outside the system: it fails as the system's would for an unknown name.
+      const guard = new OutboundGuard([], async () => {
+        if (answers) return [...answers];
+        throw Object.assign(new Error('lookup failed'), { code });
+      });
+      const err = await sendHttp(
+        { method: 'POST', url: 'http://hooks.example.test/x', headers: {}, body: '{}' },
+        guard,
+        new AbortController().signal,
+      ).catch((e: unknown) => e);
+      expect(err, code).toBeInstanceOf(ActionError);
+      expect((err as ActionError).message, code).toContain('cannot resolve hooks.example.test');
+      expect((err as ActionError).retryable, code).toBe(true);
+    }
   });
 
   it('fails an email action with a clear, final error when SMTP_URL is not set', async () => {

@@ -105,6 +105,26 @@ describe('each predefined value type at each level, by hand', () => {
     expect(run('partial')).toBe('user=jane&password=[REDACTED:password]&remember=1');
     expect(run('mask')).toBe('user=jane&password=*******&remember=1');
   });
+  it('cookie headers claimed by the password key rule read [REDACTED:cookie]; other keys keep password', () => {
+    const rec: SensitiveTarget = {
+      request: {
+        method: 'GET',
+        path: '/t',
+        headers: { Cookie: 'sid=abc123; theme=dark', 'X-Api-Key': 'k1' },
+      },
+      response: { statusCode: 200, headers: { 'set-cookie': ['sid=abc123; HttpOnly', 'a=b'] } },
+    };
+    for (const level of ['full', 'partial'] as const) {
+      const out = redactSensitive(rec, compileSensitiveRules([{ sid: 'p', type: 'password', level }]));
+      expect(out.record.request.headers, level).toEqual({
+        Cookie: '[REDACTED:cookie]',
+        'X-Api-Key': '[REDACTED:password]',
+      });
+      expect(out.record.response?.headers, level).toEqual({
+        'set-cookie': ['[REDACTED:cookie]', '[REDACTED:cookie]'],
+      });
+    }
+  });
 });
 
 describe('the corpus: every scope and body type, all predefined types, level full', () => {
@@ -192,7 +212,7 @@ describe('the corpus: every scope and body type, all predefined types, level ful
       response: {
         statusCode: 201,
         headers: {
-          'set-cookie': '[REDACTED:password]',
+          'set-cookie': '[REDACTED:cookie]',
           'x-support': 'mail [REDACTED:email] or call [REDACTED:phone]',
           date: 'Wed, 25 Nov 2026 06:13:46 GMT',
         },

@@ -247,6 +247,15 @@ function redactBody(body: unknown, contentType: string, plan: Plan, hit: Hit): u
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/**
+ * The label a claimed header's value reads as: `Cookie` and `Set-Cookie` hold session cookies, not
+ * a password, so the `password` key rule labels them `[REDACTED:cookie]`; the change keeps the
+ * rule's type.
+ */
+function headerLabel(km: KeyMatcher, name: string): string {
+  return km.detector?.type === 'password' && /(?:^|-)cookie$/i.test(name) ? 'cookie' : km.type;
+}
+
 function redactHeaders(headers: Record<string, unknown>, plan: Plan, hit: Hit): Record<string, unknown> {
   let out: Record<string, unknown> | null = null;
   for (const name of Object.keys(headers)) {
@@ -254,7 +263,8 @@ function redactHeaders(headers: Record<string, unknown>, plan: Plan, hit: Hit): 
     const km = plan.keys.length ? keyMatch(plan, name) : null;
     let next: unknown = v;
     if (km) {
-      next = Array.isArray(v) ? v.map((x) => redactWhole(x, km)) : redactWhole(v, km);
+      const label = headerLabel(km, name);
+      next = Array.isArray(v) ? v.map((x) => redactWhole(x, km, label)) : redactWhole(v, km, label);
       if (next !== v) hit(name, km.type);
     } else if (typeof v === 'string') next = scanFree(v, plan, name, hit);
     else if (Array.isArray(v))

@@ -179,13 +179,14 @@ function maskDeep(v: unknown, depth = 0): unknown {
  * The redacted form of a whole field value claimed by a key matcher: null/undefined stay (nothing
  * to hide). `full` gives the string `[REDACTED:type]` whatever the value; `mask` keeps the shape
  * (scalars become masked strings); `partial` applies the type's partial rule to a string value
- * (`password` and custom key types: the same as `full`) and masks anything else.
+ * (`password` and custom key types: the same as `full`) and masks anything else. `label` names
+ * the value in `[REDACTED:label]` when it is more precise than the rule's type (a cookie header).
  */
-export function redactWhole(v: unknown, m: KeyMatcher): unknown {
+export function redactWhole(v: unknown, m: KeyMatcher, label = m.type): unknown {
   if (v === null || v === undefined) return v;
-  if (m.level === 'full') return fullText(m.type);
+  if (m.level === 'full') return fullText(label);
   if (m.level === 'mask') return maskDeep(v);
-  if (m.detector === null || m.detector.type === 'password') return fullText(m.type);
+  if (m.detector === null || m.detector.type === 'password') return fullText(label);
   return typeof v === 'string' ? m.detector.keepPartial(v) : maskDeep(v);
 }
 
