@@ -311,6 +311,8 @@ function wrongTypeValue(schema: JsonSchema): unknown {
 }
 
 const DEEP = 10_000;
+/** Nesting of a hostile field value: about 10 KB, deep enough to exhaust a recursive walk. */
+const FIELD_DEEP = 5_000;
 export const deepArrays = (n = DEEP) => '['.repeat(n) + ']'.repeat(n);
 export const deepObjects = (n = DEEP) => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
 
@@ -439,9 +441,11 @@ export function hostileCases(ep: Endpoint, doc: OpenApiDoc, ctx: CaseContext): H
     const with_ = (v: unknown) => JSON.stringify({ ...obj, [key]: v });
     const wrong = wrongTypeValue(field);
     if (wrong !== undefined) add(`body ${key} wrong type`, 'reject', goodPath, with_(wrong));
+    // Every body nests at most MAX_JSON_DEPTH (64) levels, free-form fields (event metadata,
+    // webhook bodies, automation data, preview samples) included: 5,000 levels is refused.
     const deep = (text: string) => with_('__DEEP__').replace('"__DEEP__"', text);
-    add(`body ${key} deep arrays`, 'any', goodPath, deep(deepArrays(2000)));
-    add(`body ${key} deep objects`, 'any', goodPath, deep(deepObjects(2000)));
+    add(`body ${key} deep arrays`, 'reject', goodPath, deep(deepArrays(FIELD_DEEP)));
+    add(`body ${key} deep objects`, 'reject', goodPath, deep(deepObjects(FIELD_DEEP)));
     const t = types(field);
     if (t.includes('string') || !t.length) {
       add(`body ${key} nul`, 'any', goodPath, with_('a\u0000b'));
@@ -474,5 +478,108 @@ export function hostileCases(ep: Endpoint, doc: OpenApiDoc, ctx: CaseContext): H
       );
     }
   }
+  return cases;
+}
+
+/** One hostile request to the ingest listener (not in the OpenAPI document) and what it must get. */
+export interface IngestDeepCase {
+  label: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  /** 400 in the envelope, or 202 with exactly these indexes rejected (the others accepted) */
+  expect: { status: 400 } | { status: 202; rejected: number[]; accepted: number };
+}
+
+/**
+ * Deep nesting (FIELD_DEEP levels) in every JSON input of the ingest listener: each free-form
+ * place of a batch record and of an SDK wire-format call, and an OTLP/JSON export. `good` is a
+ * valid batch record, `call` a valid SDK call, `otlp` a valid OTLP/JSON export (as values); the
+ * deep value is put in place of a marker in their JSON text, since JSON.stringify cannot write it.
+ */
+export function ingestDeepCases(
+  bucketSid: string,
+  good: Record<string, unknown>,
+  call: Record<string, unknown>,
+  otlp: Record<string, unknown>,
+): IngestDeepCase[] {
+  const MARK = '__deep__';
+  const text = (v: unknown, deep: string) => JSON.stringify(v).replaceAll(`"${MARK}"`, deep);
+  const json = { 'content-type': 'application/json' };
+  const sdkHeaders = { ...json, 'api-traffic-bucket-sid': bucketSid };
+  const at = (v: Record<string, unknown>, part: string, key: string) => ({
+    ...v,
+    [part]: { ...(v[part] as Record<string, unknown>), [key]: MARK },
+  });
+  const places: [string, Record<string, unknown>][] = [
+    ['request.body', at(good, 'request', 'body')],
+    ['response.body', at(good, 'response', 'body')],
+    ['request.headers value', at(good, 'request', 'headers')],
+    ['request.queryString', at(good, 'request', 'queryString')],
+    ['tags', { ...good, tags: MARK }],
+    ['unknown field', { ...good, zzDeep: MARK }],
+    ['the record itself', MARK as unknown as Record<string, unknown>],
+  ];
+  const cases: IngestDeepCase[] = [];
+  for (const [where, record] of places) {
+    for (const [kind, deep] of [
+      ['arrays', deepArrays(FIELD_DEEP)],
+      ['objects', deepObjects(FIELD_DEEP)],
+    ] as const) {
+      cases.push({
+        label: `batch: ${where}, deep ${kind}`,
+        url: `/v1/buckets/${bucketSid}/ingest`,
+        headers: json,
+        body: text({ records: [good, record] }, deep),
+        expect: { status: 202, rejected: [1], accepted: 1 },
+      });
+    }
+  }
+  const callPlaces: [string, Record<string, unknown>][] = [
+    ['request.body', at(call, 'request', 'body')],
+    ['response.body', at(call, 'response', 'body')],
+    ['request.headers', at(call, 'request', 'headers')],
+    ['tags', { ...call, tags: MARK }],
+    ['traces', { ...call, traces: [MARK] }],
+  ];
+  for (const [where, deepCall] of callPlaces) {
+    cases.push({
+      label: `SDK call: ${where}`,
+      url: '/',
+      headers: sdkHeaders,
+      body: text(deepCall, deepArrays(FIELD_DEEP)),
+      expect: { status: 400 },
+    });
+    cases.push({
+      label: `SDK call array: ${where}`,
+      url: '/',
+      headers: sdkHeaders,
+      body: text([deepCall, call], deepArrays(FIELD_DEEP)),
+      expect: { status: 202, rejected: [0], accepted: 1 },
+    });
+  }
+  const otlpHeaders = { ...json, 'x-tapline-bucket': bucketSid };
+  // An attribute value nesting arrayValue in arrayValue (three JSON levels per step).
+  const anyValue =
+    '{"arrayValue":{"values":['.repeat(FIELD_DEEP / 2) + '{"stringValue":"x"}' + ']}}'.repeat(FIELD_DEEP / 2);
+  cases.push(
+    {
+      label: 'OTLP/JSON: unknown field',
+      url: '/v1/traces',
+      headers: otlpHeaders,
+      body: text({ ...otlp, zzDeep: MARK }, deepArrays(FIELD_DEEP)),
+      expect: { status: 400 },
+    },
+    {
+      label: 'OTLP/JSON: attribute value',
+      url: '/v1/traces',
+      headers: otlpHeaders,
+      body: JSON.stringify(otlp).replace(
+        '"attributes":[',
+        `"attributes":[{"key":"zz.deep","value":${anyValue}},`,
+      ),
+      expect: { status: 400 },
+    },
+  );
   return cases;
 }

@@ -8,6 +8,7 @@ import {
   endpoints,
   fillPath,
   hostileCases,
+  ingestDeepCases,
   SQL_FRAGMENTS,
   type HostileCase,
   type OpenApiDoc,
@@ -826,6 +827,69 @@ describe('nesting depth', () => {
       ]);
     }
   }, 60_000);
+
+  it('refuses deep nesting in every free-form place of the ingest listener’s inputs (fuzz corpus)', async () => {
+    const a = await newAccount();
+    const ms = Date.now() - 1000;
+    const otlp = {
+      resourceSpans: [
+        {
+          resource: { attributes: [{ key: 'service.name', value: { stringValue: 'deep' } }] },
+          scopeSpans: [
+            {
+              spans: [
+                {
+                  traceId: '5b8efff798038103d269b633813fc60c',
+                  spanId: 'eee19b7ec3c1b174',
+                  name: 'GET /deep',
+                  kind: 2,
+                  startTimeUnixNano: `${ms}000000`,
+                  endTimeUnixNano: `${ms + 5}000000`,
+                  attributes: [
+                    { key: 'http.request.method', value: { stringValue: 'GET' } },
+                    { key: 'url.path', value: { stringValue: '/deep' } },
+                    { key: 'http.response.status_code', value: { intValue: '200' } },
+                  ],
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    const call = {
+      request: { method: 'GET', url: 'https://api.example.com/deep', headers: {}, body: null },
+      response: { status: 200, headers: {}, body: null, responseTime: 3 },
+      tags: [],
+    };
+    const cases = ingestDeepCases(a.bucketSid, makeRecord(), call, otlp);
+    expect(cases.length).toBeGreaterThanOrEqual(20);
+    for (const c of cases) {
+      const r = await rawRequest(testEnv().ingestUrl, {
+        method: 'POST',
+        url: c.url,
+        body: c.body,
+        headers: { ...c.headers, authorization: `Bearer ${a.apiToken}` },
+      });
+      if (c.expect.status === 400) {
+        expect([c.label, r.status, isEnvelope(r.text), json(r).error?.message]).toEqual([
+          c.label,
+          400,
+          true,
+          expect.stringContaining(phrase),
+        ]);
+      } else {
+        const answer = json(r);
+        expect([c.label, r.status, answer.accepted, answer.rejected?.map((x) => x.index)]).toEqual([
+          c.label,
+          202,
+          c.expect.accepted,
+          c.expect.rejected,
+        ]);
+        expect(answer.rejected?.[0]?.error.message, c.label).toMatch(phrase);
+      }
+    }
+  }, 120_000);
 
   it('refuses a deep OTLP/JSON export with a 400 in the envelope', async () => {
     const a = await newAccount();
