@@ -232,7 +232,7 @@ export function previewRedaction(
     (sensitive !== null && sensitive.plansFor(env) !== null);
   const before = structuredClone(sample);
   const res = redactStep(structuredClone(sample), ctx);
-  const after = res.kind === 'drop' || res.kind === 'dlq' ? before : res.record;
+  const after = res.kind === 'ok' ? res.record : before;
   const changes = diffValues(before, after).filter((c) => !isBookkeeping(c));
   return { applies, changed: changes.length > 0, before, after, changes };
 }
@@ -278,7 +278,7 @@ export function previewExclusion(
   const req = sample.request;
   const sc = sample.response?.statusCode;
   return {
-    excluded: res.kind === 'drop' && res.excluded === true,
+    excluded: res.kind === 'exclude',
     applies,
     compared: {
       method: typeof req.method === 'string' ? req.method.toUpperCase() : '',

@@ -2,7 +2,8 @@ import { LINE_OK, lineMembers } from './sensitive/prefilter.js';
 import type { StoredRecord } from './pipeline.js';
 
 /**
- * Reusing a record's received line when Shape A looked at it (services/processor/requests.sink.ts).
+ * Reusing a record's received line when rules looked at its content or the steps replaced members
+ * of its parts (the sink's encoder, record-encoder.ts).
  * One pass over the line (`lineMembers`, WebAssembly) tells whether any object in it repeats a key
  * and where each member of `request` and `response` lies.
  *
@@ -17,9 +18,9 @@ export function lineStorable(line: Buffer): boolean {
 
 /**
  * The stored text of a record whose steps replaced members of `request` / `response` with new
- * values in copies of those objects (Shape A redaction): the received line with each replaced
- * member's value written in place, so the rest (the bodies, most of a record's bytes) is copied
- * as received instead of escaped again. Undefined (the sink serialises the record) when the line
+ * values in copies of those objects (redaction, or any step's rewrite): the received line with
+ * each replaced member's value written in place, so the rest (the bodies, most of a record's
+ * bytes) is copied as received instead of escaped again. Undefined (the sink serialises the record) when the line
  * repeats a key, has an escaped key, or does not hold a replaced member where the parse found it.
  * `insert` (the sink's added top-level fields) is written at its byte offset in the same copy.
  */

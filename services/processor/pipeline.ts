@@ -2,19 +2,18 @@ import type { ActionJob } from '../../schemas/action-job.schema.js';
 import { NO_RULES, type BucketRules } from './compiled-rules.js';
 
 /**
- * Pipeline steps return a result instead of throwing (PostHog's ingestion model) and say what they
- * did to the record, so the sink can decide how to store it:
- * - `ok`: content kept as received; `added` names the top-level fields the step set (`endpoint`,
- *   `workflowExecutions`), which the sink adds to the record's own JSON line;
- * - `changed`: content rewritten (redaction): the sink serialises the record, or, when every
- *   changing step only replaced `request` / `response` by copies (`replacedParts`), writes the
- *   new values into the line where it can prove their place (line-splice.ts);
- * - `drop` ends it silently with a reason, `exclude` drops it as an exclusion rule match (counted);
- * - `dlq` sends it to the dead-letter topic.
- * A step that rewrites content and returns `ok` loses its change whenever the line is stored as
- * received. Throwing means an infrastructure failure: do not commit, retry. Side effects are data,
- * not calls: a step that wants an action job run returns it in `jobs`, and the sink produces the
- * jobs of a block after its insert and before its offset commit.
+ * Pipeline steps are copy-on-write functions: they never change the record they are given (nor
+ * any object it holds) and return a result instead of throwing (PostHog's ingestion model):
+ * - `ok(record, {jobs})`: the record to carry on with, the one received or a copy holding the
+ *   step's changes (`{...record, field}`, a part copied before one of its members is replaced);
+ * - `exclude(ruleSid)`: dropped by an exclusion rule (counted per bucket in `excluded_minute`);
+ * - `drop(reason)`: dropped silently, for one of the reasons of `DropReason`;
+ * - `dlq(reason)`: sent to the dead-letter topic with the reason.
+ * How the record is stored is the sink's business: its encoder (record-encoder.ts) compares what
+ * the steps returned with what was received and reuses the received line wherever it can. A
+ * thrown error is a step failure: the record goes to the dead-letter topic with it. Side effects
+ * are data, not calls: a step that wants an action job run returns it in `jobs`, and the sink
+ * produces the jobs of a block after its insert and before its offset commit.
  */
 export type StoredRecord = Record<string, unknown> & {
   sid: string;
@@ -28,50 +27,46 @@ export type StoredRecord = Record<string, unknown> & {
   endpoint?: string;
 };
 
-/** What a kept or changed record carries on besides itself. */
-export interface StepReport {
+/**
+ * Why a record is dropped without being stored: `excluded` (an exclusion rule matched; a step
+ * says so with `exclude(ruleSid)`), `repeat` (its sid was stored recently from the same bucket:
+ * a client retry or a producer repeat, found by the sink). These are the `reason` labels of the
+ * processor's dropped-records counter (docs/processing.md).
+ */
+export const DROP_REASONS = ['excluded', 'repeat'] as const;
+export type DropReason = (typeof DROP_REASONS)[number];
+
+export interface Kept {
+  kind: 'ok';
+  record: StoredRecord;
   jobs?: ActionJob[];
-  /** top-level fields the step set on the record */
-  added?: readonly string[];
-  /**
-   * `changed` only: the step's change is `request` / `response` replaced by copies holding the new
-   * values (the received objects untouched) plus the `added` fields, so the sink may write the new
-   * values into the received line (line-splice.ts) instead of serialising the record.
-   */
-  replacedParts?: boolean;
-  /**
-   * A rule read the parsed record: its stored line must not hold a value the parse dropped (a
-   * repeated key), so the sink checks the line before storing it as received (line-splice.ts).
-   */
-  checkLine?: boolean;
 }
-
-export type StepResult =
-  | ({ kind: 'ok' | 'changed'; record: StoredRecord } & StepReport)
-  | { kind: 'drop'; reason: string; excluded?: boolean }
-  | { kind: 'dlq'; reason: string };
-
-function kept(kind: 'ok' | 'changed', record: StoredRecord, report?: StepReport): StepResult {
-  const res: StepResult = { kind, record };
-  if (report?.jobs?.length) res.jobs = report.jobs;
-  if (report?.added?.length) res.added = report.added;
-  if (kind === 'changed' && report?.replacedParts) res.replacedParts = true;
-  if (report?.checkLine) res.checkLine = true;
-  return res;
+export interface Excluded {
+  kind: 'exclude';
+  ruleSid: string;
 }
+export interface Dropped {
+  kind: 'drop';
+  reason: DropReason;
+}
+export interface DeadLettered {
+  kind: 'dlq';
+  reason: string;
+}
+export type StepResult = Kept | Excluded | Dropped | DeadLettered;
 
-export const ok = (record: StoredRecord, report?: StepReport): StepResult => kept('ok', record, report);
-/** The step rewrote the record's content: the sink serialises the record instead of reusing its line. */
-export const changed = (record: StoredRecord, report?: StepReport): StepResult =>
-  kept('changed', record, report);
-export const drop = (reason: string): StepResult => ({ kind: 'drop', reason });
+/**
+ * What the steps came to: a step's result, where a dead letter carries the record as the steps
+ * before it left it (redacted when redaction ran), which is what the dead-letter topic receives.
+ */
+export type PipelineResult = Kept | Excluded | Dropped | (DeadLettered & { record: StoredRecord });
+
+export const ok = (record: StoredRecord, report?: { jobs?: ActionJob[] }): Kept =>
+  report?.jobs?.length ? { kind: 'ok', record, jobs: report.jobs } : { kind: 'ok', record };
 /** Dropped by an exclusion rule: never stored, counted per bucket (`excluded_minute`). */
-export const exclude = (ruleSid: string): StepResult => ({
-  kind: 'drop',
-  reason: `excluded by ${ruleSid}`,
-  excluded: true,
-});
-export const dlq = (reason: string): StepResult => ({ kind: 'dlq', reason });
+export const exclude = (ruleSid: string): Excluded => ({ kind: 'exclude', ruleSid });
+export const drop = (reason: DropReason): Dropped => ({ kind: 'drop', reason });
+export const dlq = (reason: string): DeadLettered => ({ kind: 'dlq', reason });
 
 export interface StepContext {
   accountSid: string;
@@ -87,27 +82,24 @@ export function baseContext(accountSid: string, bucketSid: string): StepContext 
 export type Step = (record: StoredRecord, ctx: StepContext) => StepResult;
 
 /**
- * Runs the steps in order until one drops or dead-letters the record. The result is `changed` when
- * any step changed it, with every step's jobs and added fields (each field named once).
+ * Runs the steps in order until one excludes, drops or dead-letters the record; a step that
+ * throws dead-letters it (`pipeline step failed: …`). An `ok` result carries the last step's
+ * record and every step's jobs in order.
  */
-export function runSteps(record: StoredRecord, ctx: StepContext, steps: readonly Step[]): StepResult {
+export function runSteps(record: StoredRecord, ctx: StepContext, steps: readonly Step[]): PipelineResult {
   let current = record;
   let jobs: ActionJob[] | undefined;
-  let added: string[] | undefined;
-  let anyChanged = false;
-  let replacedParts = true;
-  let checkLine = false;
   for (const step of steps) {
-    const res = step(current, ctx);
-    if (res.kind !== 'ok' && res.kind !== 'changed') return res;
-    current = res.record;
-    if (res.kind === 'changed') {
-      anyChanged = true;
-      if (!res.replacedParts) replacedParts = false;
+    let res: StepResult;
+    try {
+      res = step(current, ctx);
+    } catch (err) {
+      return { kind: 'dlq', reason: `pipeline step failed: ${(err as Error).message}`, record: current };
     }
-    if (res.checkLine) checkLine = true;
+    if (res.kind === 'dlq') return { ...res, record: current };
+    if (res.kind !== 'ok') return res;
+    current = res.record;
     if (res.jobs) jobs = jobs ? [...jobs, ...res.jobs] : res.jobs;
-    if (res.added) for (const f of res.added) if (!added?.includes(f)) (added ??= []).push(f);
   }
-  return kept(anyChanged ? 'changed' : 'ok', current, { jobs, added, replacedParts, checkLine });
+  return jobs ? { kind: 'ok', record: current, jobs } : { kind: 'ok', record: current };
 }

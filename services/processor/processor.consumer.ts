@@ -10,14 +10,8 @@ import { BlockSource, HOLD_BYTES, HOLD_FLUSH_MULTIPLE, type Block } from './bloc
 import { compileProcessorRules, NO_RULES, type ProcessorRules } from './compiled-rules.js';
 import { Decoder } from './decoder.js';
 import { ExcludedWriter } from './excluded.writer.js';
-import {
-  baseContext,
-  runSteps,
-  type Step,
-  type StepContext,
-  type StepResult,
-  type StoredRecord,
-} from './pipeline.js';
+import { baseContext, runSteps, type Step, type StepContext } from './pipeline.js';
+import { rulesReadContent } from './record-encoder.js';
 import { RequestsSink, SinkBlock, type ProcessorStats } from './requests.sink.js';
 import { RequestsWriter } from './requests.writer.js';
 import { RuleSnapshot } from './rule-snapshot.js';
@@ -113,20 +107,13 @@ export class ProcessorConsumer {
       this.sink.deadLetter(out, msg.dead);
       if (msg.accountSid === undefined || msg.bucketSid === undefined) continue;
       const ctx = this.context(msg.accountSid, msg.bucketSid);
+      const checkLine = rulesReadContent(ctx.rules);
       for (const decoded of msg.records) {
         if (this.sink.isRepeat(out, decoded.record.bucketSid, decoded.record.sid)) continue;
-        this.sink.add(out, m.offset, decoded, this.run(decoded.record, ctx));
+        this.sink.add(out, m.offset, decoded, runSteps(decoded.record, ctx, this.steps), checkLine);
       }
     }
     await this.sink.write(out);
-  }
-
-  private run(record: StoredRecord, ctx: StepContext): StepResult {
-    try {
-      return runSteps(record, ctx, this.steps);
-    } catch (err) {
-      return { kind: 'dlq', reason: `pipeline step failed: ${(err as Error).message}` };
-    }
   }
 }
 

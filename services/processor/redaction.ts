@@ -488,3 +488,28 @@ export function redactRecord(record: RedactTarget, rules: readonly CompiledRedac
     if (typeof req.host === 'string') req.host = redactUserinfo(req.host, credentials, true);
   }
 }
+
+/** A part copied so that redactRecord's changes to it (and to its flat maps) land in the copy. */
+function partCopy(part: Record<string, unknown>, bodyRules: boolean): Record<string, unknown> {
+  const copy = { ...part };
+  if (isObject(copy.headers)) copy.headers = { ...copy.headers };
+  if (isObject(copy.queryString)) copy.queryString = { ...copy.queryString };
+  // A parsed JSON body is redacted in place at any depth: it gets a deep copy when rules read it.
+  if (bodyRules && typeof copy.body === 'object' && copy.body !== null)
+    copy.body = structuredClone(copy.body);
+  return copy;
+}
+
+/**
+ * redactRecord applied to a copy of the record: the record given, its parts and everything they
+ * hold stay as they are (the processor's steps are copy-on-write). The copy's `request` and
+ * `response` are copies too, so the sink sees each member a rule may have replaced as a new value.
+ */
+export function redactedCopy<T extends RedactTarget>(record: T, rules: readonly CompiledRedaction[]): T {
+  const reqBody = rules.some((r) => r.parts.includes('request.body'));
+  const resBody = rules.some((r) => r.parts.includes('response.body'));
+  const copy = { ...record, request: partCopy(record.request, reqBody) };
+  if (record.response) copy.response = partCopy(record.response, resBody);
+  redactRecord(copy, rules);
+  return copy;
+}

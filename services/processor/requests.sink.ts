@@ -3,10 +3,10 @@ import type { ActionJob } from '../../schemas/action-job.schema.js';
 import type { Logger } from '../shared/logger.js';
 import { TOPICS } from '../shared/topics.js';
 import type { Block } from './block-source.js';
-import { HEADER_FIELDS, type DeadLetter, type DecodedRecord } from './decoder.js';
+import type { DeadLetter, DecodedRecord } from './decoder.js';
 import { countExcluded, type ExcludedCount, type ExcludedWriter } from './excluded.writer.js';
-import type { StepResult, StoredRecord } from './pipeline.js';
-import { lineStorable, replacedPartsLine } from './line-splice.js';
+import type { PipelineResult } from './pipeline.js';
+import { encodeKept } from './record-encoder.js';
 import { RequestsWriter } from './requests.writer.js';
 import { toRow, type RequestRow } from './row.mapper.js';
 import { SID_WINDOW_SIZE, SidWindow } from './sid-window.js';
@@ -50,96 +50,6 @@ export class SinkBlock {
   constructor(readonly block: Block) {}
 }
 
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACE = 0x7b;
-const isSpace = (b: number) => b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d;
-
-/**
- * The `added` top-level fields as JSON members (`,"field":value…`) to write before the line's
- * closing brace: '' when there are none to write, undefined when the line already holds one with
- * another value (each key appears once in the stored text: the record must be serialised).
- */
-function addedMembers(
-  record: StoredRecord,
-  received: Readonly<Record<string, unknown>>,
-  added: readonly string[],
-): string | undefined {
-  let extra = '';
-  for (const field of added) {
-    const value = record[field];
-    if (Object.hasOwn(received, field)) {
-      if (received[field] === value) continue;
-      return undefined;
-    }
-    if (value === undefined) continue;
-    extra += `,${JSON.stringify(field)}:${JSON.stringify(value)}`;
-  }
-  return extra;
-}
-
-/** The index of the line's closing brace, or undefined unless it is a non-empty object. */
-function closingBrace(line: Buffer): number | undefined {
-  let end = line.length - 1;
-  while (end > 0 && isSpace(line[end]!)) end--;
-  if (line[end] !== CLOSE_BRACE) return undefined;
-  let before = end - 1;
-  while (before > 0 && isSpace(line[before]!)) before--;
-  if (before <= 0 || line[before] === OPEN_BRACE) return undefined;
-  return end;
-}
-
-/** `line` with `extra` written before its closing brace (undefined: no place for it). */
-function withMembers(line: Buffer, extra: string): Buffer | undefined {
-  if (extra === '') return line;
-  const end = closingBrace(line);
-  if (end === undefined) return undefined;
-  const n = Buffer.byteLength(extra);
-  const out = Buffer.allocUnsafe(line.length + n);
-  line.copy(out, 0, 0, end);
-  out.write(extra, end);
-  line.copy(out, end + n, end);
-  return out;
-}
-
-/**
- * The JSON text to store for a record the steps kept (`ok`): its line as received with the `added`
- * top-level fields spliced in before the closing brace, without serialising the record again.
- * Undefined when the record must be serialised instead: a field the line already holds with another
- * value (each key appears once in the stored text), or a line that does not end in `}`.
- */
-export function splicedLine(
-  record: StoredRecord,
-  line: Buffer,
-  received: Readonly<Record<string, unknown>>,
-  added: readonly string[],
-): Buffer | undefined {
-  const extra = addedMembers(record, received, added);
-  return extra === undefined ? undefined : withMembers(line, extra);
-}
-
-/**
- * The JSON text to store for a record the steps kept or changed, or undefined when it must be
- * serialised (toRow): the received line with the header and step fields spliced in, and for a
- * record whose steps only replaced parts by copies, the new values written in (line-splice.ts).
- */
-export function keptText(
-  res: Extract<StepResult, { kind: 'ok' | 'changed' }>,
-  decoded: Pick<DecodedRecord, 'line' | 'received'>,
-): Buffer | undefined {
-  const fields = res.added ? [...HEADER_FIELDS, ...res.added] : HEADER_FIELDS;
-  const extra = addedMembers(res.record, decoded.received, fields);
-  if (extra === undefined) return undefined;
-  if (res.kind === 'ok')
-    return !res.checkLine || lineStorable(decoded.line) ? withMembers(decoded.line, extra) : undefined;
-  if (!res.replacedParts) return undefined;
-  // The replaced members and the added fields are written in one copy of the line.
-  if (extra === '') return replacedPartsLine(decoded.line, decoded.received, res.record);
-  const at = closingBrace(decoded.line);
-  return at === undefined
-    ? undefined
-    : replacedPartsLine(decoded.line, decoded.received, res.record, { at, text: extra });
-}
-
 /**
  * What makes two records the same record: the sid within one bucket. A sid is chosen by the
  * client (the SDK's retries re-send the same sids), so a sid alone would let one tenant's record
@@ -148,11 +58,11 @@ export function keptText(
 export const repeatKey = (bucketSid: string, sid: string): string => `${bucketSid}/${sid}`;
 
 /**
- * Stores the processor's blocks: the records the steps kept or changed as ClickHouse rows (one
- * insert per block with the token of its offset range, rows ClickHouse refuses isolated into dead
- * letters), the excluded counts, the dead letters and the action jobs. The stored JSON is the whole
- * record: a record no step changed is stored as its line plus the fields the header and the steps
- * added; a changed one is serialised, or spliced when only its parts were replaced (keptText).
+ * Stores the processor's blocks: the records the steps kept as ClickHouse rows (one insert per
+ * block with the token of its offset range, rows ClickHouse refuses isolated into dead letters),
+ * the excluded counts, the dead letters and the action jobs. The stored JSON is the whole record
+ * the steps returned: its received line with the new fields and values written in where the
+ * encoder can prove their place (record-encoder.ts), else the record serialised.
  */
 export class RequestsSink {
   readonly stats: ProcessorStats = {
@@ -185,13 +95,16 @@ export class RequestsSink {
     for (const d of letters) out.dead.push(d);
   }
 
-  /** One record's step result into the block: a row, a drop, an excluded count or a dead letter. */
-  add(out: SinkBlock, offset: string, decoded: DecodedRecord, res: StepResult): void {
+  /**
+   * One record's result into the block: a row, a drop, an excluded count or a dead letter.
+   * `checkLine`: rules read the record's content (record-encoder.ts `rulesReadContent`).
+   */
+  add(out: SinkBlock, offset: string, decoded: DecodedRecord, res: PipelineResult, checkLine: boolean): void {
     const { record } = decoded;
     const { partition } = out.block;
-    if (res.kind === 'drop') {
+    if (res.kind === 'drop' || res.kind === 'exclude') {
       this.stats.dropped++;
-      if (res.excluded) {
+      if (res.kind === 'exclude') {
         this.stats.excluded++;
         countExcluded(out.excluded, record.accountSid, record.bucketSid, record.createdAt);
       }
@@ -200,11 +113,12 @@ export class RequestsSink {
       return;
     }
     if (res.kind === 'dlq') {
-      out.dead.push({ reason: res.reason, partition, offset, value: JSON.stringify(record) });
+      out.dead.push({ reason: res.reason, partition, offset, value: JSON.stringify(res.record) });
       return;
     }
     try {
-      out.rows.push(toRow(res.record, partition, Number(offset), keptText(res, decoded)));
+      const text = encodeKept(decoded, res.record, checkLine);
+      out.rows.push(toRow(res.record, partition, Number(offset), text));
       out.sids.add(repeatKey(res.record.bucketSid, res.record.sid));
       if (res.jobs) out.jobs.push(...res.jobs);
     } catch (err) {
@@ -212,7 +126,7 @@ export class RequestsSink {
         reason: `row mapping failed: ${(err as Error).message}`,
         partition,
         offset,
-        value: JSON.stringify(record),
+        value: JSON.stringify(res.record),
       });
     }
   }

@@ -5,8 +5,8 @@
  *
  * - processor path in process: what the processor does per record of a version 2 message —
  *   `JSON.parse` of its line, the processor's steps (PROCESSOR_STEPS), `toRow` of the text the sink
- *   stores (`keptText`: the line with the added fields, the new values written into it when a step
- *   only replaced parts, else the record serialised again) and the RowBinary encoding
+ *   stores (`encodeKept`: the line with the new fields, the new values written into it when the
+ *   steps only replaced members of the parts, else the record serialised again) and the RowBinary encoding
  *   of the block — with no rules, then with a bucket holding every predefined type on all scopes;
  *   CPU µs per record, median of the rounds. Every round runs records of its own, generated as the
  *   load generator makes them, so no text repeats and the engine's caches are not flattered;
@@ -30,7 +30,7 @@ import type * as CompiledRules from '../../services/processor/compiled-rules.js'
 import type * as Pipeline from '../../services/processor/pipeline.js';
 import type { StepContext, StoredRecord } from '../../services/processor/pipeline.js';
 import type * as RowMapper from '../../services/processor/row.mapper.js';
-import type * as Sink from '../../services/processor/requests.sink.js';
+import type * as Encoder from '../../services/processor/record-encoder.js';
 import type { RequestRow } from '../../services/processor/row.mapper.js';
 import type * as Snapshot from '../../services/processor/rule-snapshot.js';
 import type { AccountRules } from '../../services/processor/rule-snapshot.js';
@@ -48,7 +48,8 @@ interface ProcessorModules {
   emptyRules: typeof Snapshot.emptyRules;
   toRow: typeof RowMapper.toRow;
   rowBinary: typeof RowMapper.rowBinary;
-  keptText: typeof Sink.keptText;
+  encodeKept: typeof Encoder.encodeKept;
+  rulesReadContent: typeof Encoder.rulesReadContent;
   PROCESSOR_STEPS: typeof Steps.PROCESSOR_STEPS;
 }
 
@@ -62,13 +63,13 @@ async function processorModules(): Promise<{ from: string; m: ProcessorModules }
   const useDist = fs.existsSync(path.join(dist, 'steps', 'index.js'));
   const load = (rel: string) =>
     import(useDist ? pathToFileURL(path.join(dist, `${rel}.js`)).href : `../../services/processor/${rel}.js`);
-  const [compiled, pipeline, snapshot, row, steps, sink] = await Promise.all([
+  const [compiled, pipeline, snapshot, row, steps, encoder] = await Promise.all([
     load('compiled-rules'),
     load('pipeline'),
     load('rule-snapshot'),
     load('row.mapper'),
     load('steps/index'),
-    load('requests.sink'),
+    load('record-encoder'),
   ]);
   return {
     from: useDist ? 'dist' : 'sources',
@@ -79,7 +80,8 @@ async function processorModules(): Promise<{ from: string; m: ProcessorModules }
       emptyRules: snapshot.emptyRules,
       toRow: row.toRow,
       rowBinary: row.rowBinary,
-      keptText: sink.keptText,
+      encodeKept: encoder.encodeKept,
+      rulesReadContent: encoder.rulesReadContent,
       PROCESSOR_STEPS: steps.PROCESSOR_STEPS,
     },
   };
@@ -211,6 +213,7 @@ function processorPath(
     const input = sets[round]!;
     changed = 0;
     const rows: RequestRow[] = [];
+    const checkLine = m.rulesReadContent(ctx.rules);
     const c0 = process.cpuUsage();
     for (const line of input) {
       const record = JSON.parse(line.text) as StoredRecord;
@@ -218,10 +221,12 @@ function processorPath(
       record.accountSid = ctx.accountSid;
       record.bucketSid = ctx.bucketSid;
       const res = m.runSteps(record, ctx, m.PROCESSOR_STEPS);
-      if (res.kind === 'drop' || res.kind === 'dlq') continue;
+      if (res.kind !== 'ok') continue;
       // What the sink stores: the line (spliced where it can be) or the record serialised again.
-      if (res.kind === 'changed') changed++;
-      const text = serialiseChanged ? m.keptText(res, { line: line.buf, received }) : line.buf;
+      if (res.record.redacted === true) changed++;
+      const text = serialiseChanged
+        ? m.encodeKept({ line: line.buf, received }, res.record, checkLine)
+        : line.buf;
       rows.push(m.toRow(res.record, 0, 0, text));
       if (rows.length === BLOCK_ROWS) m.rowBinary(rows.splice(0));
     }

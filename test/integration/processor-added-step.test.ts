@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../services/api/app.js';
 import { normalizeRecords } from '../../services/ingest/record.normalizer.js';
-import { changed, ok, type Step } from '../../services/processor/pipeline.js';
+import { ok, type Step } from '../../services/processor/pipeline.js';
 import { ProcessorConsumer } from '../../services/processor/processor.consumer.js';
 import { RequestsWriter } from '../../services/processor/requests.writer.js';
 import { PROCESSOR_STEPS } from '../../services/processor/steps/index.js';
@@ -25,8 +25,9 @@ import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 /**
  * A step added in the test goes through the processor's parts (block source on a topic of its own
  * in the stack's Kafka, decoder, steps, sink into a chDB of its own), and the API built on that
- * chDB serves what the step did: a content change it reports as `changed`, and a top-level field it
- * reports as added (stored by splicing the line, no serialisation).
+ * chDB serves what the step did. The step returns `ok` with a copy of the record and says nothing
+ * about storage: a new top-level field and a rewritten member of `request` are written into the
+ * received line, a rewritten top-level field the line holds makes the sink serialise the record.
  */
 
 const tag = randomBytes(4).toString('hex');
@@ -45,15 +46,17 @@ let app: FastifyInstance;
 let credentials: CredentialStore;
 let acct: TestAccount;
 
-/** The test's own step: rewrites the path of records of context `rewrite`, tags every record. */
+/**
+ * The test's own step: tags every record, rewrites the path of records of context `rewrite` and
+ * the note of records of context `renote`, each on a copy, and returns `ok`.
+ */
 const REVIEWED = [{ key: 'reviewed', value: 'test-step' }];
 const reviewStep: Step = (record) => {
-  record.tags = REVIEWED;
-  if (record.contextSid === 'rewrite') {
-    record.request = { ...record.request, path: '/rewritten' };
-    return changed(record, { added: ['tags'] });
-  }
-  return ok(record, { added: ['tags'] });
+  const tagged = { ...record, tags: REVIEWED };
+  if (record.contextSid === 'rewrite')
+    return ok({ ...tagged, request: { ...record.request, path: '/rewritten' } });
+  if (record.contextSid === 'renote') return ok({ ...tagged, note: 'reviewed' });
+  return ok(tagged);
 };
 
 beforeAll(async () => {
@@ -134,18 +137,21 @@ async function servedRecord(sid: string): Promise<Record<string, unknown>> {
 }
 
 describe('a step added to the processor', () => {
-  it('its reported change and added field are stored and served by the API', async () => {
-    const [kept, rewritten, sent] = await produce([
+  it('its content changes and added field are stored and served by the API', async () => {
+    const [kept, rewritten, sent, renoted] = await produce([
       makeRecord({ contextSid: 'kept' }),
       makeRecord({ contextSid: 'rewrite' }),
       makeRecord({ contextSid: 'sent-endpoint', endpoint: '/users/:id/orders' }),
+      makeRecord({ contextSid: 'renote', note: 'as sent' }),
     ]);
     const texts = await waitFor(
       async () => {
-        const all = await Promise.all([kept!, rewritten!, sent!].map((r) => storedText(r.sid as string)));
+        const all = await Promise.all(
+          [kept!, rewritten!, sent!, renoted!].map((r) => storedText(r.sid as string)),
+        );
         return all.every(Boolean) ? (all as string[]) : undefined;
       },
-      { timeoutMs: 60_000, what: 'the three records stored' },
+      { timeoutMs: 60_000, what: 'the four records stored' },
     );
 
     // Kept: the ingest line with the header's accountSid, the derived endpoint and the step's field
@@ -154,10 +160,20 @@ describe('a step added to the processor', () => {
     expect(texts[0]).toBe(
       `${keptLine.slice(0, -1)},"accountSid":"${acct.accountSid}","endpoint":"/users/{id}/orders","tags":${JSON.stringify(REVIEWED)}}`,
     );
-    // Changed: the record serialised, with the step's rewrite.
+    // Rewritten path: the step's rewrite stored, written into the line in place.
     const r = JSON.parse(texts[1]!);
     expect(r.request.path).toBe('/rewritten');
     expect(r).toMatchObject({ accountSid: acct.accountSid, bucketSid: acct.bucketSid, tags: REVIEWED });
+    const rewrittenLine = JSON.stringify({
+      ...rewritten,
+      request: { ...rewritten!.request!, path: '/rewritten' },
+    });
+    expect(texts[1]).toBe(
+      `${rewrittenLine.slice(0, -1)},"accountSid":"${acct.accountSid}","endpoint":"/users/{id}/orders","tags":${JSON.stringify(REVIEWED)}}`,
+    );
+    // A rewritten field the line holds: the record serialised, with the step's value once.
+    expect(JSON.parse(texts[3]!)).toMatchObject({ note: 'reviewed', tags: REVIEWED, contextSid: 'renote' });
+    expect(texts[3]).not.toContain('as sent');
     // An endpoint the client sent stays as the line has it.
     expect(JSON.parse(texts[2]!)).toMatchObject({
       endpoint: '/users/:id/orders',
@@ -177,6 +193,7 @@ describe('a step added to the processor', () => {
     });
     const b = await servedRecord(rewritten!.sid as string);
     expect(b.request).toMatchObject({ path: '/rewritten' });
+    expect((await servedRecord(renoted!.sid as string)).note).toBe('reviewed');
     expect(b.tags).toEqual(REVIEWED);
     expect(b).toMatchObject({ accountSid: acct.accountSid, endpoint: '/users/{id}/orders' });
     // The step's tag is a column too (tags are searchable).
@@ -186,6 +203,13 @@ describe('a step added to the processor', () => {
       format: 'JSONEachRow',
     });
     expect(await rs.json()).toEqual([{ tags: { reviewed: 'test-step' } }]);
+    // The rewritten path is the row's column too.
+    const paths = await ch.query({
+      query: 'SELECT path FROM requests WHERE sid = {sid:String}',
+      query_params: { sid: rewritten!.sid as string },
+      format: 'JSONEachRow',
+    });
+    expect(await paths.json()).toEqual([{ path: '/rewritten' }]);
     // The API returns what is stored: the record text, with storedAt and note, and spec 2.9's
     // nullable fields the record left out as null (this record has no traces).
     const { storedAt, note, ...rest } = a;

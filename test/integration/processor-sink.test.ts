@@ -9,7 +9,7 @@ import type { ActionJob } from '../../schemas/action-job.schema.js';
 import type { Block } from '../../services/processor/block-source.js';
 import { Decoder } from '../../services/processor/decoder.js';
 import { ExcludedWriter } from '../../services/processor/excluded.writer.js';
-import { exclude, ok } from '../../services/processor/pipeline.js';
+import { exclude, ok, type PipelineResult, type StoredRecord } from '../../services/processor/pipeline.js';
 import { RequestsSink, SinkBlock } from '../../services/processor/requests.sink.js';
 import { RequestsWriter } from '../../services/processor/requests.writer.js';
 import type { RequestRow } from '../../services/processor/row.mapper.js';
@@ -101,7 +101,13 @@ const line = (sid: string) =>
   });
 
 /** One message of the given record sids decoded into a sink block, each through `result`. */
-function fill(out: SinkBlock, offset: string, sids: string[], result = ok, into = sink): void {
+function fill(
+  out: SinkBlock,
+  offset: string,
+  sids: string[],
+  result: (record: StoredRecord) => PipelineResult = ok,
+  into = sink,
+): void {
   const msg = new Decoder().decode(
     Buffer.from(
       [JSON.stringify({ v: 2, accountSid: `acc_${tag}`, bucketSid: `bkt_${tag}` }), ...sids.map(line)].join(
@@ -112,7 +118,8 @@ function fill(out: SinkBlock, offset: string, sids: string[], result = ok, into 
     offset,
   );
   for (const d of msg.records)
-    if (!into.isRepeat(out, d.record.bucketSid, d.record.sid)) into.add(out, offset, d, result(d.record));
+    if (!into.isRepeat(out, d.record.bucketSid, d.record.sid))
+      into.add(out, offset, d, result(d.record), false);
 }
 
 async function count(query: string): Promise<number> {

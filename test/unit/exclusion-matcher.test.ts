@@ -96,8 +96,8 @@ const run = (r: StoredRecord, rules: BucketRules) =>
 describe('exclusionsStep', () => {
   it('excludes successful preflights with `*` + OPTIONS + 200 and nothing else', () => {
     const rules = rulesFor([rule({ pathPattern: '*', method: 'OPTIONS', statusCode: 200 })]);
-    expect(run(rec('OPTIONS', '/api/orders', 200), rules)).toBe('drop');
-    expect(run(rec('options', '/', 200), rules)).toBe('drop');
+    expect(run(rec('OPTIONS', '/api/orders', 200), rules)).toBe('exclude');
+    expect(run(rec('options', '/', 200), rules)).toBe('exclude');
     expect(run(rec('OPTIONS', '/api/orders', 204), rules)).toBe('ok');
     expect(run(rec('GET', '/api/orders', 200), rules)).toBe('ok');
     expect(run(rec('OPTIONS', '/api/orders', null), rules)).toBe('ok');
@@ -105,18 +105,18 @@ describe('exclusionsStep', () => {
 
   it('method `*` and statusCode null match everything; a given status must be equal', () => {
     const rules = rulesFor([rule({ pathPattern: '/health', method: '*', statusCode: null })]);
-    expect(run(rec('GET', '/health', 200), rules)).toBe('drop');
-    expect(run(rec('POST', '/health', 503), rules)).toBe('drop');
-    expect(run(rec('GET', '/health', null), rules)).toBe('drop');
+    expect(run(rec('GET', '/health', 200), rules)).toBe('exclude');
+    expect(run(rec('POST', '/health', 503), rules)).toBe('exclude');
+    expect(run(rec('GET', '/health', null), rules)).toBe('exclude');
     const only500 = rulesFor([rule({ pathPattern: '/health', method: 'get', statusCode: 500 })]);
-    expect(run(rec('GET', '/health', 500), only500)).toBe('drop');
+    expect(run(rec('GET', '/health', 500), only500)).toBe('exclude');
     expect(run(rec('GET', '/health', 200), only500)).toBe('ok');
     expect(run(rec('POST', '/health', 500), only500)).toBe('ok');
   });
 
   it('ignores the query string of the path', () => {
     const rules = rulesFor([rule({ pathPattern: '/health' })]);
-    expect(run(rec('GET', '/health?probe=1', 200), rules)).toBe('drop');
+    expect(run(rec('GET', '/health?probe=1', 200), rules)).toBe('exclude');
   });
 
   it('applies only to the buckets and environments a rule names', () => {
@@ -126,12 +126,12 @@ describe('exclusionsStep', () => {
       rule({ pathPattern: '/c', environments: ['stag01'] }),
     ];
     const b1 = rulesFor(scoped, 'bkt_1');
-    expect(run(rec('GET', '/a', 200), b1)).toBe('drop');
+    expect(run(rec('GET', '/a', 200), b1)).toBe('exclude');
     expect(run(rec('GET', '/b', 200), b1)).toBe('ok');
     expect(run(rec('GET', '/c', 200, 'prod01'), b1)).toBe('ok');
-    expect(run(rec('GET', '/c', 200, 'stag01'), b1)).toBe('drop');
+    expect(run(rec('GET', '/c', 200, 'stag01'), b1)).toBe('exclude');
     expect(run(rec('GET', '/c', 200, null), b1)).toBe('ok');
-    expect(run(rec('GET', '/b', 200), rulesFor(scoped, 'bkt_2'))).toBe('drop');
+    expect(run(rec('GET', '/b', 200), rulesFor(scoped, 'bkt_2'))).toBe('exclude');
   });
 
   it('marks the drop as an exclusion with the rule sid', () => {
@@ -141,6 +141,6 @@ describe('exclusionsStep', () => {
       { accountSid: 'acc_1', bucketSid: 'bkt_1', rules: rulesFor([x]) },
       [exclusionsStep],
     );
-    expect(res).toEqual({ kind: 'drop', reason: `excluded by ${x.sid}`, excluded: true });
+    expect(res).toEqual({ kind: 'exclude', ruleSid: x.sid });
   });
 });

@@ -6,7 +6,8 @@ import type { Block } from '../../services/processor/block-source.js';
 import { NO_RULES, type BucketRules } from '../../services/processor/compiled-rules.js';
 import { Decoder, type DecodedRecord } from '../../services/processor/decoder.js';
 import { replacedPartsLine } from '../../services/processor/line-splice.js';
-import { baseContext, runSteps, type StepResult } from '../../services/processor/pipeline.js';
+import { baseContext, runSteps, type Kept } from '../../services/processor/pipeline.js';
+import { rulesReadContent } from '../../services/processor/record-encoder.js';
 import { compileRedaction } from '../../services/processor/redaction.js';
 import { RequestsSink, SinkBlock } from '../../services/processor/requests.sink.js';
 import type { RequestsWriter } from '../../services/processor/requests.writer.js';
@@ -51,19 +52,23 @@ function sink() {
   });
 }
 
-/** What the sink stores for a line under these rules, and whether it spliced. */
+/**
+ * What the sink stores for a line under these rules, whether the step changed the record (returned
+ * another one) and whether the sink wrote the new values into the line.
+ */
 function store(
   line: string,
   rules: BucketRules = shapeA,
-): { text: string; res: StepResult; spliced: boolean } {
+): { text: string; res: Kept; changed: boolean; spliced: boolean } {
   const d = decoded(line);
   const res = runSteps(d.record, { ...baseContext('acc_1', 'bkt_1'), rules }, [redactStep]);
-  if (res.kind !== 'ok' && res.kind !== 'changed') throw new Error(res.kind);
-  const spliced = res.kind === 'changed' && replacedPartsLine(d.line, d.received, res.record) !== undefined;
+  if (res.kind !== 'ok') throw new Error(res.kind);
+  const changed = res.record !== d.record;
+  const spliced = changed && replacedPartsLine(d.line, d.received, res.record) !== undefined;
   const out = new SinkBlock(block);
-  sink().add(out, '0', d, res);
+  sink().add(out, '0', d, res, rulesReadContent(rules));
   const r = out.rows[0]!.record;
-  return { text: typeof r === 'string' ? r : r.toString(), res, spliced };
+  return { text: typeof r === 'string' ? r : r.toString(), res, changed, spliced };
 }
 
 const SECRET = 'Bearer abcdefghijklmnop0123456789';
@@ -109,14 +114,12 @@ describe('a Shape A redaction written into the received line', () => {
         full.request.headers = { ...full.request.headers, ...{ 'x-note': 'mail jane@example.com' } };
       const line = JSON.stringify(full);
       const got = store(line);
-      if (got.res.kind === 'changed') redacted++;
+      if (got.changed) redacted++;
       if (got.spliced) spliced++;
       // Serialising the same redacted record is what the sink did before the splice existed.
       const d = decoded(line);
       const res = runSteps(d.record, { ...baseContext('acc_1', 'bkt_1'), rules: shapeA }, [redactStep]);
-      const serialised = JSON.parse(
-        JSON.stringify(res.kind === 'changed' || res.kind === 'ok' ? res.record : null),
-      );
+      const serialised = JSON.parse(JSON.stringify(res.kind === 'ok' ? res.record : null));
       expect(JSON.parse(got.text)).toEqual(serialised);
       for (const s of ['jane@example.com', 'jane%40example.com', '4111 1111 1111 1111', 'session=abc123'])
         expect(got.text.includes(s), `${s} in record ${i}`).toBe(false);
@@ -156,7 +159,7 @@ describe('a Shape A redaction written into the received line', () => {
   for (const [name, line] of serialised)
     it(`serialises instead: ${name}`, () => {
       const got = store(line);
-      expect(got.res.kind).toBe('changed');
+      expect(got.changed).toBe(true);
       expect(got.spliced).toBe(false);
       const stored = JSON.parse(got.text);
       expect(stored.redacted).toBe(true);
@@ -186,7 +189,7 @@ describe('a Shape A redaction written into the received line', () => {
       const d = decoded(line);
       const res = runSteps(d.record, { ...baseContext('acc_1', 'bkt_1'), rules: shapeA }, [redactStep]);
       expect(JSON.parse(got.text)).toEqual(
-        JSON.parse(JSON.stringify(res.kind === 'changed' ? res.record : null)),
+        JSON.parse(JSON.stringify(res.kind === 'ok' && res.record !== d.record ? res.record : null)),
       );
       expect(JSON.parse(got.text).request.headers.authorization).toBe('[REDACTED:authorization]');
     });
@@ -194,7 +197,7 @@ describe('a Shape A redaction written into the received line', () => {
   it('a record the rules found nothing in: its line, unless the line repeats a key', () => {
     const clean = { ...base, request: { ...base.request, headers: { accept: 'application/json' } } };
     const kept = store(JSON.stringify(clean));
-    expect(kept.res.kind).toBe('ok');
+    expect(kept.changed).toBe(false);
     expect(kept.text).toBe(`${JSON.stringify(clean).slice(0, -1)},"accountSid":"acc_1","bucketSid":"bkt_1"}`);
     // The parse keeps "hi"; the line's earlier value, which no rule saw, must not be stored.
     const hiding = JSON.stringify(clean).replace(
@@ -202,12 +205,12 @@ describe('a Shape A redaction written into the received line', () => {
       '"x-note":"mail jane@example.com","x-note":"hi","accept":"application/json"',
     );
     const got = store(hiding);
-    expect(got.res.kind).toBe('ok');
+    expect(got.changed).toBe(false);
     expect(got.text).not.toContain('jane@example.com');
     expect(JSON.parse(got.text).request.headers).toEqual({ 'x-note': 'hi', accept: 'application/json' });
   });
 
-  it('serialises when a Shape B rule also applied (it rewrites in place)', () => {
+  it('a Shape B rule applied too (on copies): the stored text is the record serialised', () => {
     const b = compileRedaction({
       sid: 'rdc_b',
       accountSid: 'acc_1',
@@ -220,10 +223,16 @@ describe('a Shape A redaction written into the received line', () => {
     });
     if (!b.ok) throw new Error(b.error);
     const rules: BucketRules = { ...shapeA, redactions: [b.rule] };
-    const got = store(JSON.stringify(base), rules);
-    expect(got.res.kind).toBe('changed');
-    expect(got.res.kind === 'changed' && got.res.replacedParts).toBeFalsy();
+    const line = JSON.stringify(base);
+    const got = store(line, rules);
+    expect(got.changed).toBe(true);
+    expect(JSON.parse(got.text)).toEqual(JSON.parse(JSON.stringify(got.res.record)));
+    expect(JSON.parse(got.text).request.headers.accept).toBe('***********/****');
     expect(got.text).not.toContain('abcdefghijklmnop0123456789');
+    // The decoded record and its parts are as received: the rules worked on copies.
+    const d = decoded(line);
+    runSteps(d.record, { ...baseContext('acc_1', 'bkt_1'), rules }, [redactStep]);
+    expect(d.record.request).toEqual(base.request);
   });
 });
 

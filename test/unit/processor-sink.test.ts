@@ -3,8 +3,9 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { Block } from '../../services/processor/block-source.js';
 import { Decoder, type DecodedRecord } from '../../services/processor/decoder.js';
-import { changed, dlq, exclude, ok } from '../../services/processor/pipeline.js';
-import { RequestsSink, SinkBlock, splicedLine } from '../../services/processor/requests.sink.js';
+import { dlq, drop, exclude, ok, type StoredRecord } from '../../services/processor/pipeline.js';
+import { encodeKept } from '../../services/processor/record-encoder.js';
+import { RequestsSink, SinkBlock } from '../../services/processor/requests.sink.js';
 import type { RequestsWriter } from '../../services/processor/requests.writer.js';
 
 // The sink's per-record decisions (which text is stored, drops, excluded counts, dead letters,
@@ -26,11 +27,16 @@ function decoded(line: string): DecodedRecord {
   return out.records[0]!;
 }
 
-describe('splicedLine', () => {
+/** The record as a step returns it: a copy of the decoded one with `fields` set. */
+const withFields = (d: DecodedRecord, fields: Record<string, unknown>): StoredRecord => ({
+  ...d.record,
+  ...fields,
+});
+
+describe('encodeKept', () => {
   it('adds the header and step fields before the closing brace; each key once', () => {
     const d = decoded(JSON.stringify(base));
-    d.record.endpoint = '/users/{id}';
-    const text = splicedLine(d.record, d.line, d.received, ['accountSid', 'bucketSid', 'endpoint'])!;
+    const text = encodeKept(d, withFields(d, { endpoint: '/users/{id}' }), false)!;
     expect(text.toString()).toBe(
       `${JSON.stringify(base).slice(0, -1)},"accountSid":"acc_1","endpoint":"/users/{id}"}`,
     );
@@ -40,28 +46,53 @@ describe('splicedLine', () => {
   it('returns the line itself when it already holds every added field with the same value', () => {
     const line = JSON.stringify({ ...base, accountSid: 'acc_1', endpoint: '/u/:id' });
     const d = decoded(line);
-    expect(splicedLine(d.record, d.line, d.received, ['accountSid', 'bucketSid', 'endpoint'])).toBe(d.line);
+    expect(encodeKept(d, d.record, false)).toBe(d.line);
   });
 
   it('undefined (serialise) when the line holds an added field with another value', () => {
     const d = decoded(JSON.stringify({ ...base, endpoint: null }));
-    d.record.endpoint = '/users/{id}';
-    expect(splicedLine(d.record, d.line, d.received, ['accountSid', 'endpoint'])).toBeUndefined();
+    expect(encodeKept(d, withFields(d, { endpoint: '/users/{id}' }), false)).toBeUndefined();
     const other = decoded(JSON.stringify({ ...base, accountSid: 'acc_other' }));
-    expect(splicedLine(other.record, other.line, other.received, ['accountSid'])).toBeUndefined();
+    expect(encodeKept(other, other.record, false)).toBeUndefined();
   });
 
-  it('keeps whitespace after the brace and skips fields a step reported but left undefined', () => {
+  it('keeps whitespace after the brace and skips fields a step left undefined', () => {
     const d = decoded(`${JSON.stringify(base)} \r`);
-    const text = splicedLine(d.record, d.line, d.received, ['accountSid', 'nothing'])!.toString();
+    const text = encodeKept(d, withFields(d, { nothing: undefined }), false)!.toString();
     expect(text).toBe(`${JSON.stringify(base).slice(0, -1)},"accountSid":"acc_1"} \r`);
   });
 
   it('serialises arrays and strings needing escapes exactly as JSON.stringify', () => {
     const d = decoded(JSON.stringify(base));
-    d.record.workflowExecutions = [{ sid: 'wfx_1', note: 'a "quoted"\nline é' }];
-    const text = splicedLine(d.record, d.line, d.received, ['workflowExecutions'])!.toString();
-    expect(JSON.parse(text).workflowExecutions).toEqual(d.record.workflowExecutions);
+    const workflowExecutions = [{ sid: 'wfx_1', note: 'a "quoted"\nline é' }];
+    const text = encodeKept(d, withFields(d, { workflowExecutions }), false)!.toString();
+    expect(JSON.parse(text).workflowExecutions).toEqual(workflowExecutions);
+  });
+
+  it('undefined (serialise) when a step removed a received field or rewrote one in place', () => {
+    const d = decoded(JSON.stringify({ ...base, contextSid: 'c' }));
+    const { contextSid: _c, ...removed } = d.record;
+    expect(encodeKept(d, removed as StoredRecord, false)).toBeUndefined();
+    expect(encodeKept(d, withFields(d, { contextSid: 'other' }), false)).toBeUndefined();
+  });
+
+  it('a part replaced by a copy with a new member value: written into the line in place', () => {
+    const d = decoded(JSON.stringify(base));
+    const record = withFields(d, { request: { ...d.record.request, path: '/rewritten' } });
+    const text = encodeKept(d, record, false)!.toString();
+    expect(text).toBe(
+      `${JSON.stringify(base).replace('"/users/1"', '"/rewritten"').slice(0, -1)},"accountSid":"acc_1"}`,
+    );
+    // A member added to a part: the record serialised.
+    const grown = withFields(d, { request: { ...d.record.request, note: 'x' } });
+    expect(encodeKept(d, grown, false)).toBeUndefined();
+  });
+
+  it('checkLine: a line repeating a key is not stored as received', () => {
+    const line = JSON.stringify(base).replace('"method":"GET"', '"method":"PUT","method":"GET"');
+    const d = decoded(line);
+    expect(encodeKept(d, d.record, false)?.toString()).toBe(`${line.slice(0, -1)},"accountSid":"acc_1"}`);
+    expect(encodeKept(d, d.record, true)).toBeUndefined();
   });
 });
 
@@ -78,19 +109,18 @@ function sink() {
 }
 
 describe('RequestsSink.add', () => {
-  it('ok: the row stores the spliced line; changed: the record serialised', () => {
+  it('the row stores the spliced line; a record with a new value of a received field: serialised', () => {
     const s = sink();
     const out = new SinkBlock(block);
     const kept = decoded(JSON.stringify(base));
-    kept.record.endpoint = '/users/{id}';
-    s.add(out, '7', kept, ok(kept.record, { added: ['endpoint'] }));
+    s.add(out, '7', kept, ok({ ...kept.record, endpoint: '/users/{id}' }), false);
     const red = decoded(JSON.stringify({ ...base, sid: 'req_BBBBBBBBBBBBBBBBBBBBBBBBBBB' }));
-    red.record.request.body = '[REDACTED]';
-    s.add(out, '8', red, changed(red.record));
+    const redacted = { ...red.record, request: { ...red.record.request, body: '[REDACTED]' }, tags: [] };
+    s.add(out, '8', red, ok(redacted), false);
     expect(out.rows).toHaveLength(2);
     const [a, b] = out.rows.map((r) => (typeof r.record === 'string' ? r.record : r.record.toString()));
     expect(a).toBe(`${JSON.stringify(base).slice(0, -1)},"accountSid":"acc_1","endpoint":"/users/{id}"}`);
-    expect(b).toBe(JSON.stringify(red.record));
+    expect(b).toBe(JSON.stringify(redacted));
     expect(JSON.parse(b!)).toMatchObject({
       accountSid: 'acc_1',
       bucketSid: 'bkt_1',
@@ -103,24 +133,25 @@ describe('RequestsSink.add', () => {
     expect([...out.sids]).toEqual(['bkt_1/' + base.sid, 'bkt_1/req_BBBBBBBBBBBBBBBBBBBBBBBBBBB']);
   });
 
-  it('a step that reports nothing stores the line as received (the contract a step must keep)', () => {
+  it('a step that rewrites content and returns ok has its change stored', () => {
     const s = sink();
     const out = new SinkBlock(block);
     const d = decoded(JSON.stringify(base));
-    d.record.request.path = '/changed-without-saying-so';
-    s.add(out, '5', d, ok(d.record));
-    expect(JSON.parse(out.rows[0]!.record.toString()).request.path).toBe('/users/1');
+    const record = { ...d.record, request: { ...d.record.request, path: '/changed' } };
+    s.add(out, '5', d, ok(record), false);
+    expect(JSON.parse(out.rows[0]!.record.toString()).request.path).toBe('/changed');
+    expect(out.rows[0]!.path).toBe('/changed');
   });
 
   it('drops, exclusions, dead letters and repeats are counted, not stored', () => {
     const s = sink();
     const out = new SinkBlock(block);
     const d = decoded(JSON.stringify(base));
-    s.add(out, '5', d, exclude('exc_1'));
-    s.add(out, '5', d, { kind: 'drop', reason: 'x' });
-    s.add(out, '6', d, dlq('no good'));
+    s.add(out, '5', d, exclude('exc_1'), false);
+    s.add(out, '5', d, drop('repeat'), false);
+    s.add(out, '6', d, { ...dlq('no good'), record: d.record }, false);
     const badDate = decoded(JSON.stringify({ ...base, createdAt: 'yesterday' }));
-    s.add(out, '7', badDate, ok(badDate.record));
+    s.add(out, '7', badDate, ok(badDate.record), false);
     expect(out.rows).toEqual([]);
     expect([...out.excluded.values()]).toEqual([
       {
@@ -138,7 +169,7 @@ describe('RequestsSink.add', () => {
     expect(s.stats).toMatchObject({ dropped: 2, excluded: 1, duplicates: 0 });
     expect(s.stats.droppedByBucket.get('bkt_1')).toBe(2);
 
-    s.add(out, '8', d, ok(d.record));
+    s.add(out, '8', d, ok(d.record), false);
     expect(s.isRepeat(out, 'bkt_1', base.sid)).toBe(true);
     expect(s.isRepeat(out, 'bkt_1', 'req_other')).toBe(false);
     expect(s.isRepeat(out, 'bkt_2', base.sid)).toBe(false);

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { compileProcessorRules, NO_RULES } from '../../services/processor/compiled-rules.js';
 import {
   baseContext,
-  changed,
   dlq,
+  drop,
   exclude,
   ok,
   runSteps,
@@ -38,19 +38,17 @@ function rulesWith(p: Partial<ReturnType<typeof emptyRules>>): StepContext {
   return { accountSid: 'acc_1', bucketSid: 'bkt_1', rules: compileProcessorRules(r).forBucket('bkt_1') };
 }
 
-describe('processor steps report what they did', () => {
-  it('endpoint: a derived template is reported as an added field; a sent one is kept as is', () => {
-    const derived = endpointStep(rec(), ctx);
-    expect(derived).toEqual({
-      kind: 'ok',
-      record: expect.objectContaining({ endpoint: '/users/{id}' }),
-      added: ['endpoint'],
-    });
-    const sent = endpointStep(rec({ endpoint: '/users/:id' }), ctx);
-    expect(sent).toEqual({ kind: 'ok', record: expect.objectContaining({ endpoint: '/users/:id' }) });
+describe('processor steps return copies, never change the record given', () => {
+  it('endpoint: a derived template is set on a copy; a sent one is kept as is', () => {
+    const given = rec();
+    const derived = endpointStep(given, ctx);
+    expect(derived).toEqual({ kind: 'ok', record: { ...rec(), endpoint: '/users/{id}' } });
+    expect(given).toEqual(rec());
+    const sent = rec({ endpoint: '/users/:id' });
+    expect(endpointStep(sent, ctx)).toEqual({ kind: 'ok', record: sent });
   });
 
-  it('triggers: a hit adds workflowExecutions and jobs; no hit adds nothing (null in the record)', () => {
+  it('triggers: a hit adds workflowExecutions (on a copy) and jobs; no hit adds nothing', () => {
     const wf: WorkflowRule = {
       sid: 'wfl_1',
       accountSid: 'acc_1',
@@ -63,18 +61,20 @@ describe('processor steps report what they did', () => {
       createdAt: '2026-01-01T00:00:00.000Z',
       updatedAt: null,
     };
-    const hit = triggersStep(rec(), rulesWith({ workflows: [wf] }));
+    const given = rec();
+    const hit = triggersStep(given, rulesWith({ workflows: [wf] }));
     if (hit.kind !== 'ok') throw new Error(hit.kind);
-    expect(hit.added).toEqual(['workflowExecutions']);
     expect(hit.jobs).toHaveLength(1);
-    expect(hit.record.workflowExecutions).toEqual([
-      { sid: hit.jobs![0]!.executionSid, workflowSid: 'wfl_1', triggerType: 'request' },
-    ]);
-    const none = triggersStep(rec(), ctx);
-    expect(none).toEqual({ kind: 'ok', record: expect.objectContaining({ workflowExecutions: null }) });
+    expect(hit.record).toEqual({
+      ...rec(),
+      workflowExecutions: [{ sid: hit.jobs![0]!.executionSid, workflowSid: 'wfl_1', triggerType: 'request' }],
+    });
+    expect(given).toEqual(rec());
+    const none = rec();
+    expect(triggersStep(none, ctx)).toEqual({ kind: 'ok', record: none });
   });
 
-  it('redaction: a bucket rule that applies makes the record changed; none keeps it ok', () => {
+  it('redaction: a bucket rule that applies redacts a copy; none keeps the record given', () => {
     const withRule = rulesWith({
       redactions: [
         {
@@ -89,14 +89,16 @@ describe('processor steps report what they did', () => {
         },
       ],
     });
-    const res = runSteps(rec(), withRule, PROCESSOR_STEPS);
-    expect(res.kind).toBe('changed');
-    if (res.kind !== 'changed') return;
+    const given = rec();
+    const res = runSteps(given, withRule, PROCESSOR_STEPS);
+    expect(res.kind).toBe('ok');
+    if (res.kind !== 'ok') return;
     expect(res.record.request.headers).toEqual({ authorization: '***' });
-    expect(res.added).toEqual(['endpoint']);
-    expect(runSteps(rec(), { ...ctx, rules: NO_RULES }, PROCESSOR_STEPS)).toMatchObject({
+    expect(res.record.endpoint).toBe('/users/{id}');
+    expect(given).toEqual(rec());
+    expect(runSteps(rec(), { ...ctx, rules: NO_RULES }, PROCESSOR_STEPS)).toEqual({
       kind: 'ok',
-      added: ['endpoint'],
+      record: { ...rec(), endpoint: '/users/{id}' },
     });
   });
 
@@ -118,36 +120,48 @@ describe('processor steps report what they did', () => {
     let later = 0;
     const spy: Step = (r) => (later++, ok(r));
     expect(runSteps(rec(), withRule, [...PROCESSOR_STEPS, spy])).toEqual({
-      kind: 'drop',
-      reason: 'excluded by exc_1',
-      excluded: true,
+      kind: 'exclude',
+      ruleSid: 'exc_1',
     });
     expect(later).toBe(0);
   });
 });
 
 describe('runSteps', () => {
-  it('any changed step makes the result changed; added fields are named once, jobs gathered in order', () => {
+  it('each step gets the record the one before returned; jobs gathered in order', () => {
     const job = (n: string) => ({ executionSid: n }) as never;
-    const a: Step = (r) => ok(r, { added: ['x', 'y'], jobs: [job('1')] });
-    const b: Step = (r) => changed({ ...r, body: 'rewritten' }, { added: ['y', 'z'] });
+    const a: Step = (r) => ok({ ...r, x: 1 }, { jobs: [job('1')] });
+    const b: Step = (r) => ok({ ...r, body: 'rewritten', y: r.x });
     const c: Step = (r) => ok(r, { jobs: [job('2')] });
     const res = runSteps(rec(), ctx, [a, b, c]);
-    expect(res.kind).toBe('changed');
-    if (res.kind !== 'changed') return;
-    expect(res.added).toEqual(['x', 'y', 'z']);
+    expect(res.kind).toBe('ok');
+    if (res.kind !== 'ok') return;
     expect(res.jobs).toEqual([job('1'), job('2')]);
-    expect(res.record.body).toBe('rewritten');
+    expect(res.record).toEqual({ ...rec(), x: 1, body: 'rewritten', y: 1 });
   });
 
   it('only ok steps: ok, with no added fields or jobs when none reported', () => {
     expect(runSteps(rec(), ctx, [(r) => ok(r), (r) => ok(r)])).toEqual({ kind: 'ok', record: rec() });
   });
 
-  it('dlq and drop end the run with their reason', () => {
-    expect(runSteps(rec(), ctx, [(r) => changed(r), () => dlq('bad'), () => exclude('never')])).toEqual({
+  it('dlq and drop end the run with their reason; a dead letter holds the record as it was left', () => {
+    const tagged: Step = (r) => ok({ ...r, tags: [] });
+    expect(runSteps(rec(), ctx, [tagged, () => dlq('bad'), () => exclude('never')])).toEqual({
       kind: 'dlq',
       reason: 'bad',
+      record: { ...rec(), tags: [] },
+    });
+    expect(runSteps(rec(), ctx, [() => drop('repeat'), () => exclude('never')])).toEqual({
+      kind: 'drop',
+      reason: 'repeat',
+    });
+    const thrower: Step = () => {
+      throw new Error('boom');
+    };
+    expect(runSteps(rec(), ctx, [tagged, thrower])).toEqual({
+      kind: 'dlq',
+      reason: 'pipeline step failed: boom',
+      record: { ...rec(), tags: [] },
     });
   });
 });

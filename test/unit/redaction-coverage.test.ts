@@ -5,7 +5,7 @@ import { compileProcessorRules } from '../../services/processor/compiled-rules.j
 import { Decoder } from '../../services/processor/decoder.js';
 import { runSteps, type StepContext, type StoredRecord } from '../../services/processor/pipeline.js';
 import { compileRedaction, redactRecord, type RedactTarget } from '../../services/processor/redaction.js';
-import { keptText } from '../../services/processor/requests.sink.js';
+import { encodeKept, rulesReadContent } from '../../services/processor/record-encoder.js';
 import {
   emptyRules,
   type RedactionRule,
@@ -336,8 +336,9 @@ function storedText(line: string, ctx: StepContext): string {
   const out = new Decoder().decode(Buffer.from(`${header}\n${line}`), 0, '0');
   const d = out.records[0]!;
   const res = runSteps(d.record, ctx, PROCESSOR_STEPS);
-  if (res.kind !== 'ok' && res.kind !== 'changed') throw new Error(res.kind);
-  return (keptText(res, d) ?? Buffer.from(JSON.stringify(res.record))).toString();
+  if (res.kind !== 'ok') throw new Error(res.kind);
+  const text = encodeKept(d, res.record, rulesReadContent(ctx.rules));
+  return (text ?? Buffer.from(JSON.stringify(res.record))).toString();
 }
 
 describe('the processor stores what the rules left', () => {

@@ -36,6 +36,5 @@ export const endpointStep: Step = (record) => {
   // A template the client sent (an SDK that knows the framework's route) is kept as it is.
   if (typeof record.endpoint === 'string' && record.endpoint !== '') return ok(record);
   const path = typeof record.request.path === 'string' ? record.request.path : '';
-  record.endpoint = path ? endpointTemplate(path) : '';
-  return ok(record, { added: ['endpoint'] });
+  return ok({ ...record, endpoint: path ? endpointTemplate(path) : '' });
 };

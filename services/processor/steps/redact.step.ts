@@ -1,6 +1,6 @@
-import { changed, ok, type Step } from '../pipeline.js';
-import { redactRecord, type CompiledRedaction } from '../redaction.js';
-import { redactSensitive, SENSITIVE_RECORD_FIELDS } from '../sensitive/index.js';
+import { ok, type Step } from '../pipeline.js';
+import { redactedCopy, type CompiledRedaction } from '../redaction.js';
+import { redactSensitive } from '../sensitive/index.js';
 import { redactsIn } from '../rule-environment.js';
 
 type Part = Record<string, unknown>;
@@ -17,14 +17,13 @@ const hasSize = (part: Part | null | undefined) => typeof part?.size === 'number
 /**
  * Server-side redaction (spec 2.6), before the record is stored or handed to a workflow action:
  * Shape B rules (`redactAt: server` field paths, redaction.ts) first, then Shape A rules (predefined
- * and custom types, sensitive/; `client` ones too, as a safety net behind the SDKs). Returns
- * `changed` whenever a rule of the record's environment applied (Shape B: conservatively, whether
- * or not its field was present; Shape A: when something was redacted), `ok` otherwise.
+ * and custom types, sensitive/; `client` ones too, as a safety net behind the SDKs). Both work on
+ * copies: the record received stays as it came, and the result is a copy whenever a rule of the
+ * record's environment applied (Shape B: whether or not its field was present; Shape A: when
+ * something was redacted), the record itself otherwise.
  *
  * A record Shape A changed gets `redacted: true` and keeps the request and response sizes as
- * received: a part without `size` gets the size of its body before any redaction. When Shape A
- * also changed a field of the record itself (`endpoint`, `traces`, `tags`, `note`, `contextSid`),
- * the record is serialised: the sink writes only replaced parts into a received line.
+ * received: a part Shape A changed that has no `size` gets the size of its body as received.
  */
 export const redactStep: Step = (record, ctx) => {
   const { redactions, sensitive } = ctx.rules;
@@ -34,38 +33,16 @@ export const redactStep: Step = (record, ctx) => {
   if (redactions.some((r) => r.environments !== null))
     rules = redactions.filter((r) => redactsIn(r.environments, env));
 
-  // Sizes as received, taken before Shape B rewrites a body (only needed when Shape A may follow).
-  let reqSize: number | undefined;
-  let resSize: number | undefined;
-  if (rules.length && sensitive !== null) {
-    if (!hasSize(record.request)) reqSize = bodySize(record.request);
-    if (record.response && !hasSize(record.response)) resSize = bodySize(record.response);
-  }
-  if (rules.length) redactRecord(record, rules);
-  if (sensitive === null) return rules.length ? changed(record) : ok(record);
-
-  const res = redactSensitive(record, sensitive);
-  // Nothing redacted: the line is stored as received, once the sink checked it hides nothing.
-  if (!res.redacted) return rules.length ? changed(record) : ok(record, { checkLine: true });
-  // redactSensitive copies the parts it changes, so `record` still holds the bodies it received.
-  // The copies then replace the parts of `record` itself: whatever still holds the record (a
-  // dead letter written after a later failure) holds the redacted one.
-  const { request, response } = res.record;
-  if (request !== record.request && !hasSize(record.request))
-    request.size = reqSize ?? bodySize(record.request);
-  if (response && response !== record.response && record.response && !hasSize(record.response))
-    response.size = resSize ?? bodySize(record.response);
-  record.request = request;
-  if (response !== record.response) record.response = response;
-  let fields = false;
-  const target: Record<string, unknown> = record;
-  for (const f of SENSITIVE_RECORD_FIELDS)
-    if (res.record[f] !== target[f]) {
-      target[f] = res.record[f];
-      fields = true;
-    }
-  record.redacted = true;
-  // Without Shape B rules (which rewrite in place) nor a changed record field, the change is the
-  // copies and the flag.
-  return changed(record, { added: ['redacted'], replacedParts: rules.length === 0 && !fields });
+  const shapeB = rules.length ? redactedCopy(record, rules) : record;
+  if (sensitive === null) return ok(shapeB);
+  const res = redactSensitive(shapeB, sensitive);
+  if (!res.redacted) return ok(shapeB);
+  // redactSensitive returns a copy of the record, with copies of the parts it changed.
+  const out = res.record;
+  if (out.request !== shapeB.request && !hasSize(record.request)) out.request.size = bodySize(record.request);
+  const { response } = out;
+  if (response && response !== shapeB.response && record.response && !hasSize(record.response))
+    response.size = bodySize(record.response);
+  out.redacted = true;
+  return ok(out);
 };
