@@ -40,6 +40,8 @@ export const actionJobSchema = {
       properties: {
         type: { type: 'string', enum: ['request', 'error', 'threshold', 'schedule'] },
         message: { type: 'string' },
+        /** threshold triggers: `resolved` when the condition cleared after a fire; absent = firing */
+        status: { type: 'string', enum: ['firing', 'resolved'] },
       },
     },
     /** the request record that fired a request/error trigger; null for threshold/schedule */

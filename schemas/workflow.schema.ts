@@ -9,7 +9,21 @@ import { listOf, timestamp, type Closed } from './common.schema.js';
 import { pathPattern, ruleMethod } from './rules.schema.js';
 
 export const TRIGGER_TYPES = ['request', 'error', 'threshold', 'schedule'] as const;
-export const ACTION_TYPES = ['webhook', 'email', 'chat', 'automation'] as const;
+export const ACTION_TYPES = [
+  'webhook',
+  'email',
+  'chat',
+  'automation',
+  'slack',
+  'teams',
+  'pagerduty',
+  'opsgenie',
+] as const;
+/**
+ * The native alert channels that know a resolved alert: a threshold workflow that recovers sends
+ * them a `resolved` job (docs/workflows.md "Native alert channels"); the generic types get none.
+ */
+export const RESOLVING_ACTION_TYPES = ['slack', 'teams', 'pagerduty', 'opsgenie'] as const;
 export const THRESHOLD_METRICS = ['error_rate', 'response_time', 'avg_response_time'] as const;
 export const THRESHOLD_OPERATORS = [
   'greater_than',
@@ -201,6 +215,71 @@ const automationConfig = {
   },
 } as const;
 
+const slackConfig = {
+  type: 'object',
+  required: ['webhook_url'],
+  additionalProperties: false,
+  properties: {
+    webhook_url: {
+      ...httpUrl,
+      description: 'Slack incoming webhook URL (https://hooks.slack.com/services/…)',
+    },
+    message: { ...text(3000), description: 'the summary line; default `trigger.message`' },
+  },
+} as const;
+
+const teamsConfig = {
+  type: 'object',
+  required: ['webhook_url'],
+  additionalProperties: false,
+  properties: {
+    webhook_url: {
+      ...httpUrl,
+      description: 'Teams workflow ("Post to a channel when a webhook request is received") URL',
+    },
+    message: { ...text(3000), description: 'the summary line; default `trigger.message`' },
+  },
+} as const;
+
+const pagerdutyConfig = {
+  type: 'object',
+  required: ['routing_key'],
+  additionalProperties: false,
+  properties: {
+    routing_key: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      description: 'integration key of an Events API v2 integration (sealed at rest)',
+    },
+    severity: {
+      type: 'string',
+      enum: ['critical', 'error', 'warning', 'info'],
+      description: 'default `error`',
+    },
+    url: { ...httpUrl, description: 'default https://events.pagerduty.com/v2/enqueue' },
+  },
+} as const;
+
+const opsgenieConfig = {
+  type: 'object',
+  required: ['api_key'],
+  additionalProperties: false,
+  properties: {
+    api_key: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 200,
+      description: 'API key of an Opsgenie API integration (sealed at rest)',
+    },
+    priority: { type: 'string', enum: ['P1', 'P2', 'P3', 'P4', 'P5'], description: 'default `P3`' },
+    url: {
+      ...httpUrl,
+      description: 'API base URL; default https://api.opsgenie.com (EU: https://api.eu.opsgenie.com)',
+    },
+  },
+} as const;
+
 export const workflowActionSchema = {
   $id: 'workflowAction',
   type: 'object',
@@ -221,6 +300,10 @@ export const workflowActionSchema = {
     { type: 'object', properties: { type: { const: 'email' }, config: emailConfig } },
     { type: 'object', properties: { type: { const: 'chat' }, config: chatConfig } },
     { type: 'object', properties: { type: { const: 'automation' }, config: automationConfig } },
+    { type: 'object', properties: { type: { const: 'slack' }, config: slackConfig } },
+    { type: 'object', properties: { type: { const: 'teams' }, config: teamsConfig } },
+    { type: 'object', properties: { type: { const: 'pagerduty' }, config: pagerdutyConfig } },
+    { type: 'object', properties: { type: { const: 'opsgenie' }, config: opsgenieConfig } },
   ],
 } as const;
 

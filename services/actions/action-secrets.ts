@@ -5,7 +5,8 @@ import type { SecretBox } from '../shared/secret-box.js';
  * The secrets inside workflow actions (docs/security.md "Secrets at rest"): the URLs an action
  * calls (`url`, `webhook_url`: a chat or automation hook URL is itself the credential), the values
  * of custom `headers` (Authorization, API keys), and the string values under credential-named keys
- * of a webhook `body` or an automation `data` object (`routing_key`, `apiKey`, `password`, …).
+ * of a webhook `body` or an automation `data` object (`routing_key`, `apiKey`, `password`, …), and
+ * the keys of the native alert channels (PagerDuty `routing_key`, Opsgenie `api_key`).
  * They are sealed (AES-256-GCM) in Postgres, opened for the runner, and masked in every API answer.
  *
  * A masked value sent back (the dashboard saves what it read) keeps the stored secret only while
@@ -25,6 +26,13 @@ export const MASK = '****';
 const URL_FIELDS = ['url', 'webhook_url'] as const;
 /** Free-form objects sent to the destination: webhook `body`, automation `data`. */
 const JSON_FIELDS = ['body', 'data'] as const;
+/** Credentials that are config fields of their own: PagerDuty's `routing_key`, Opsgenie's `api_key`. */
+const KEY_FIELDS = ['routing_key', 'api_key'] as const;
+/** Where an action without a `url` of its own sends (its secrets keep to that origin). */
+const DEFAULT_DESTINATIONS: Record<string, string> = {
+  pagerduty: 'https://events.pagerduty.com/v2/enqueue',
+  opsgenie: 'https://api.opsgenie.com',
+};
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -95,6 +103,8 @@ function mapSecrets(
 ): Record<string, unknown> {
   const out: Record<string, unknown> = { ...config };
   for (const field of URL_FIELDS) if (typeof out[field] === 'string') out[field] = f(out[field], { field });
+  for (const field of KEY_FIELDS)
+    if (typeof out[field] === 'string') out[field] = f(out[field], { field, path: [] });
   if (isObject(out.headers))
     out.headers = Object.fromEntries(
       Object.entries(out.headers).map(([name, v]) => [
@@ -304,8 +314,17 @@ export function unmaskActions<T extends ActionLike>(
       if (typeof was === 'string' && url === maskUrl(was)) url = was;
       else if (hasMaskedParts(url)) problems.push({ at: `actions.${i}.config.${dest}`, reason: 'url' });
     }
-    const origin = originOf(url);
-    const sameOrigin = origin !== undefined && origin === originOf(was);
+    const type = String(incoming[i]!.type);
+    const origin = originOf(url ?? DEFAULT_DESTINATIONS[type]);
+    const storedUrl = src
+      ? dest
+        ? was
+        : URL_FIELDS.map((f) => src[f]).find((v) => typeof v === 'string')
+      : undefined;
+    const sameOrigin =
+      origin !== undefined &&
+      src !== undefined &&
+      origin === originOf(storedUrl ?? DEFAULT_DESTINATIONS[type]);
     return mapSecrets(c, (v, where) => {
       if (!where.path) return where.field === dest && url !== undefined ? url : v;
       if (v !== MASK) return v;
@@ -313,7 +332,7 @@ export function unmaskActions<T extends ActionLike>(
       if (typeof kept === 'string' && sameOrigin) return kept;
       problems.push({
         at: `actions.${i}.config.${where.field}`,
-        name: where.path.join('.'),
+        name: where.path.length ? where.path.join('.') : undefined,
         reason: typeof kept === 'string' ? 'origin' : 'nothing',
       });
       return v;

@@ -1,5 +1,6 @@
 import type { ActionJob } from '../../schemas/action-job.schema.js';
 import type { ActionType, WorkflowAction } from '../../schemas/workflow.schema.js';
+import type { Config } from '../shared/config.js';
 import { ActionError } from './action.errors.js';
 import { checkStatus, sendHttp } from './http.sender.js';
 import type { MailSender } from './mail.sender.js';
@@ -18,6 +19,13 @@ export interface RunnableAction extends Pick<WorkflowAction, 'config' | 'order'>
 export interface ActionDeps {
   guard: OutboundGuard;
   mail: MailSender;
+  /** the dashboard's base URL, for the links of the native alert channels */
+  dashboardUrl: string;
+}
+
+/** The dashboard's base URL: `PUBLIC_URL` when set, else the API listener's own address. */
+export function dashboardBaseUrl(cfg: Pick<Config, 'publicUrl' | 'host' | 'port'>): string {
+  return (cfg.publicUrl ?? `http://${cfg.host}:${cfg.port}`).replace(/\/+$/, '');
 }
 
 export interface ActionRun {
@@ -96,7 +104,188 @@ const EXECUTORS: Record<ActionType, Executor> = {
     const sent = await deps.mail.send({ to, subject, text }, run.signal);
     return { messageId: sent.messageId };
   },
+
+  slack: async (config, run, deps) => {
+    const url = requireString(config, 'webhook_url', 'slack');
+    const alert = describeAlert(config, run, deps);
+    const blocks: unknown[] = [
+      { type: 'header', text: { type: 'plain_text', text: cut(alert.title, 150), emoji: true } },
+      { type: 'section', text: { type: 'mrkdwn', text: cut(slackEscape(alert.summary), 3000) } },
+      {
+        type: 'section',
+        fields: alert.facts.slice(0, 10).map((f) => ({
+          type: 'mrkdwn',
+          text: cut(`*${slackEscape(f.title)}*\n${slackEscape(f.value)}`, 2000),
+        })),
+      },
+      {
+        type: 'actions',
+        elements: [
+          { type: 'button', text: { type: 'plain_text', text: 'Open in Tapline' }, url: alert.link },
+        ],
+      },
+    ];
+    const body = { text: cut(`${alert.title}: ${alert.summary}`, 3000), blocks };
+    return postJson(deps, run, url, {}, body);
+  },
+
+  teams: async (config, run, deps) => {
+    const url = requireString(config, 'webhook_url', 'teams');
+    const alert = describeAlert(config, run, deps);
+    const card = {
+      $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
+      type: 'AdaptiveCard',
+      version: '1.4',
+      body: [
+        {
+          type: 'TextBlock',
+          size: 'Large',
+          weight: 'Bolder',
+          wrap: true,
+          color: alert.status === 'resolved' ? 'Good' : 'Attention',
+          text: alert.title,
+        },
+        { type: 'TextBlock', wrap: true, text: alert.summary },
+        { type: 'FactSet', facts: alert.facts.map((f) => ({ title: f.title, value: f.value })) },
+      ],
+      actions: [{ type: 'Action.OpenUrl', title: 'Open in Tapline', url: alert.link }],
+    };
+    const body = {
+      type: 'message',
+      attachments: [
+        { contentType: 'application/vnd.microsoft.card.adaptive', contentUrl: null, content: card },
+      ],
+    };
+    return postJson(deps, run, url, {}, body);
+  },
+
+  pagerduty: async (config, run, deps) => {
+    const routingKey = requireString(config, 'routing_key', 'pagerduty');
+    const url = optString(config, 'url')?.trim() || DEFAULT_URLS.pagerduty;
+    const alert = describeAlert(config, run, deps);
+    const body =
+      alert.status === 'resolved'
+        ? { routing_key: routingKey, event_action: 'resolve', dedup_key: alert.key }
+        : {
+            routing_key: routingKey,
+            event_action: 'trigger',
+            dedup_key: alert.key,
+            payload: {
+              summary: cut(`${run.workflow.name}: ${alert.summary}`, 1024),
+              source: `tapline/${run.job.context.bucket.name}`,
+              severity: optString(config, 'severity') ?? 'error',
+              timestamp: run.job.createdAt,
+              group: run.job.context.environment.name ?? undefined,
+              class: run.job.trigger.type,
+              custom_details: Object.fromEntries(alert.facts.map((f) => [f.title, f.value])),
+            },
+            client: 'Tapline',
+            client_url: alert.link,
+            links: [{ href: alert.link, text: 'Open in Tapline' }],
+          };
+    return postJson(deps, run, url, {}, body);
+  },
+
+  opsgenie: async (config, run, deps) => {
+    const apiKey = requireString(config, 'api_key', 'opsgenie');
+    const base = (optString(config, 'url')?.trim() || DEFAULT_URLS.opsgenie).replace(/\/+$/, '');
+    const alert = describeAlert(config, run, deps);
+    const auth = { authorization: `GenieKey ${apiKey}` };
+    if (alert.status === 'resolved') {
+      const closeUrl = `${base}/v2/alerts/${encodeURIComponent(alert.key)}/close?identifierType=alias`;
+      return postJson(deps, run, closeUrl, auth, { source: 'Tapline', note: cut(alert.summary, 25_000) });
+    }
+    const body = {
+      message: cut(`${run.workflow.name}: ${alert.summary}`, 130),
+      alias: alert.key,
+      description: cut(`${alert.summary}\n\n${alert.link}`, 15_000),
+      details: { ...Object.fromEntries(alert.facts.map((f) => [f.title, f.value])), Link: alert.link },
+      entity: run.job.context.bucket.name,
+      source: 'Tapline',
+      priority: optString(config, 'priority') ?? 'P3',
+      tags: ['tapline', run.job.trigger.type],
+    };
+    return postJson(deps, run, `${base}/v2/alerts`, auth, body);
+  },
 };
+
+/** Where the PagerDuty and Opsgenie actions send without a `url` of their own. */
+export const DEFAULT_URLS = {
+  pagerduty: 'https://events.pagerduty.com/v2/enqueue',
+  opsgenie: 'https://api.opsgenie.com',
+} as const;
+
+/** What the native alert channels say about one job. */
+interface Alert {
+  /** `firing`/`resolved` for threshold triggers; `triggered` for the others (they never resolve) */
+  status: 'firing' | 'resolved' | 'triggered';
+  /** `Firing: <workflow name>`, `Resolved: …`, `Triggered: …` */
+  title: string;
+  /** `config.message`, default the trigger's message */
+  summary: string;
+  /** the figures: metric value, threshold and window, or the request's method, path, status, duration */
+  facts: { title: string; value: string }[];
+  /** the request's page for request/error triggers, else the workflow's executions page */
+  link: string;
+  /** PagerDuty dedup key and Opsgenie alias: one per threshold workflow, else one per execution */
+  key: string;
+}
+
+function describeAlert(config: Record<string, unknown>, run: ActionRun, deps: ActionDeps): Alert {
+  const { job, workflow } = run;
+  const c = job.context;
+  const status = job.trigger.type === 'threshold' ? (job.trigger.status ?? 'firing') : 'triggered';
+  const facts: { title: string; value: string }[] = [];
+  const add = (title: string, value: unknown) => {
+    if (value !== null && value !== undefined && value !== '') facts.push({ title, value: String(value) });
+  };
+  if (c.metric) {
+    add('Value', c.metric.value);
+    add('Threshold', c.metric.threshold);
+    add('Window', c.metric.timeWindow);
+  }
+  if (c.request.method !== null || c.request.path !== null)
+    add('Request', [c.request.method, c.request.path].filter((x) => x !== null).join(' '));
+  add('Status', c.response.statusCode);
+  if (c.timings.duration !== null) add('Duration', `${c.timings.duration} ms`);
+  add('Bucket', c.bucket.name);
+  add('Environment', c.environment.name);
+  add('Workflow', workflow.name);
+  const link =
+    job.requestSid !== null
+      ? `${deps.dashboardUrl}/requests/${encodeURIComponent(job.bucketSid)}/${encodeURIComponent(job.requestSid)}`
+      : `${deps.dashboardUrl}/settings/workflows/${encodeURIComponent(job.bucketSid)}/${encodeURIComponent(job.environmentSid ?? '')}/${encodeURIComponent(job.workflowSid)}/executions`;
+  const word = { firing: 'Firing', resolved: 'Resolved', triggered: 'Triggered' }[status];
+  return {
+    status,
+    title: `${word}: ${workflow.name}`,
+    summary: optString(config, 'message')?.trim() || job.trigger.message,
+    facts,
+    link,
+    key: job.trigger.type === 'threshold' ? `tapline-${job.workflowSid}` : `tapline-${job.executionSid}`,
+  };
+}
+
+/** `&`, `<` and `>` are Slack mrkdwn's control characters. */
+const slackEscape = (s: string) => s.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+
+/** At most `max` characters (the receivers refuse longer fields), `…` marking a cut. */
+const cut = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max - 1)}…`);
+
+function postJson(
+  deps: ActionDeps,
+  run: ActionRun,
+  url: string,
+  headers: Record<string, string>,
+  body: unknown,
+): Promise<ActionSuccess> {
+  return postLike(deps, run, {
+    url,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+}
 
 /** Runs one action with its config's templates filled. Throws ActionError on failure. */
 export async function executeAction(

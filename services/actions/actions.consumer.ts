@@ -10,6 +10,7 @@ import { CONSUMER_GROUPS, TOPICS } from '../shared/topics.js';
 import { RunnerStoppingError } from './action.errors.js';
 import type { ExecutionDetail } from './executions.repository.js';
 import { ExecutionsRepository } from './executions.repository.js';
+import { dashboardBaseUrl } from './action.executors.js';
 import { JobRunner } from './job.runner.js';
 import { MailSender } from './mail.sender.js';
 import { OffsetTracker } from './offset.tracker.js';
@@ -76,7 +77,11 @@ export class ActionsConsumer {
     this.mail = new MailSender(cfg.smtp, cfg.actions.timeoutMs);
     this.runner = new JobRunner(
       new ExecutionsRepository(pg, secretBox(cfg)),
-      { guard: new OutboundGuard(cfg.actions.outboundAllow), mail: this.mail },
+      {
+        guard: new OutboundGuard(cfg.actions.outboundAllow),
+        mail: this.mail,
+        dashboardUrl: dashboardBaseUrl(cfg),
+      },
       cfg.actions,
       (job, reason, attempts, detail) => this.deadLetterJob(job, reason, attempts, detail),
       log,

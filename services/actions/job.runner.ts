@@ -1,5 +1,6 @@
 import pRetry, { AbortError } from 'p-retry';
 import type { ActionJob } from '../../schemas/action-job.schema.js';
+import { RESOLVING_ACTION_TYPES } from '../../schemas/workflow.schema.js';
 import type { Logger } from '../shared/logger.js';
 import { ActionError, RunnerStoppingError } from './action.errors.js';
 import { executeAction, parseActions, type ActionDeps, type RunnableAction } from './action.executors.js';
@@ -31,6 +32,7 @@ export type DeadLetterFn = (
 ) => Promise<void>;
 
 const MAX_BACKOFF_MS = 5 * 60_000;
+const RESOLVING: ReadonlySet<string> = new Set(RESOLVING_ACTION_TYPES);
 
 /**
  * Runs one action job: every action of the workflow in ascending `order` (ties: array order).
@@ -69,7 +71,10 @@ export class JobRunner {
   async run(job: ActionJob, stop: AbortSignal): Promise<JobOutcome> {
     const wf = await this.repo.workflow(job.accountSid, job.workflowSid);
     if (!wf) return { kind: 'skipped', reason: 'workflow not found (deleted?)' };
-    const actions = parseActions(wf.actions);
+    // A resolved alert goes only to the channels that know the notion (the native alert channels).
+    const actions = parseActions(wf.actions).filter(
+      (a) => job.trigger.status !== 'resolved' || RESOLVING.has(a.type),
+    );
     const fresh: ExecutionDetail = {
       trigger: job.trigger,
       actions: actions.map((a) => ({

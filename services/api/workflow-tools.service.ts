@@ -2,7 +2,7 @@ import type { Producer } from 'kafkajs';
 import type pg from 'pg';
 import type { ActionJob } from '../../schemas/action-job.schema.js';
 import { ActionError } from '../actions/action.errors.js';
-import { executeAction, parseActions } from '../actions/action.executors.js';
+import { dashboardBaseUrl, executeAction, parseActions } from '../actions/action.executors.js';
 import type { ActionRecord, ExecutionDetail } from '../actions/executions.repository.js';
 import { MailSender } from '../actions/mail.sender.js';
 import { OutboundGuard } from '../actions/outbound-guard.js';
@@ -308,6 +308,7 @@ export class WorkflowTools {
           {
             guard: this.guard,
             mail: this.mail,
+            dashboardUrl: dashboardBaseUrl(this.cfg),
           },
         );
         results.push({

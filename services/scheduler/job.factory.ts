@@ -8,7 +8,7 @@ import type { TimedWorkflow } from './workflow.directory.js';
  */
 export function timedJob(
   wf: TimedWorkflow,
-  trigger: { type: 'threshold' | 'schedule'; message: string },
+  trigger: { type: 'threshold' | 'schedule'; message: string; status?: 'firing' | 'resolved' },
   metric?: { value: number | null; threshold: number | null; timeWindow: string },
 ): ActionJob {
   return {

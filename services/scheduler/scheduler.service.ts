@@ -1,6 +1,7 @@
 import cron, { type Logger as CronLogger, type ScheduledTask, type TaskContext } from 'node-cron';
 import type { Producer } from 'kafkajs';
 import type { ActionJob } from '../../schemas/action-job.schema.js';
+import { RESOLVING_ACTION_TYPES } from '../../schemas/workflow.schema.js';
 import type { ClickHouseClient } from '../shared/clickhouse.js';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
@@ -35,6 +36,8 @@ export interface SchedulerDeps {
   cfg: Config;
   log: Logger;
 }
+
+const RESOLVING: ReadonlySet<string> = new Set(RESOLVING_ACTION_TYPES);
 
 /** Cron patterns are read in UTC unless a schedule trigger names its own `timezone`. */
 const DEFAULT_TIMEZONE = 'UTC';
@@ -192,30 +195,31 @@ export class Scheduler {
     }
 
     let fired = 0;
+    let resolved = 0;
     for (const { wf, conditions } of planned) {
       if (this.stopped) return;
       try {
         const ev = evaluate(conditions, (w) => metrics.get(w)!.get(scopeKey(wf))!);
         const first = ev.results[0]!;
-        await this.state.recordEvaluation(wf.sid, wf.accountSid, slot, first.actual, ev.hit);
-        if (!ev.hit) continue;
+        const firing = await this.state.recordEvaluation(wf.sid, wf.accountSid, slot, first.actual, ev.hit);
+        const metric = {
+          value: first.actual === null ? null : round(first.actual),
+          threshold: first.condition.value,
+          timeWindow: first.condition.timeWindow,
+        };
+        if (!ev.hit) {
+          if (firing) resolved += await this.resolve(wf, `resolved: ${describeEvaluation(ev)}`, metric);
+          continue;
+        }
         // Cooldown = the longest window among the conditions.
         const window = Math.max(...conditions.map((c) => c.windowSeconds));
         if (!(await this.state.claimFire(wf.sid, slot, window))) continue;
-        const job = timedJob(
-          wf,
-          { type: 'threshold', message: describeEvaluation(ev) },
-          {
-            value: first.actual === null ? null : round(first.actual),
-            threshold: first.condition.value,
-            timeWindow: first.condition.timeWindow,
-          },
-        );
+        const job = timedJob(wf, { type: 'threshold', message: describeEvaluation(ev) }, metric);
         try {
           await this.produce(job);
         } catch (err) {
           // Not sent: give the claim back so the next evaluation fires instead of the cooldown holding.
-          await this.state.unclaimFire(wf.sid, slot).catch(() => undefined);
+          await this.state.unclaimFire(wf.sid, slot, firing).catch(() => undefined);
           throw err;
         }
         fired++;
@@ -223,7 +227,32 @@ export class Scheduler {
         log.error({ err, workflowSid: wf.sid }, 'threshold workflow evaluation failed');
       }
     }
-    log.debug({ workflows: planned.length, fired, slot: slot.toISOString() }, 'threshold triggers evaluated');
+    log.debug(
+      { workflows: planned.length, fired, resolved, slot: slot.toISOString() },
+      'threshold triggers evaluated',
+    );
+  }
+
+  /**
+   * Closes the open alert of a threshold workflow whose condition cleared: one `resolved` job for
+   * its native alert channels (the generic action types have no notion of it and get none).
+   * Returns 1 when a job was queued. If it cannot be queued the alert stays open, so the next
+   * evaluation tries again.
+   */
+  private async resolve(
+    wf: TimedWorkflow,
+    message: string,
+    metric: { value: number | null; threshold: number; timeWindow: string },
+  ): Promise<number> {
+    if (!(await this.state.claimResolve(wf.sid))) return 0;
+    if (!wf.actionTypes.some((t) => RESOLVING.has(t))) return 0;
+    try {
+      await this.produce(timedJob(wf, { type: 'threshold', message, status: 'resolved' }, metric));
+    } catch (err) {
+      await this.state.unclaimResolve(wf.sid).catch(() => undefined);
+      throw err;
+    }
+    return 1;
   }
 
   /** Makes the cron tasks match the active schedule workflows (create, re-pattern, remove). */
@@ -298,7 +327,12 @@ export class Scheduler {
       throw err;
     }
     this.deps.log.info(
-      { workflowSid: job.workflowSid, executionSid: job.executionSid, trigger: job.trigger.type },
+      {
+        workflowSid: job.workflowSid,
+        executionSid: job.executionSid,
+        trigger: job.trigger.type,
+        status: job.trigger.status ?? 'firing',
+      },
       'workflow triggered',
     );
   }

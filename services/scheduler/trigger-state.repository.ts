@@ -46,30 +46,36 @@ export class TriggerStateRepository {
     return (r.rowCount ?? 0) > 0;
   }
 
-  /** Records one threshold evaluation (for operators and tests: last value, result, time). */
+  /**
+   * Records one threshold evaluation (for operators and tests: last value, result, time).
+   * Returns whether the workflow's alert is open (fired and not resolved since).
+   */
   async recordEvaluation(
     workflowSid: string,
     accountSid: string,
     slot: Date,
     value: number | null,
     result: boolean,
-  ): Promise<void> {
-    await this.pg.query(
+  ): Promise<boolean> {
+    const r = await this.pg.query<{ firing: boolean }>(
       `INSERT INTO workflow_trigger_state AS s
          (workflow_sid, account_sid, last_evaluated_at, last_value, last_result) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (workflow_sid) DO UPDATE SET last_evaluated_at = EXCLUDED.last_evaluated_at,
-         last_value = EXCLUDED.last_value, last_result = EXCLUDED.last_result, updated_at = now()`,
+         last_value = EXCLUDED.last_value, last_result = EXCLUDED.last_result, updated_at = now()
+       RETURNING firing`,
       [workflowSid, accountSid, slot, value, result],
     );
+    return r.rows[0]?.firing === true;
   }
 
   /**
    * The cooldown: a threshold workflow fires at `slot` only when it never fired or last fired at
-   * least `windowSeconds` before. Call after recordEvaluation (the row exists).
+   * least `windowSeconds` before. Call after recordEvaluation (the row exists). A fire opens the
+   * alert (`firing`), which claimResolve closes.
    */
   async claimFire(workflowSid: string, slot: Date, windowSeconds: number): Promise<boolean> {
     const r = await this.pg.query(
-      `UPDATE workflow_trigger_state SET last_fired_at = $2, updated_at = now()
+      `UPDATE workflow_trigger_state SET last_fired_at = $2, firing = true, updated_at = now()
        WHERE workflow_sid = $1
          AND (last_fired_at IS NULL OR last_fired_at <= $2::timestamptz - make_interval(secs => $3))
        RETURNING 1`,
@@ -106,11 +112,35 @@ export class TriggerStateRepository {
     );
   }
 
-  /** Undoes claimFire when the job could not be produced (the previous fire was ≥ a window ago). */
-  async unclaimFire(workflowSid: string, slot: Date): Promise<void> {
+  /**
+   * Undoes claimFire when the job could not be produced (the previous fire was ≥ a window ago).
+   * `firing` goes back to what it was before the claim.
+   */
+  async unclaimFire(workflowSid: string, slot: Date, wasFiring: boolean): Promise<void> {
     await this.pg.query(
-      'UPDATE workflow_trigger_state SET last_fired_at = NULL, updated_at = now() WHERE workflow_sid = $1 AND last_fired_at = $2',
-      [workflowSid, slot],
+      `UPDATE workflow_trigger_state SET last_fired_at = NULL, firing = $3, updated_at = now()
+       WHERE workflow_sid = $1 AND last_fired_at = $2`,
+      [workflowSid, slot, wasFiring],
+    );
+  }
+
+  /**
+   * The recovery of an open alert: true for the one replica that closes it (the condition was
+   * found false after a fire). Undone by unclaimResolve when the resolved job cannot be queued.
+   */
+  async claimResolve(workflowSid: string): Promise<boolean> {
+    const r = await this.pg.query(
+      `UPDATE workflow_trigger_state SET firing = false, updated_at = now()
+       WHERE workflow_sid = $1 AND firing RETURNING 1`,
+      [workflowSid],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async unclaimResolve(workflowSid: string): Promise<void> {
+    await this.pg.query(
+      'UPDATE workflow_trigger_state SET firing = true, updated_at = now() WHERE workflow_sid = $1',
+      [workflowSid],
     );
   }
 }

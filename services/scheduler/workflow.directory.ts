@@ -13,6 +13,8 @@ export interface TimedWorkflow {
   type: 'threshold' | 'schedule';
   /** the stored trigger object (`conditions`, `schedule`, optional `timezone`) */
   trigger: Record<string, unknown>;
+  /** the distinct `type`s of its actions */
+  actionTypes: string[];
 }
 
 interface Row {
@@ -24,10 +26,12 @@ interface Row {
   account_name: string;
   bucket_name: string;
   trigger: Record<string, unknown>;
+  action_types: string[] | null;
 }
 
 const SELECT = `SELECT w.sid, w.account_sid, w.bucket_sid, w.environment_sid, w.name, w.trigger,
-    a.name AS account_name, b.name AS bucket_name
+    a.name AS account_name, b.name AS bucket_name,
+    (SELECT array_agg(DISTINCT x->>'type') FROM jsonb_array_elements(w.actions) x) AS action_types
   FROM workflows w
   JOIN accounts a ON a.sid = w.account_sid
   JOIN buckets b ON b.sid = w.bucket_sid
@@ -95,5 +99,6 @@ function toWorkflow(r: Row): TimedWorkflow {
     bucketName: r.bucket_name,
     type: r.trigger.type === 'schedule' ? 'schedule' : 'threshold',
     trigger: r.trigger,
+    actionTypes: r.action_types ?? [],
   };
 }

@@ -6,6 +6,7 @@ import { accountParams, environmentSid, listQuery } from '../../../schemas/commo
 import type { FromSchema } from 'json-schema-to-ts';
 import { ALL_SCHEMAS, ref, type Reply } from '../../../schemas/index.js';
 import {
+  ACTION_TYPES,
   EXECUTION_STATUSES,
   TRIGGER_TYPES,
   type workflowExecutionSchema,
@@ -109,7 +110,7 @@ const executionParams = {
  * Action types that send data out of Tapline. Every one can carry captured request data (headers,
  * bodies through templates or the default webhook body) to an address the writer chooses.
  */
-const OUTBOUND_ACTIONS: ReadonlySet<string> = new Set(['webhook', 'email', 'chat', 'automation']);
+const OUTBOUND_ACTIONS: ReadonlySet<string> = new Set(ACTION_TYPES);
 
 /**
  * A workflow with outbound actions exports captured requests, so writing one (or test-sending or
@@ -127,7 +128,8 @@ function requireRequestsReadFor(
         403,
         'FORBIDDEN',
         'Token lacks the scope requests:read: workflows with outbound actions (webhook, email, chat, ' +
-          'automation) send captured request data out, so writing, testing or re-running one needs it',
+          'automation, slack, teams, pagerduty, opsgenie) send captured request data out, so writing, ' +
+          'testing or re-running one needs it',
         { requiredScope: 'requests:read' },
       );
   };

@@ -1,5 +1,6 @@
 /**
- * The ordered actions of the workflow editor: webhook, email, chat, automation with their fields
+ * The ordered actions of the workflow editor: webhook, email, chat, automation and the native alert
+ * channels (Slack, Microsoft Teams, PagerDuty, Opsgenie) with their fields
  * (docs/workflows.md "Actions"). Text fields accept `{{…}}` template variables; the editor tells
  * its parent which field has the focus so the variable picker can insert into it.
  */
@@ -96,6 +97,56 @@ const FIELDS: Record<ActionType, FieldSpec[]> = {
       placeholder: '{"path": "{{request.path}}"}',
     },
   ],
+  slack: [
+    {
+      key: 'webhook_url',
+      label: 'Slack incoming webhook URL',
+      kind: 'text',
+      required: true,
+      placeholder: 'https://hooks.slack.com/services/…',
+    },
+    {
+      key: 'message',
+      label: 'Summary (default: the trigger message)',
+      kind: 'textarea',
+      placeholder: '{{trigger.message}}',
+    },
+  ],
+  teams: [
+    {
+      key: 'webhook_url',
+      label: 'Teams workflow webhook URL',
+      kind: 'text',
+      required: true,
+      placeholder: 'https://prod-00.westeurope.logic.azure.com/workflows/…',
+    },
+    {
+      key: 'message',
+      label: 'Summary (default: the trigger message)',
+      kind: 'textarea',
+      placeholder: '{{trigger.message}}',
+    },
+  ],
+  pagerduty: [
+    { key: 'routing_key', label: 'Integration key (Events API v2)', kind: 'text', required: true },
+    { key: 'severity', label: 'Severity', kind: 'select', options: ['error', 'critical', 'warning', 'info'] },
+    {
+      key: 'url',
+      label: 'Events API URL (empty: https://events.pagerduty.com/v2/enqueue)',
+      kind: 'text',
+      placeholder: 'https://events.eu.pagerduty.com/v2/enqueue',
+    },
+  ],
+  opsgenie: [
+    { key: 'api_key', label: 'API key', kind: 'text', required: true },
+    { key: 'priority', label: 'Priority', kind: 'select', options: ['P3', 'P1', 'P2', 'P4', 'P5'] },
+    {
+      key: 'url',
+      label: 'API URL (empty: https://api.opsgenie.com)',
+      kind: 'text',
+      placeholder: 'https://api.eu.opsgenie.com',
+    },
+  ],
 };
 
 /** The error keys the editor shows beside an action's fields (`actions.<i>.config.<field>`). */
@@ -108,6 +159,10 @@ export const ACTION_LABELS: Record<ActionType, string> = {
   email: 'Email',
   chat: 'Chat message',
   automation: 'Automation',
+  slack: 'Slack',
+  teams: 'Microsoft Teams',
+  pagerduty: 'PagerDuty',
+  opsgenie: 'Opsgenie',
 };
 
 const URL_KEYS = new Set(['url', 'webhook_url']);
@@ -116,6 +171,10 @@ const JSON_KEYS: Record<ActionType, string[]> = {
   email: [],
   chat: [],
   automation: ['data'],
+  slack: [],
+  teams: [],
+  pagerduty: [],
+  opsgenie: [],
 };
 
 /** A URL with `{{…}}` must reach the API percent-encoded (it is a `format: uri` field). */
@@ -123,7 +182,12 @@ const encodeTemplates = (u: string) => u.replaceAll('{{', '%7B%7B').replaceAll('
 const decodeTemplates = (u: string) => u.replace(/%7B%7B/gi, '{{').replace(/%7D%7D/gi, '}}');
 
 export function emptyAction(type: ActionType, key: number): ActionDraft {
-  return { key, type, fields: type === 'webhook' ? { method: 'POST' } : {} };
+  const defaults: Partial<Record<ActionType, Record<string, string>>> = {
+    webhook: { method: 'POST' },
+    pagerduty: { severity: 'error' },
+    opsgenie: { priority: 'P3' },
+  };
+  return { key, type, fields: { ...defaults[type] } };
 }
 
 /** A stored action back into form strings. */
