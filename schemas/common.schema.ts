@@ -55,6 +55,20 @@ export function listOf<const Id extends string>(id: Id) {
 }
 
 /**
+ * A keyset cursor of a list ordered by time then sid (the request list's `cursor` and
+ * `nextCursor`, MCP `search_requests`): `<ISO 8601 UTC time with milliseconds>|<sid>`, the
+ * position of the last record of a page. The next page holds the records strictly after it in the
+ * list's order, so records sharing a millisecond are neither skipped nor repeated (docs/search.md).
+ */
+export const timeCursorSchema = {
+  type: 'string',
+  maxLength: 128,
+  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z\\|[A-Za-z0-9_]{1,100}$',
+  description:
+    'Where the previous page ended (its nextCursor): `<createdAt>|<sid>`. The page holds the records after it in the list order.',
+} as const;
+
+/**
  * Query string of list endpoints: spec 4.12 (`page`, `limit`, `sort`, `order`, and `start_date` /
  * `end_date`, inclusive bounds of the records' `createdAt`; the events list reads them as its
  * time window instead, docs/api.md).

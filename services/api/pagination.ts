@@ -66,6 +66,26 @@ export function createdWithin(
   return { sql, values };
 }
 
+/** A position in a list ordered by (time, sid): the time as ISO 8601 UTC with milliseconds. */
+export interface TimeCursor {
+  at: string;
+  sid: string;
+}
+
+/** `<time>|<sid>` (schemas/common.schema.ts `timeCursorSchema`). */
+export const formatTimeCursor = (c: TimeCursor): string => `${c.at}|${c.sid}`;
+
+/** A cursor as `formatTimeCursor` writes it; anything else is a 400 naming `field`. */
+export function parseTimeCursor(v: string, field = 'cursor'): TimeCursor {
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)\|([A-Za-z0-9_]{1,100})$/.exec(v);
+  if (!m || !Number.isFinite(Date.parse(m[1]!))) {
+    throw validation(`${field} is not a cursor of this list`, {
+      [field]: "must be a nextCursor of a previous page ('<createdAt>|<sid>')",
+    });
+  }
+  return { at: m[1]!, sid: m[2]! };
+}
+
 /** ORDER BY from a whitelist: the sort key never reaches SQL as text the client chose. */
 export function orderBy(q: ListQuery, columns: Record<string, string>, tieBreak = 'sid'): string {
   const col = columns[q.sort] ?? Object.values(columns)[0]!;

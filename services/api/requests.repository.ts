@@ -1,13 +1,20 @@
 import type pg from 'pg';
 import type { ClickHouseClient } from '../shared/clickhouse.js';
-import { notFound } from '../shared/errors.js';
+import { notFound, validation } from '../shared/errors.js';
 import {
   REQUESTS_DELETED_COLUMNS,
   requestsColumns,
   type RequestsColumnName,
 } from '../shared/requests-row.js';
 import { BUCKET_TABLES, TABLES } from '../shared/tables.js';
-import { offsetOf, pageOf, type ListQuery, type ListResult } from './pagination.js';
+import {
+  formatTimeCursor,
+  offsetOf,
+  pageOf,
+  type ListQuery,
+  type ListResult,
+  type TimeCursor,
+} from './pagination.js';
 
 export interface RequestFilters {
   startDate?: string;
@@ -65,12 +72,19 @@ export class RequestsRepository {
     private readonly pool: pg.Pool,
   ) {}
 
+  /**
+   * One page of a bucket's requests. With `cursor` (sort `createdAt` only, page 1) the page starts
+   * strictly after that (createdAt, sid) in the list's order: the keyset the list is ordered by,
+   * so records sharing a millisecond are neither skipped nor repeated, and records stored meanwhile
+   * do not shift the pages as OFFSET paging does. `cursors[i]` is records[i]'s position;
+   * `nextCursor` the last one's when more follow (createdAt order only), else null.
+   */
   async list(
     accountSid: string,
     bucketSid: string,
-    q: ListQuery,
+    q: ListQuery & { cursor?: TimeCursor },
     f: RequestFilters,
-  ): Promise<ListResult<ApiRecord>> {
+  ): Promise<ListResult<ApiRecord> & { nextCursor: string | null; cursors: string[] }> {
     const where = ['account_sid = {a:String}', 'bucket_sid = {b:String}'];
     const params: Record<string, unknown> = {
       a: accountSid,
@@ -109,18 +123,39 @@ export class RequestsRepository {
     }
     const col = SORT_COLUMNS[q.sort] ?? 'created_at';
     const dir = q.order === 'asc' ? 'ASC' : 'DESC';
+    if (q.cursor) {
+      if (col !== 'created_at')
+        throw validation('cursor pages the createdAt order only', { cursor: 'needs sort=createdAt' });
+      if (q.page !== 1)
+        throw validation('cursor and page are alternatives', { page: 'must be 1 (or absent) with cursor' });
+      const cmp = dir === 'ASC' ? '>' : '<';
+      const at = "parseDateTime64BestEffort({cursorAt:String}, 3, 'UTC')";
+      // The plain bound on created_at lets the primary key narrow the read; the tuple decides.
+      where.push(`created_at ${cmp}= ${at}`, `(created_at, sid) ${cmp} (${at}, {cursorSid:String})`);
+      params.cursorAt = q.cursor.at;
+      params.cursorSid = q.cursor.sid;
+    }
     const rs = await this.ch.query({
-      query: `SELECT ${STORED_ROW} FROM ${TABLES.requests}
+      // The cursor columns get aliases of their own: `AS created_at` would shadow the column.
+      query: `SELECT ${STORED_ROW}, toString(created_at) AS cursor_at, sid AS cursor_sid FROM ${TABLES.requests}
               WHERE ${where.join(' AND ')}
               ORDER BY ${col} ${dir}, sid ${dir} LIMIT {lim:UInt32} OFFSET {off:UInt64}`,
       query_params: params,
       format: 'JSONEachRow',
     });
-    const rows = await rs.json<StoredRow>();
+    const rows = await rs.json<StoredRow & { cursor_at: string; cursor_sid: string }>();
     const page = pageOf(rows, q.limit);
     const records = page.records.map((r) => this.toApi(r));
     await this.attachNotes(bucketSid, records);
-    return { hasMore: page.hasMore, records };
+    const cursors = page.records.map((r) =>
+      formatTimeCursor({ at: r.cursor_at.replace(' ', 'T') + 'Z', sid: r.cursor_sid }),
+    );
+    return {
+      hasMore: page.hasMore,
+      records,
+      cursors,
+      nextCursor: page.hasMore && col === 'created_at' ? (cursors.at(-1) ?? null) : null,
+    };
   }
 
   /**

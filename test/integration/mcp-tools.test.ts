@@ -372,6 +372,7 @@ describe('MCP read-only tools: requests', () => {
     type Search = {
       hits: Rec[];
       truncated: { reason: string; shown: number; howToGetMore: string } | false;
+      nextCursor: string | null;
       nextEndDate: string | null;
     };
     const res = await call(client, 'search_requests', { q: 'path:/long/*', limit: 50 });
@@ -381,7 +382,7 @@ describe('MCP read-only tools: requests', () => {
     expect(cut.hits.length).toBeGreaterThan(5);
     expect(cut.hits.length).toBeLessThan(50);
     expect(cut.truncated).toMatchObject({ reason: 'size', shown: cut.hits.length });
-    expect((cut.truncated as { howToGetMore: string }).howToGetMore).toContain('endDate=');
+    expect((cut.truncated as { howToGetMore: string }).howToGetMore).toContain(`cursor=${cut.nextCursor}`);
     // Newest first, compact, no bodies; the next call continues where the cut list ended.
     const times = cut.hits.map((h) => h.createdAt as string);
     expect([...times].sort().reverse()).toEqual(times);

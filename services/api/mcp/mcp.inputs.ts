@@ -101,9 +101,14 @@ export const searchRequestsInput = object({
   startDate: { ...r.startDate, description: 'ISO 8601 date-time: captured at or after' },
   endDate: {
     ...r.endDate,
-    description: 'ISO 8601 date-time: captured at or before (use nextEndDate of a previous answer)',
+    description: 'ISO 8601 date-time: captured at or before',
   },
   bucketSid,
+  cursor: {
+    ...r.cursor,
+    description:
+      'nextCursor of the previous answer: the hits after it (older), none skipped or repeated; keep q, startDate, endDate and bucketSid',
+  },
   limit: { ...r.limit, maximum: 50, default: 20, description: 'Hits returned, newest first (≤ 50)' },
 });
 

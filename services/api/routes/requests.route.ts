@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { SchemaTypes } from '../api.types.js';
 import { ref } from '../../../schemas/index.js';
 import type { RequestRecord } from '../../../schemas/request-record.schema.js';
-import { listQuery } from '../../../schemas/common.schema.js';
+import { listQuery, timeCursorSchema } from '../../../schemas/common.schema.js';
 import { validation } from '../../shared/errors.js';
+import { parseTimeCursor } from '../pagination.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 import { BucketsRepository } from '../buckets.repository.js';
 import { REQUEST_SORTS, RequestsRepository, type RequestFilters } from '../requests.repository.js';
@@ -38,6 +39,7 @@ export const requestListQuery = {
     path: { type: 'string', minLength: 1, maxLength: 2048 },
     q: { type: 'string', maxLength: 4096 },
     view: { type: 'string', maxLength: 64 },
+    cursor: timeCursorSchema,
   },
 } as const;
 
@@ -74,10 +76,15 @@ export default async function requestsRoutes(
         response: {
           200: {
             type: 'object',
-            required: ['hasMore', 'records'],
+            required: ['hasMore', 'records', 'nextCursor'],
             properties: {
               hasMore: { type: 'boolean' },
               records: { type: 'array', items: ref('requestRecord') },
+              nextCursor: {
+                type: ['string', 'null'],
+                description:
+                  'With sort=createdAt and more records: pass it as `cursor` for the next page (docs/search.md). Null otherwise.',
+              },
             },
           },
         },
@@ -95,15 +102,25 @@ export default async function requestsRoutes(
       let criteria: RequestFilters['criteria'];
       if ((q.q || q.view) && opts.criteria) criteria = await opts.criteria(accountSid, bucketSid, q);
       else if (q.q || q.view) throw validation('Search criteria are not supported', { q: 'unsupported' });
-      const page = await repo.list(accountSid, bucketSid, q, {
-        startDate,
-        endDate,
-        method: q.method,
-        statusCode: q.statusCode,
-        path: q.path,
-        criteria,
-      });
-      return page as { hasMore: boolean; records: RequestRecord[] };
+      const cursor = q.cursor === undefined ? undefined : parseTimeCursor(q.cursor);
+      const page = await repo.list(
+        accountSid,
+        bucketSid,
+        { ...q, cursor },
+        {
+          startDate,
+          endDate,
+          method: q.method,
+          statusCode: q.statusCode,
+          path: q.path,
+          criteria,
+        },
+      );
+      return {
+        hasMore: page.hasMore,
+        records: page.records.map(asRecord),
+        nextCursor: page.nextCursor,
+      };
     },
   );
 

@@ -1,5 +1,6 @@
 import { AppError } from '../../../shared/errors.js';
 import { compileCriteria } from '../../criteria.compiler.js';
+import { parseTimeCursor } from '../../pagination.js';
 import type { RequestFilters } from '../../requests.repository.js';
 import { bucketSidsToRead, ToolError, type ToolContext } from '../mcp.context.js';
 import { getRequestInput, searchRequestsInput } from '../mcp.inputs.js';
@@ -17,6 +18,7 @@ interface SearchArgs {
   startDate?: string;
   endDate?: string;
   bucketSid?: string;
+  cursor?: string;
   limit: number;
 }
 
@@ -51,39 +53,43 @@ export const searchRequests = defineTool<SearchArgs>(
     description:
       "Searches the stored requests of this token's environment with the request stream's search language (q), newest first, " +
       'at most 50 hits. Each hit is compact (sid, bucketSid, createdAt, method, path, endpoint, status, durationMs); bodies are never ' +
-      'included here: use get_request with a sid. Returns JSON {hits, truncated, nextEndDate}.',
+      'included here: use get_request with a sid. Returns JSON {hits, truncated, nextCursor}: pass nextCursor as cursor ' +
+      '(with the same q, startDate, endDate and bucketSid) for the next, older hits.',
     inputSchema: searchRequestsInput,
   },
   async (ctx, args) => {
     if (args.startDate && args.endDate && Date.parse(args.startDate) > Date.parse(args.endDate))
       throw new ToolError('startDate is after endDate', { startDate: 'must not be after endDate' });
     const criteria = criteriaOf(ctx, args.q);
+    const cursor = args.cursor === undefined ? undefined : parseTimeCursor(args.cursor);
     const { sids, more } = await bucketSidsToRead(ctx, args.bucketSid);
     const pages = await Promise.all(
       sids.map((b) =>
         ctx.deps.requests.list(
           ctx.scope.accountSid,
           b,
-          { page: 1, limit: args.limit, sort: 'createdAt', order: 'desc' },
+          { page: 1, limit: args.limit, sort: 'createdAt', order: 'desc', cursor },
           { startDate: args.startDate, endDate: args.endDate, criteria },
         ),
       ),
     );
+    // Every bucket's page is in (createdAt, sid) order after the same cursor; merged in that order,
+    // the first `limit` are the next hits of all of them, and the last one shown is the next cursor.
     const all = pages
-      .flatMap((p) => p.records)
-      .sort((x, y) => {
-        const a = String(x.createdAt);
-        const b = String(y.createdAt);
-        return a < b ? 1 : a > b ? -1 : String(x.sid) < String(y.sid) ? 1 : -1;
-      });
-    const hits = all.slice(0, args.limit).map(hitOf);
+      .flatMap((p) => p.records.map((record, i) => ({ record, cursor: p.cursors[i]! })))
+      .sort((x, y) => (x.cursor < y.cursor ? 1 : x.cursor > y.cursor ? -1 : 0));
+    const shownAll = all.slice(0, args.limit);
+    const hits = shownAll.map((h) => hitOf(h.record));
     const cut = pages.some((p) => p.hasMore) || all.length > args.limit;
+    const nextCursor = (n: number) => shownAll[n - 1]?.cursor ?? null;
+    // The older way on: an endDate just before the last hit, which skips the records sharing its
+    // millisecond that were not shown; kept for clients that follow it.
     const nextEndDate = (n: number) => {
       const last = hits[n - 1];
       return last ? new Date(Date.parse(last.createdAt) - 1).toISOString() : null;
     };
     const how = (n: number) =>
-      `Call again with endDate=${nextEndDate(n) ?? '(an earlier time)'} for older requests, or narrow q.`;
+      `Call again with cursor=${nextCursor(n) ?? '(none)'} (same q, startDate, endDate and bucketSid) for older requests, or narrow q.`;
     const out = {
       environmentSid: ctx.scope.environmentSid,
       bucketsSearched: sids.length,
@@ -91,6 +97,7 @@ export const searchRequests = defineTool<SearchArgs>(
       truncated: (cut
         ? { field: 'hits', shown: hits.length, total: null, reason: 'limit', howToGetMore: how(hits.length) }
         : false) as Truncation | false,
+      nextCursor: cut ? nextCursor(hits.length) : null,
       nextEndDate: cut ? nextEndDate(hits.length) : null,
       ...(more ? { note: 'Only the oldest 50 buckets were searched: pass bucketSid for another one.' } : {}),
     };
@@ -98,7 +105,12 @@ export const searchRequests = defineTool<SearchArgs>(
     if (fitted !== out) {
       const shown = fitted.hits.length;
       const t = fitted.truncated as Truncation;
-      return { ...fitted, truncated: { ...t, howToGetMore: how(shown) }, nextEndDate: nextEndDate(shown) };
+      return {
+        ...fitted,
+        truncated: { ...t, howToGetMore: how(shown) },
+        nextCursor: nextCursor(shown),
+        nextEndDate: nextEndDate(shown),
+      };
     }
     return out;
   },
