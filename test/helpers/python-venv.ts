@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -8,9 +8,9 @@ import { fileURLToPath } from 'node:url';
  * The Python SDK's virtual environment for `npm test` (test/integration/sdk-python.test.ts):
  * `python3 -m venv` under `.cache/python-venv/<key>`, with `sdk/python` installed editable and
  * its `test` extras (pytest, ruff, mypy, FastAPI, uvicorn, Flask, Django, httpx, requests) from
- * PyPI. The key hashes sdk/python/pyproject.toml (where the requirements are), the Python
- * version and the checkout's path (an editable install points at it), so a cached venv is reused
- * until one of them changes. A missing `venv` module is installed with apt-get (python3-venv), as
+ * PyPI. The key hashes the requirements (the `test` extras and build system of
+ * sdk/python/pyproject.toml), the Python version and the checkout's path (an editable install
+ * points at it), so a cached venv is reused until one of them changes; older ones are removed. A missing `venv` module is installed with apt-get (python3-venv), as
  * root or with passwordless sudo, like test/helpers/ensure-tools.mjs does for docker-compose.
  */
 
@@ -38,7 +38,8 @@ export function run(
   return new Promise((resolve) => {
     const child = spawn(cmd, args, {
       cwd: opts.cwd ?? REPO,
-      env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', ...opts.env },
+      // Bytecode caches go under .cache/, never into the checkout's sdk/python.
+      env: { ...process.env, PYTHONPYCACHEPREFIX: path.join(REPO, '.cache/python-pycache'), ...opts.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -77,12 +78,22 @@ function venvModuleWorks(): boolean {
   return spawnSync('python3', ['-c', 'import venv, ensurepip'], { stdio: 'ignore' }).status === 0;
 }
 
+/** The lines of pyproject.toml that decide what is installed: the build system and the `test` extras. */
+function requirements(): string {
+  const toml = readFileSync(path.join(SDK_DIR, 'pyproject.toml'), 'utf8');
+  const block = (start: RegExp) => {
+    const m = start.exec(toml);
+    return m ? toml.slice(m.index, toml.indexOf(']', m.index + m[0].length) + 1) : '';
+  };
+  return block(/^requires = \[/m) + block(/^test = \[/m) + block(/^dependencies = \[/m);
+}
+
 /** The cached venv, made when missing. Throws with the tool's output when a step fails. */
 export async function pythonVenv(): Promise<PythonEnv> {
   if (!has('python3')) throw new Error('python3 is missing: install Python 3.10 or newer');
   const version = spawnSync('python3', ['-c', 'import sys; print(sys.version)'], { encoding: 'utf8' }).stdout;
   const key = createHash('sha256')
-    .update(readFileSync(path.join(SDK_DIR, 'pyproject.toml')))
+    .update(requirements())
     .update(version)
     .update(SDK_DIR)
     .digest('hex')
@@ -102,6 +113,8 @@ export async function pythonVenv(): Promise<PythonEnv> {
         'sudo): install python3-venv (apt-get install python3-venv)',
     );
   mkdirSync(root, { recursive: true });
+  for (const old of readdirSync(root))
+    if (old !== key) rmSync(path.join(root, old), { recursive: true, force: true });
   // A folder without `.ready` is an interrupted run's: made again (venv scripts carry the
   // folder's path in their shebang, so a venv is made where it stays rather than moved there).
   rmSync(dir, { recursive: true, force: true });
@@ -111,6 +124,9 @@ export async function pythonVenv(): Promise<PythonEnv> {
     'install',
     '-q',
     '--disable-pip-version-check',
+    // Byte-compiling Django, mypy and the rest is most of an install's CPU; Python compiles
+    // what it imports on first use instead.
+    '--no-compile',
     '-e',
     `${SDK_DIR}[test]`,
   ]);

@@ -15,6 +15,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from fastapi import FastAPI, Request
 
 from tapline import Tapline, TaplineASGIMiddleware
 
@@ -37,8 +38,6 @@ pytestmark = pytest.mark.stack
 
 
 def users_app(t: Tapline) -> Any:
-    from fastapi import FastAPI
-
     app = FastAPI()
     app.add_middleware(TaplineASGIMiddleware, tapline=t)
 
@@ -60,6 +59,8 @@ def outage(proxy: IngestProxy, t: Tapline, total: int) -> tuple[dict[str, Any], 
             status, _, _ = http("GET", f"{base}/users/{i}")
             times.append(round((time.perf_counter() - started) * 1000))
             assert status == 200
+        # A capture is handed over once its response was sent: the last one may follow the answer.
+        wait_for(lambda: t.stats()["captured"] == total, "every capture")
         wait_for(lambda: t.stats()["failures"] >= 2, "failed attempts")
         down = t.stats()
         proxy.start()
@@ -147,8 +148,6 @@ def test_client_redactions_and_exclusions_never_reach_the_wire() -> None:
         status, answer = api(acct, "POST", f"{base_path}/{kind}", {"name": "r", **body})
         assert status == 201, answer
 
-    from fastapi import FastAPI, Request
-
     proxy = IngestProxy(ingest_url())
     proxy.start()
     t = sdk(acct, endpoint=proxy.url)
@@ -229,7 +228,10 @@ HOST_SCRIPT = textwrap.dedent(
             time.sleep(0.05)
         client = app.test_client()
         for i in range(7):
-            assert client.get(f"/jobs/{i}").status_code == 200
+            response = client.get(f"/jobs/{i}")
+            assert response.status_code == 200
+            # Closing the response is what a WSGI server does once it was sent: the capture ends.
+            response.close()
         print("queued", t.stats()["queuedRecords"], flush=True)
     """
 )
@@ -297,7 +299,6 @@ def test_shutdown_flushes_at_exit() -> None:
 def test_outgoing_httpx_and_requests_calls_are_captured() -> None:
     import httpx
     import requests
-    from fastapi import FastAPI
 
     acct = new_account()
     t = sdk(acct, capture_outgoing=True)

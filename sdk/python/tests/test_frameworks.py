@@ -8,6 +8,8 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from fastapi import APIRouter, FastAPI, HTTPException
+from pydantic import BaseModel
 
 from tapline import Tapline, TaplineASGIMiddleware
 from tapline.flask import TaplineFlask
@@ -30,13 +32,11 @@ def assert_once(records: list[dict[str, Any]], n: int) -> None:
     assert len({r["sid"] for r in records}) == n
 
 
+class Item(BaseModel):
+    name: str
+
+
 def test_fastapi_every_call_stored_once_with_route_templates() -> None:
-    from fastapi import APIRouter, FastAPI, HTTPException
-    from pydantic import BaseModel
-
-    class Item(BaseModel):
-        name: str
-
     acct = new_account()
     t = sdk(acct)
     app = FastAPI()

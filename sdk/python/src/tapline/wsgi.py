@@ -38,6 +38,19 @@ class _Input:
         self._body.add(data)
         return data
 
+    def readinto(self, b: Any) -> int | None:
+        # Werkzeug (Flask) reads the body this way; a stream without readinto is read instead.
+        view = memoryview(b).cast("B")
+        if hasattr(self._stream, "readinto"):
+            n: int | None = self._stream.readinto(view)
+        else:
+            data: bytes = self._stream.read(len(view))
+            n = len(data)
+            view[:n] = data
+        if n:
+            self._body.add(bytes(view[:n]))
+        return n
+
     def readline(self, *args: Any) -> bytes:
         data: bytes = self._stream.readline(*args)
         self._body.add(data)
@@ -55,6 +68,7 @@ class _Input:
             yield line
 
     def __getattr__(self, name: str) -> Any:
+        # Anything else (close, fileno, ...) is the stream's own.
         return getattr(self._stream, name)
 
 
