@@ -429,43 +429,34 @@ describe('dashboard: SDK settings, rules with previews, events, account', () => 
     expect(me.errors).toEqual([]);
   });
 
-  it("says why the header's environment filter refuses a sid, and names the environments seen", async () => {
+  it("picks the header's environment from the environments seen, and marks a linked one without traffic", async () => {
     await page.goto('/overview');
     await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
-    const input = page.getByLabel('Environment', { exact: true });
-    const message = page.locator('#env-filter-error');
-    await input.fill('nope');
+    const select = page.getByLabel('Environment', { exact: true });
+    // A list, not free text: "All environments" and the one environment this account's traffic named.
+    expect(await select.evaluate((el) => el.tagName)).toBe('SELECT');
     await expect
-      .poll(() => message.textContent())
-      .toBe('An environment sid is 6 letters or digits, e.g. prod01.');
-    expect(await input.getAttribute('aria-invalid')).toBe('true');
-    expect(await input.getAttribute('aria-describedby')).toBe('env-filter-error');
-
-    // Well formed but carried by no traffic: applied, and said to be unknown with the ones seen.
-    await input.fill('zzzz99');
-    await expect
-      .poll(() => message.textContent())
-      .toBe('Unknown environment “zzzz99”: no traffic comes from it. Seen in traffic: acct01.');
-    expect(await input.getAttribute('aria-invalid')).toBe('true');
-    await input.press('Enter');
-    await page.waitForURL(/[?&]env=zzzz99/);
-    await screenshot(page, '54-env-filter-unknown');
-
-    await input.fill('acct01');
-    await message.waitFor({ state: 'detached' });
-    expect(await input.getAttribute('aria-invalid')).toBeNull();
-    await input.press('Enter');
+      .poll(() => select.locator('option').allTextContents())
+      .toEqual(['All environments', 'acct01']);
+    await select.selectOption('acct01');
     await page.waitForURL(/[?&]env=acct01/);
+    await screenshot(page, '54-env-filter');
 
-    // At phone width the message stays inside the window.
+    // A link naming an environment no traffic carries: shown as such, not silently dropped.
+    await page.goto('/overview?env=zzzz99');
+    await expect
+      .poll(() => select.locator('option').allTextContents())
+      .toEqual(['All environments', 'acct01', 'zzzz99 (no traffic)']);
+    expect(await select.inputValue()).toBe('zzzz99');
+    await select.selectOption('');
+    await expect.poll(() => new URL(page.url()).searchParams.get('env')).toBeNull();
+
+    // At phone width the picker stays inside the window.
     await page.setViewportSize({ width: 390, height: 844 });
-    await input.fill('zzzz99');
-    await message.waitFor();
-    const box = (await message.boundingBox())!;
+    const box = (await select.boundingBox())!;
     expect(box.x).toBeGreaterThanOrEqual(0);
     expect(box.x + box.width).toBeLessThanOrEqual(390);
-    await screenshot(page, '55-env-filter-unknown-390');
-    await input.fill('');
+    await screenshot(page, '55-env-filter-390');
     await page.setViewportSize({ width: 1280, height: 720 });
     expect(me.errors).toEqual([]);
   });

@@ -15,6 +15,9 @@ export function Layout({ children }: { children: ReactNode }) {
   const nav = ROUTES.filter((r) => r.nav);
   return (
     <div className="shell">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
       <header className="topbar">
         <Link href={href('/overview')} className="brand" aria-label="Tapline overview">
           <img src="/favicon.svg" alt="" width={22} height={22} />
@@ -57,7 +60,9 @@ export function Layout({ children }: { children: ReactNode }) {
             </div>
           ))}
         </nav>
-        <main className="main">{children}</main>
+        <main id="main" className="main" tabIndex={-1}>
+          {children}
+        </main>
       </div>
     </div>
   );
@@ -96,22 +101,31 @@ function AccountSwitcher() {
   );
 }
 
-/** The bucket every traffic page shows; "All buckets" where a page can sum them. */
+/**
+ * The bucket every traffic page shows; "All buckets" where a page can sum them. An account with
+ * exactly one bucket has nothing to pick: that bucket is put in the URL, so no page asks for one.
+ */
 function BucketSwitcher() {
   const a = useAccountSid();
   const { get, set } = useQueryState();
   const list = useQuery({ queryKey: ['buckets', a], queryFn: () => buckets.list(a) });
+  const records = list.data?.records ?? [];
+  const only = records.length === 1 ? records[0]!.sid : null;
+  const current = get('bucket');
+  useEffect(() => {
+    if (only && !current) set({ bucket: only }, { replace: true });
+  }, [only, current, set]);
   return (
     <label className="switcher">
       <span className="switcher-label">Bucket</span>
       <select
         aria-label="Bucket"
-        value={get('bucket') ?? ''}
+        value={current ?? ''}
         onChange={(e) => set({ bucket: e.target.value || null })}
         disabled={list.isPending}
       >
-        <option value="">All buckets</option>
-        {(list.data?.records ?? []).map((b) => (
+        {only ? null : <option value="">All buckets</option>}
+        {records.map((b) => (
           <option key={b.sid} value={b.sid}>
             {b.name}
           </option>
@@ -121,75 +135,47 @@ function BucketSwitcher() {
   );
 }
 
-/** Environment sids a message lists before "and N more". */
-const LISTED_ENVS = 8;
-
 /**
- * The environment every traffic page narrows to (`?env=`). A sid that is not 6 letters or digits
- * is refused; one that no traffic of the account carries is applied but said to be unknown, with
- * the environments seen (from the account, when the session may read it), as a typo is the usual
- * cause.
+ * The environment every traffic page narrows to (`?env=`), picked from the environments seen in
+ * the account's traffic (GET /v1/accounts/{a}: `environments`). A sid in the URL that no traffic
+ * carries (an old link, a typo) stays listed, marked as without traffic, so the page says what it
+ * shows.
  */
 function EnvironmentFilter() {
   const a = useAccountSid();
   const { can } = useSession();
   const { get, set } = useQueryState();
-  const [draft, setDraft] = useState(get('env') ?? '');
+  const current = get('env') ?? '';
   // A key of its own: sharing the account page's would hand that page this (older) copy on mount.
   const seen = useQuery({
     queryKey: ['account', a, 'environments'],
     queryFn: () => account.get(a),
     enabled: can('metrics:read'),
-    select: (acc) => acc.environments.map((e) => e.sid),
+    select: (acc) => acc.environments.map((e) => e.sid).sort(),
+    staleTime: 60_000,
   });
-  const known = seen.data;
-  const valid = draft === '' || /^[A-Za-z0-9]{6}$/.test(draft);
-  const unknown = valid && draft !== '' && known !== undefined && !known.includes(draft);
-  // An environment may have appeared since the list was read: read it again before calling it unknown.
-  const { refetch, dataUpdatedAt } = seen;
-  useEffect(() => {
-    if (unknown && Date.now() - dataUpdatedAt > 10_000) void refetch();
-  }, [unknown, dataUpdatedAt, refetch]);
-  let problem: string | null = null;
-  if (!valid) problem = 'An environment sid is 6 letters or digits, e.g. prod01.';
-  else if (unknown) {
-    const listed = known.slice(0, LISTED_ENVS).join(', ');
-    const more = known.length > LISTED_ENVS ? ` and ${known.length - LISTED_ENVS} more` : '';
-    problem =
-      known.length === 0
-        ? `Unknown environment “${draft}”: no traffic has named an environment yet.`
-        : `Unknown environment “${draft}”: no traffic comes from it. Seen in traffic: ${listed}${more}.`;
-  }
+  const known = seen.data ?? [];
+  const unknown = current !== '' && seen.data !== undefined && !known.includes(current);
   return (
-    <form
-      className="switcher env-filter"
-      onSubmit={(e) => {
-        e.preventDefault();
-        if (valid) set({ env: draft || null });
-      }}
-    >
-      <label className="switcher-label" htmlFor="env-filter">
-        Environment
-      </label>
-      <input
-        id="env-filter"
-        className={problem ? 'invalid' : ''}
-        placeholder="all"
-        size={8}
-        maxLength={6}
-        value={draft}
-        aria-invalid={problem ? true : undefined}
-        aria-describedby={problem ? 'env-filter-error' : undefined}
-        title="An environment sid: 6 letters or digits; empty for all environments"
-        onChange={(e) => setDraft(e.target.value.trim())}
-        onBlur={() => valid && draft !== (get('env') ?? '') && set({ env: draft || null })}
-      />
-      {problem ? (
-        <div id="env-filter-error" className="env-filter-error" role="alert">
-          {problem}
-        </div>
-      ) : null}
-    </form>
+    <label className="switcher">
+      <span className="switcher-label">Environment</span>
+      <select
+        aria-label="Environment"
+        value={current}
+        title={known.length === 0 ? 'No traffic has named an environment yet' : undefined}
+        onChange={(e) => set({ env: e.target.value || null })}
+      >
+        <option value="">All environments</option>
+        {known.map((sid) => (
+          <option key={sid} value={sid}>
+            {sid}
+          </option>
+        ))}
+        {current !== '' && !known.includes(current) ? (
+          <option value={current}>{unknown ? `${current} (no traffic)` : current}</option>
+        ) : null}
+      </select>
+    </label>
   );
 }
 

@@ -51,7 +51,9 @@ export function VariablePicker({
               ? 'Insert puts the variable at the cursor of the field you last clicked.'
               : 'Click into an action field, then insert.'}
           </p>
-          <ul className="wf-var-list">
+          {/* The list scrolls on its own: focusable so a keyboard can scroll it even while its
+              insert buttons are disabled. */}
+          <ul className="wf-var-list" tabIndex={0} aria-label="Template variables with example values">
             {preview.variables.map((v) => (
               <li key={v.name}>
                 <button

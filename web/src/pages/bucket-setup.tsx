@@ -13,7 +13,7 @@ import { sdk as sdkApi, type SdkSettings } from '../api/settings';
 import type { Bucket } from '../api/types';
 import { CopyButton } from '../components/copy-button';
 import { Field, FormError } from '../components/form';
-import { IngestSnippet, useIngestUrl } from '../components/ingest-snippet';
+import { AppSnippets, IngestSnippet, useIngestUrl } from '../components/ingest-snippet';
 import { ErrorBox, Loading, QueryView } from '../components/state';
 import { useAccountSid, useSession } from '../lib/session';
 import { formatDateTime } from '../lib/time';
@@ -99,6 +99,10 @@ export function BucketSetupPage({ params }: { params: { bucketSid: string } }) {
             page notices the first request by itself.
           </p>
         )}
+      </section>
+      <section className="panel">
+        <h2>From your app</h2>
+        <AppSnippets bucketSid={b.sid} />
       </section>
       <section className="panel">
         <h2>Batch ingest API</h2>

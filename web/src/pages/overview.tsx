@@ -7,6 +7,7 @@ import { IngestSnippet } from '../components/ingest-snippet';
 import { RangePicker } from '../components/range-picker';
 import { Empty, ErrorBox, Loading } from '../components/state';
 import { TimeChart } from '../components/time-chart';
+import { describeChange, type ChangeInput } from '../lib/change';
 import { count, ms, percent } from '../lib/format';
 import { useMetricsScope } from '../lib/metrics-scope';
 import { useAccountSid, useSession } from '../lib/session';
@@ -171,31 +172,42 @@ function Tiles({ summary, error, pending }: { summary?: SummaryA; error: unknown
   };
   const cur = errRate('current');
   const prev = errRate('previous');
+  const requests = {
+    previousBase: summary.requests.previous.amount,
+    currentBase: summary.requests.current.amount,
+  };
   return (
     <div className="tiles">
       <Tile
         label="Requests"
         value={count(summary.requests.current.amount)}
-        change={summary.requests.change}
+        change={{ ...summary.requests.change, ...requests }}
       />
       <Tile
         label="Avg response time"
         value={ms(summary.responseTime.current.amount)}
-        change={summary.responseTime.change}
-        lowerIsBetter
+        change={{ ...summary.responseTime.change, ...requests, lowerIsBetter: true }}
       />
       <Tile
         label="Error rate"
         value={percent(cur)}
         sub={`${count(summary.errors.current.amount)} errors`}
-        change={{ amount: cur !== null && prev !== null ? cur - prev : null, units: 'points' }}
-        lowerIsBetter
+        change={{
+          amount: cur !== null && prev !== null ? cur - prev : null,
+          units: 'points',
+          ...requests,
+          lowerIsBetter: true,
+        }}
       />
       <Tile
         label="Blocked"
         value={count(summary.blocked.current.amount)}
-        change={summary.blocked.change}
-        lowerIsBetter
+        change={{
+          ...summary.blocked.change,
+          previousBase: summary.blocked.previous.amount,
+          currentBase: summary.blocked.current.amount,
+          lowerIsBetter: true,
+        }}
       />
     </div>
   );
@@ -206,34 +218,21 @@ function Tile({
   value,
   sub,
   change,
-  lowerIsBetter,
 }: {
   label: string;
   value: string;
   sub?: string;
-  change: { amount: number | null; units: string };
-  lowerIsBetter?: boolean;
+  change: ChangeInput;
 }) {
-  const a = change.amount;
-  const unit =
-    change.units === 'percent'
-      ? '%'
-      : change.units === 'milliseconds'
-        ? ' ms'
-        : change.units === 'points'
-          ? ' pts'
-          : '';
-  const good = a === null || a === 0 ? null : lowerIsBetter ? a < 0 : a > 0;
+  const { text, tone } = describeChange(change);
   return (
     <div className="tile">
       <div className="tile-label">{label}</div>
       <div className="tile-value" data-testid={`tile-${label}`}>
         {value}
       </div>
-      <div className={`tile-change ${good === null ? '' : good ? 'good' : 'bad'}`}>
-        {a === null
-          ? 'no previous data'
-          : `${a > 0 ? '▲ +' : a < 0 ? '▼ ' : ''}${Math.round(a * 10) / 10}${unit} vs previous period`}
+      <div className={`tile-change${tone ? ` ${tone}` : ''}`} data-testid={`tile-change-${label}`}>
+        {text}
       </div>
       {sub ? <div className="muted small">{sub}</div> : null}
     </div>

@@ -210,7 +210,7 @@ export function TokensPage() {
                                   className="btn btn-small"
                                   title="Scopes and expiry cannot be changed: create a new token with the same scopes"
                                   onClick={() => replace(t)}
-                                  aria-label={`Create a replacement for ${t.name}`}
+                                  aria-label={`Replace ${t.name}`}
                                 >
                                   Replace
                                 </button>
