@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { startWatchdog } from './postgres.launcher.js';
 
 /**
  * Runs ClickHouse's real HTTP interface as a separate process, from the engine inside the `chdb`
@@ -13,6 +14,12 @@ import type { Logger } from 'pino';
  * folder with the system C compiler, passes its argv through; a never-ending `sleepEachRow` query
  * keeps the process alive until SIGTERM. A stand-in for `clickhouse-server` in local runs and
  * tests: production deployments point CLICKHOUSE_URL at real ClickHouse servers (docs/scaling.md).
+ *
+ * The server stops with the process that started it, however that one ends: a detached watchdog
+ * shell sends it SIGTERM once the launcher's pid is gone (SIGKILL 15 s later). A start on a data
+ * folder whose server still runs (the watchdog not done yet, or a launch without one) stops that
+ * server first, unless the launcher named in `<dataDir>/server.owner` still runs: that is another
+ * Tapline's live database, and the start stops with a message instead of taking it away.
  */
 export interface ClickHouseServerHandle {
   url: string;
@@ -104,9 +111,95 @@ async function ping(url: string): Promise<boolean> {
   }
 }
 
+/** `<dataDir>/server.owner`: the pid of the launcher whose server runs on this data, then the server's. */
+const ownerFile = (dataDir: string) => path.join(dataDir, 'server.owner');
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: the pid exists but belongs to another user.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * The pids of launcher processes (this file's `chlocal-*` binary) serving `dataDir`, read from
+ * /proc: their command line names the data folder, so a pid reused by another program never
+ * matches, and a server started before owner files existed is found too.
+ */
+function serversOn(dataDir: string): number[] {
+  const pids: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let argv: string[];
+    try {
+      argv = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue; // gone meanwhile, or not readable
+    }
+    if (path.basename(argv[0] ?? '').startsWith('chlocal-') && argv.includes(`--path=${dataDir}`))
+      pids.push(Number(entry));
+  }
+  return pids;
+}
+
+/**
+ * Stops a server left running on `dataDir` by a launcher that is gone (SIGKILLed before its
+ * watchdog acted): SIGTERM, SIGKILL after 15 s, and waits until it has exited, which releases the
+ * data folder's lock. A server whose launcher still runs is left alone: this start fails instead.
+ */
+async function replaceOrphans(dataDir: string, log: Logger): Promise<void> {
+  const servers = serversOn(dataDir).filter((pid) => pid !== process.pid);
+  if (servers.length === 0) return;
+  const [owner = NaN, ownedServer = NaN] = (
+    fs.existsSync(ownerFile(dataDir)) ? fs.readFileSync(ownerFile(dataDir), 'utf8') : ''
+  )
+    .trim()
+    .split(/\s+/)
+    .map(Number);
+  if (
+    Number.isInteger(owner) &&
+    owner > 0 &&
+    owner !== process.pid &&
+    pidAlive(owner) &&
+    servers.includes(ownedServer)
+  ) {
+    throw new Error(
+      `the ClickHouse server on ${dataDir} is in use by process ${owner} (another Tapline started with the same DATA_DIR). ` +
+        'Share it instead: start this process with CLICKHOUSE_URL set to that server (docs/scaling.md), or give it a DATA_DIR of its own',
+    );
+  }
+  for (const pid of servers) {
+    log.warn({ pid, dataDir }, 'stopping a clickhouse server left running by an earlier launch');
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      continue; // already gone
+    }
+  }
+  const deadline = Date.now() + 15_000;
+  while (servers.some(pidAlive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  for (const pid of servers.filter(pidAlive)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const killDeadline = Date.now() + 10_000;
+  while (servers.some(pidAlive) && Date.now() < killDeadline) await new Promise((r) => setTimeout(r, 100));
+  if (servers.some(pidAlive))
+    throw new Error(
+      `a ClickHouse server left running on ${dataDir} did not stop (pids ${servers.join(', ')})`,
+    );
+}
+
 export async function startClickHouseServer(opts: ClickHouseServerOptions): Promise<ClickHouseServerHandle> {
   const { bin } = ensureLauncher(opts.cacheDir);
   fs.mkdirSync(opts.dataDir, { recursive: true });
+  await replaceOrphans(opts.dataDir, opts.log);
   const url = `http://127.0.0.1:${opts.httpPort}`;
   const logFile = path.join(opts.dataDir, 'server.log');
   const out = fs.openSync(logFile, 'a');
@@ -127,6 +220,10 @@ export async function startClickHouseServer(opts: ClickHouseServerOptions): Prom
     { cwd: opts.dataDir, stdio: ['ignore', out, out], detached: false },
   );
   fs.closeSync(out);
+  if (child.pid !== undefined) {
+    startWatchdog(process.pid, child.pid, 'TERM');
+    fs.writeFileSync(ownerFile(opts.dataDir), `${process.pid} ${child.pid}\n`);
+  }
   const exited = new Promise<number | null>((resolve) => {
     child.once('exit', (c) => resolve(c));
     child.once('error', (err) => {
