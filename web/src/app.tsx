@@ -3,7 +3,7 @@ import { useCallback, useEffect, useMemo, type ReactNode } from 'react';
 import { Redirect, Route, Switch, useLocation } from 'wouter';
 import { ApiError, setUnauthorizedHandler } from './api/client';
 import { auth } from './api/resources';
-import { Layout } from './components/layout';
+import { FrameOnly, Layout } from './components/layout';
 import { ErrorBox, Loading } from './components/state';
 import { SessionContext, type SessionContextValue } from './lib/session';
 import { ROUTES } from './routes';
@@ -16,7 +16,13 @@ const queryClient = new QueryClient({
     queries: {
       // A 4xx will not get better by asking again; network errors and 5xx get one retry.
       retry: (n, err) => n < 1 && !(err instanceof ApiError && err.status >= 400 && err.status < 500),
-      refetchOnWindowFocus: false,
+      // A query that polls catches up as soon as a hidden tab is shown again (its interval is
+      // paused while the tab is hidden); the others are not read again on focus.
+      refetchOnWindowFocus: (query) =>
+        query.observers.some((o) => {
+          const every = o.options.refetchInterval;
+          return every !== undefined && every !== false && every !== 0;
+        }),
       staleTime: 5_000,
     },
   },
@@ -95,6 +101,16 @@ function SignedIn({ children }: { children: ReactNode }) {
     const next = location + window.location.search;
     return <Redirect to={`/signin${next !== '/' ? `?next=${encodeURIComponent(next)}` : ''}`} replace />;
   }
+  // Refused for the quota: the frame and navigation stay, with the time the quota resets (the
+  // notice reads everything again then).
+  if (session.error instanceof ApiError && session.error.status === 429 && !session.data)
+    return (
+      <FrameOnly>
+        <div className="page">
+          <ErrorBox error={session.error} onRetry={() => void session.refetch()} />
+        </div>
+      </FrameOnly>
+    );
   if (setup.error) return <ErrorBox error={setup.error} onRetry={() => void setup.refetch()} />;
   if (session.error) return <ErrorBox error={session.error} onRetry={() => void session.refetch()} />;
   if (!value) return <Loading label="Opening your dashboard…" />;

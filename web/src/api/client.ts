@@ -18,6 +18,37 @@ export class ApiError extends Error {
 
 type Query = Record<string, string | number | boolean | undefined | null>;
 
+/**
+ * When the API's request quota resets after a 429 (epoch ms), from `X-RateLimit-Reset` (a Unix
+ * time in seconds) or else `Retry-After` (seconds from now); null while no call is refused.
+ */
+let limitedUntil: number | null = null;
+const limitListeners = new Set<() => void>();
+
+export function rateLimitedUntil(): number | null {
+  return limitedUntil;
+}
+
+export function subscribeRateLimit(fn: () => void): () => void {
+  limitListeners.add(fn);
+  return () => limitListeners.delete(fn);
+}
+
+/** Forgets the refusal (the reset time has passed): the app shell calls it before refreshing. */
+export function clearRateLimit(): void {
+  limitedUntil = null;
+  for (const fn of limitListeners) fn();
+}
+
+function resetTime(res: Response, details: Record<string, unknown>): number | null {
+  const reset = Number(res.headers.get('x-ratelimit-reset'));
+  if (Number.isFinite(reset) && reset > 0) return reset * 1000;
+  const after = Number(res.headers.get('retry-after'));
+  if (Number.isFinite(after) && after >= 0) return Date.now() + after * 1000;
+  const at = typeof details.resetAt === 'string' ? Date.parse(details.resetAt) : NaN;
+  return Number.isFinite(at) ? at : null;
+}
+
 let onUnauthorized: (() => void) | undefined;
 /** Called once by the app shell: a 401 on any call means the session ended. */
 export function setUnauthorizedHandler(fn: () => void): void {
@@ -73,6 +104,15 @@ async function request<T>(method: string, path: string, body?: unknown, query?: 
       env?.details ?? {},
     );
     if (res.status === 401 && !path.startsWith('/v1/authentication/signin')) onUnauthorized?.();
+    if (res.status === 429) {
+      const until = resetTime(res, err.details);
+      if (until !== null) err.details.resetAt = new Date(until).toISOString();
+      // Sign-in has a throttle of its own, shown on its page; every other 429 is the API quota.
+      if (until !== null && !path.startsWith('/v1/authentication/signin')) {
+        limitedUntil = Math.max(limitedUntil ?? 0, until);
+        for (const fn of limitListeners) fn();
+      }
+    }
     throw err;
   }
   return json as T;

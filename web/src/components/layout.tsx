@@ -3,12 +3,51 @@ import { useEffect, useState, type ReactNode } from 'react';
 import { Link, useLocation } from 'wouter';
 import { auth, buckets } from '../api/resources';
 import { account } from '../api/settings';
+import { RateLimitNotice } from './rate-limit';
 import { useAccountSid, useSession } from '../lib/session';
+import { setThemePref, useThemePref, type ThemePref } from '../lib/theme';
 import { useQueryState, useSharedHref } from '../lib/url-state';
 import { ROUTES } from '../routes';
 
 /** Header (account, bucket and environment switchers, sign-out), navigation, page. */
 export function Layout({ children }: { children: ReactNode }) {
+  return (
+    <Frame
+      header={
+        <>
+          <div className="switchers">
+            <AccountSwitcher />
+            <BucketSwitcher />
+            <EnvironmentFilter />
+          </div>
+          <UserMenu />
+        </>
+      }
+    >
+      {children}
+    </Frame>
+  );
+}
+
+/**
+ * The app's frame without a session: brand, theme and navigation around the page. Shown when the
+ * session itself cannot be read for now (the API refused it with 429), so the menu stays.
+ */
+export function FrameOnly({ children }: { children: ReactNode }) {
+  return (
+    <Frame
+      header={
+        <div className="user">
+          <ThemeSwitch />
+        </div>
+      }
+    >
+      {children}
+    </Frame>
+  );
+}
+
+function Frame({ header, children }: { header: ReactNode; children: ReactNode }) {
   const [location] = useLocation();
   const href = useSharedHref();
   const [menuOpen, setMenuOpen] = useState(false);
@@ -32,12 +71,7 @@ export function Layout({ children }: { children: ReactNode }) {
         >
           Menu
         </button>
-        <div className="switchers">
-          <AccountSwitcher />
-          <BucketSwitcher />
-          <EnvironmentFilter />
-        </div>
-        <UserMenu />
+        {header}
       </header>
       <div className="body">
         <nav id="main-nav" className={`sidenav${menuOpen ? ' open' : ''}`} aria-label="Main">
@@ -61,6 +95,7 @@ export function Layout({ children }: { children: ReactNode }) {
           ))}
         </nav>
         <main id="main" className="main" tabIndex={-1}>
+          <RateLimitNotice />
           {children}
         </main>
       </div>
@@ -186,6 +221,7 @@ function UserMenu() {
   const email = session.user?.email ?? 'API token';
   return (
     <div className="user">
+      <ThemeSwitch />
       <span className="user-email" title={`${email} (${session.role})`}>
         {email}
         <span className="badge">{session.role}</span>
@@ -202,5 +238,20 @@ function UserMenu() {
         Sign out
       </button>
     </div>
+  );
+}
+
+/** Light, dark, or the system's setting (the default); kept in this browser (localStorage). */
+export function ThemeSwitch() {
+  const pref = useThemePref();
+  return (
+    <label className="switcher theme-switch">
+      <span className="sr-only">Theme</span>
+      <select aria-label="Theme" value={pref} onChange={(e) => setThemePref(e.target.value as ThemePref)}>
+        <option value="system">System theme</option>
+        <option value="light">Light</option>
+        <option value="dark">Dark</option>
+      </select>
+    </label>
   );
 }

@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react';
 import { ApiError } from '../api/client';
+import { formatTime } from '../lib/time';
 
 /** Loading, empty and error states: every panel shows one of them instead of blank space. */
 export function Loading({ label = 'Loading…' }: { label?: string }) {
@@ -24,10 +25,16 @@ export function Empty({ title, children }: { title: string; children?: ReactNode
 export function ErrorBox({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
   const message = error instanceof Error ? error.message : 'Something went wrong';
   const code = error instanceof ApiError ? error.code : undefined;
+  // A 429 says when the quota resets (the client reads it from the response's headers).
+  const resetAt =
+    error instanceof ApiError && error.status === 429 && typeof error.details.resetAt === 'string'
+      ? error.details.resetAt
+      : undefined;
   return (
     <div className="state state-error" role="alert">
       <strong>{message}</strong>
       {code ? <span className="muted"> ({code})</span> : null}
+      {resetAt ? <span> It resets at {formatTime(resetAt)}.</span> : null}
       {onRetry ? (
         <button type="button" className="btn btn-small" onClick={onRetry}>
           Retry

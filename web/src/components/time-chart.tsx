@@ -1,8 +1,11 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import uPlot, { type AlignedData, type Options } from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { useLocation } from 'wouter';
 import type { MetricsEvent } from '../api/types';
-import { formatDateTime, TIME_ZONE } from '../lib/time';
+import { cssVar, useTheme, type Theme } from '../lib/theme';
+import { formatDateTime, formatTime, INTERVAL_MS, intervalFor, TIME_ZONE } from '../lib/time';
+import { useQueryState, useRange } from '../lib/url-state';
 
 export interface ChartSeries {
   label: string;
@@ -13,7 +16,7 @@ export interface ChartSeries {
 export interface TimeChartProps {
   /** accessible name of the chart */
   title: string;
-  /** x values in epoch milliseconds */
+  /** x values in epoch milliseconds: each a bucket's start */
   x: number[];
   series: ChartSeries[];
   /** stack the series (throughput by status class); the legend still shows each series' own value */
@@ -24,23 +27,42 @@ export interface TimeChartProps {
   integer?: boolean;
   /** click on the plot: the time under the cursor (to create an event marker there) */
   onPickTime?: (t: Date) => void;
+  /** click on a point: the bucket's start and the label of the series nearest the click */
+  onPickPoint?: (bucketStart: Date, label: string) => void;
+  /** the previous period, aligned to `x`: drawn faintly, unstacked, behind the current series */
+  previous?: ChartSeries[];
   height?: number;
 }
 
-const MARKER_COLORS: Record<string, string> = {
-  deployment: '#1f4fd1',
-  incident: '#c62828',
-  config_change: '#8e44ad',
-  scale: '#00897b',
-  custom: '#6b7280',
+const MARKER_COLORS: Record<Theme, Record<string, string>> = {
+  light: {
+    deployment: '#1f4fd1',
+    incident: '#c62828',
+    config_change: '#8e44ad',
+    scale: '#00897b',
+    custom: '#6b7280',
+  },
+  dark: {
+    deployment: '#7ea4ff',
+    incident: '#ff7b72',
+    config_change: '#c99bf0',
+    scale: '#4fd1c5',
+    custom: '#a3acbb',
+  },
 };
 
 /** One shared empty list: a new `[]` per render would re-run the marker effect on every render. */
 const NO_MARKERS: MetricsEvent[] = [];
+const NO_SERIES: ChartSeries[] = [];
 
 const INTEGER_STEPS = [
   1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 1e7, 1e8,
 ];
+
+/** Pixels the pointer must move with the button down before it is a drag (zoom), not a click. */
+const DRAG_PX = 6;
+/** The narrowest range a drag zooms to. */
+const MIN_ZOOM_MS = 60_000;
 
 function hasIsolated(values: (number | null)[]): boolean {
   return values.some(
@@ -48,13 +70,26 @@ function hasIsolated(values: (number | null)[]): boolean {
   );
 }
 
-export function markerColor(type: string): string {
-  return MARKER_COLORS[type] ?? MARKER_COLORS.custom!;
+export function markerColor(type: string, theme: Theme = 'light'): string {
+  return MARKER_COLORS[theme][type] ?? MARKER_COLORS[theme].custom!;
+}
+
+interface Placed {
+  m: MetricsEvent;
+  left: number;
 }
 
 /**
- * A uPlot time-series chart (canvas; thousands of points draw in a few ms) with event markers as
- * vertical lines (a span shaded for duration events) and a hover card per marker.
+ * A uPlot time-series chart (canvas; thousands of points draw in a few ms) over the URL's time
+ * range, with event markers as vertical lines (a span shaded for duration events), a flag and a
+ * hover card per marker (the flags are buttons, so keyboard focus shows the card too).
+ *
+ * - Buckets that start after now are not drawn; the bucket now falls in is still filling up, so the
+ *   chart fades it and says so in its caption.
+ * - Markers outside the range are left out; a span is cut at the range's edges.
+ * - Dragging across the plot zooms: the URL's range becomes the dragged one (a click still picks a
+ *   time or a point where the page offers it).
+ * - The charts of one page share their cursor (uPlot cursor sync).
  */
 export function TimeChart({
   title,
@@ -65,20 +100,52 @@ export function TimeChart({
   markers = NO_MARKERS,
   integer,
   onPickTime,
+  onPickPoint,
+  previous = NO_SERIES,
   height = 220,
 }: TimeChartProps) {
   const wrap = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
-  const [hover, setHover] = useState<{ m: MetricsEvent; left: number } | null>(null);
-  const [positions, setPositions] = useState<{ m: MetricsEvent; left: number }[]>([]);
-  const markersRef = useRef(markers);
-  markersRef.current = markers;
+  const theme = useTheme();
+  const [location] = useLocation();
+  const range = useRange();
+  const { set } = useQueryState();
+  const [hover, setHover] = useState<Placed | null>(null);
+  const [positions, setPositions] = useState<Placed[]>([]);
   const pickRef = useRef(onPickTime);
   pickRef.current = onPickTime;
+  const pointRef = useRef(onPickPoint);
+  pointRef.current = onPickPoint;
+  const zoomRef = useRef((start: Date, end: Date) =>
+    set({ range: 'custom', from: start.toISOString(), to: end.toISOString() }),
+  );
+  zoomRef.current = (start, end) =>
+    set({ range: 'custom', from: start.toISOString(), to: end.toISOString() });
+
+  const rangeStart = range.start.getTime();
+  const rangeEnd = range.end.getTime();
+  const step = INTERVAL_MS[intervalFor(range)];
+
+  // Recomputed with each data update (every 10 s on a live range): "now" moves with it.
+  const view = useMemo(() => {
+    const now = Date.now();
+    // Never a bucket that starts in the future (the API's range ends on the next whole minute).
+    let n = x.length;
+    while (n > 0 && x[n - 1]! > now) n--;
+    const xs = x.slice(0, n);
+    const last = xs[n - 1];
+    const partial = last !== undefined && last + step > now ? last : null;
+    const axisEnd = Math.max(Math.min(rangeEnd, now), (last ?? rangeStart) + 1);
+    return { now, n, xs, partial, axisEnd };
+  }, [x, step, rangeStart, rangeEnd]);
+
+  const ordered = useMemo(() => (stacked ? [...series].reverse() : series), [series, stacked]);
 
   const data = useMemo<AlignedData>(() => {
-    const xs = x.map((t) => t / 1000);
-    if (!stacked) return [xs, ...series.map((s) => s.values)];
+    const xs = view.xs.map((t) => t / 1000);
+    const cut = (v: (number | null)[]) => v.slice(0, view.n);
+    const prev = previous.map((s) => cut(s.values));
+    if (!stacked) return [xs, ...prev, ...series.map((s) => cut(s.values))];
     // Cumulative sums, drawn from the top total down so each class covers only its own band.
     const sums: (number | null)[][] = [];
     let acc = xs.map(() => 0);
@@ -86,38 +153,73 @@ export function TimeChart({
       acc = acc.map((a, i) => a + (s.values[i] ?? 0));
       sums.push([...acc]);
     }
-    return [xs, ...sums.reverse()];
-  }, [x, series, stacked]);
+    return [xs, ...prev, ...sums.reverse()];
+  }, [view, series, stacked, previous]);
 
-  const ordered = useMemo(() => (stacked ? [...series].reverse() : series), [series, stacked]);
-  const key = ordered.map((s) => s.label + s.color).join('|') + (stacked ? ':s' : '');
+  // Markers that start or end within the range (a span across the whole range counts too).
+  const visibleMarkers = useMemo(
+    () =>
+      markers.filter((m) => {
+        const s = Date.parse(m.startedAt);
+        const e = m.endedAt ? Date.parse(m.endedAt) : s;
+        return e >= rangeStart && s <= view.axisEnd;
+      }),
+    [markers, rangeStart, view.axisEnd],
+  );
+  const markersRef = useRef(visibleMarkers);
+  markersRef.current = visibleMarkers;
+  const viewRef = useRef({ ...view, rangeStart });
+  viewRef.current = { ...view, rangeStart };
+  const orderedRef = useRef(ordered);
+  orderedRef.current = ordered;
+
+  const key =
+    previous.map((s) => s.label + s.color).join('|') +
+    '/' +
+    ordered.map((s) => s.label + s.color).join('|') +
+    (stacked ? ':s' : '') +
+    theme;
 
   useEffect(() => {
     const el = wrap.current;
     if (!el) return;
+    const axis = cssVar('--muted') || '#5b6170';
+    const grid = cssVar('--chart-grid') || '#eef0f4';
+    const tick = cssVar('--chart-tick') || '#dfe3ea';
+    const fade = cssVar('--panel') || '#ffffff';
     const place = (u: uPlot) =>
       setPositions(
         markersRef.current
-          .map((m) => ({ m, left: u.valToPos(Date.parse(m.startedAt) / 1000, 'x') }))
+          .map((m) => ({
+            m,
+            left: u.valToPos(Math.max(Date.parse(m.startedAt), viewRef.current.rangeStart) / 1000, 'x'),
+          }))
           .filter((p) => Number.isFinite(p.left) && p.left >= 0 && p.left <= u.over.clientWidth),
       );
+    const previousCount = previous.length;
     const opts: Options = {
       width: Math.max(el.clientWidth, 200),
       height,
       legend: { show: true, live: true },
-      // No drag-zoom; a click (even with the mouse moving) picks a time instead of being
-      // swallowed as the end of a drag.
-      cursor: { drag: { x: false, y: false, click: () => undefined }, points: { size: 6 } },
+      cursor: {
+        // Dragging selects a range to zoom to (the URL follows, see setSelect); uPlot itself does
+        // not rescale. A click keeps its own meaning: `click` passes it through after a drag.
+        drag: { x: true, y: false, dist: DRAG_PX, setScale: false, click: () => undefined },
+        points: { size: 6 },
+        sync: { key: `chart-sync:${location}` },
+        focus: { prox: 24 },
+      },
+      focus: { alpha: 0.5 },
       scales: {
-        x: { time: true },
+        x: { time: true, range: () => [viewRef.current.rangeStart / 1000, viewRef.current.axisEnd / 1000] },
         y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] },
       },
       axes: [
-        { stroke: '#5b6170', grid: { stroke: '#eef0f4' }, ticks: { stroke: '#dfe3ea' } },
+        { stroke: axis, grid: { stroke: grid }, ticks: { stroke: tick } },
         {
-          stroke: '#5b6170',
-          grid: { stroke: '#eef0f4' },
-          ticks: { stroke: '#dfe3ea' },
+          stroke: axis,
+          grid: { stroke: grid },
+          ticks: { stroke: tick },
           // Wide enough for the longest label ("2,000 ms"), measured in characters of the 12 px font.
           size: (_u: uPlot, values: string[] | null) =>
             Math.max(48, Math.ceil(Math.max(0, ...(values ?? []).map((v) => String(v).length)) * 7.2) + 22),
@@ -128,6 +230,15 @@ export function TimeChart({
       ],
       series: [
         { label: 'Time', value: (_u, v) => (v == null ? '–' : formatDateTime(v * 1000)) },
+        ...previous.map((s) => ({
+          label: s.label,
+          stroke: s.color + '80',
+          width: 1.25,
+          dash: [5, 4],
+          spanGaps: false,
+          points: { show: false },
+          value: (_u: uPlot, v: number | null) => format(v),
+        })),
         ...ordered.map((s, i) => ({
           label: s.label,
           stroke: s.color,
@@ -138,26 +249,48 @@ export function TimeChart({
           spanGaps: false,
           // The legend shows the series' own value, not the stacked total.
           value: (_u: uPlot, v: number | null, _si: number, idx: number | null) =>
-            stacked && idx !== null ? format(ordered[i]!.values[idx] ?? 0) : format(v),
+            stacked && idx !== null ? format(orderedRef.current[i]!.values[idx] ?? 0) : format(v),
         })),
       ],
       hooks: {
         draw: [
           (u) => {
             const ctx = u.ctx;
-            const { top, height: h } = u.bbox;
+            const { left, top, width, height: h } = u.bbox;
+            const px = uPlot.pxRatio;
             ctx.save();
+            ctx.beginPath();
+            ctx.rect(left, top, width, h);
+            ctx.clip();
+            // The bucket still filling up: faded from the point before it to the right edge, with
+            // a dashed line at its start.
+            const { partial, xs } = viewRef.current;
+            if (partial !== null) {
+              const at = u.valToPos(partial / 1000, 'x', true);
+              const before = xs.length > 1 ? u.valToPos(xs[xs.length - 2]! / 1000, 'x', true) : at;
+              ctx.globalAlpha = 0.6;
+              ctx.fillStyle = fade;
+              ctx.fillRect(before, top, left + width - before, h);
+              ctx.globalAlpha = 1;
+              ctx.strokeStyle = axis;
+              ctx.lineWidth = px;
+              ctx.setLineDash([3 * px, 3 * px]);
+              ctx.beginPath();
+              ctx.moveTo(at, top);
+              ctx.lineTo(at, top + h);
+              ctx.stroke();
+            }
             for (const m of markersRef.current) {
               const x0 = u.valToPos(Date.parse(m.startedAt) / 1000, 'x', true);
-              const color = markerColor(m.type);
+              const color = markerColor(m.type, theme);
               if (m.endedAt) {
                 const x1 = u.valToPos(Date.parse(m.endedAt) / 1000, 'x', true);
                 ctx.fillStyle = color + '1f';
                 ctx.fillRect(x0, top, Math.max(x1 - x0, 1), h);
               }
               ctx.strokeStyle = color;
-              ctx.lineWidth = 2 * uPlot.pxRatio;
-              ctx.setLineDash([6 * uPlot.pxRatio, 4 * uPlot.pxRatio]);
+              ctx.lineWidth = 2 * px;
+              ctx.setLineDash([6 * px, 4 * px]);
               ctx.beginPath();
               ctx.moveTo(x0, top);
               ctx.lineTo(x0, top + h);
@@ -166,14 +299,50 @@ export function TimeChart({
             ctx.restore();
           },
         ],
+        setSelect: [
+          (u) => {
+            const { left, width } = u.select;
+            if (width >= DRAG_PX) {
+              let s = u.posToVal(left, 'x') * 1000;
+              let e = u.posToVal(left + width, 'x') * 1000;
+              if (e - s < MIN_ZOOM_MS) {
+                const mid = (s + e) / 2;
+                s = mid - MIN_ZOOM_MS / 2;
+                e = mid + MIN_ZOOM_MS / 2;
+              }
+              zoomRef.current(new Date(Math.floor(s / 1000) * 1000), new Date(Math.ceil(e / 1000) * 1000));
+            }
+            u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+          },
+        ],
         ready: [
           (u) => {
             place(u);
             // The click's own position: uPlot moves its cursor on the next frame, so
-            // `u.cursor.left` can still hold the previous position when a click arrives.
+            // `u.cursor.left` can still hold the previous position when a click arrives. A click
+            // that ends a drag is the zoom, not a pick.
+            let downX = 0;
+            u.over.addEventListener('mousedown', (e) => {
+              downX = e.clientX;
+            });
             u.over.addEventListener('click', (e) => {
-              if (pickRef.current && e.offsetX >= 0)
-                pickRef.current(new Date(u.posToVal(e.offsetX, 'x') * 1000));
+              if (Math.abs(e.clientX - downX) >= DRAG_PX || e.offsetX < 0) return;
+              if (pointRef.current) {
+                const idx = u.posToIdx(e.offsetX);
+                const t = u.data[0][idx];
+                if (t === undefined) return;
+                // The series whose point at that time is nearest the click, vertically.
+                let best = -1;
+                let dist = Infinity;
+                orderedRef.current.forEach((_s, i) => {
+                  const v = u.data[1 + previousCount + i]?.[idx];
+                  if (v == null) return;
+                  const d = Math.abs(u.valToPos(v, 'y') - e.offsetY);
+                  if (d < dist) [best, dist] = [i, d];
+                });
+                const s = orderedRef.current[best];
+                if (s) pointRef.current(new Date(t * 1000), s.label);
+              } else if (pickRef.current) pickRef.current(new Date(u.posToVal(e.offsetX, 'x') * 1000));
             });
           },
         ],
@@ -190,9 +359,10 @@ export function TimeChart({
       u.destroy();
       plot.current = null;
     };
-    // Rebuilt only when the series set changes; data updates go through setData below.
+    // Rebuilt only when the series set, the theme or the page changes; data updates go through
+    // setData below.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [key, height]);
+  }, [key, height, location]);
 
   useEffect(() => {
     plot.current?.setData(data);
@@ -200,21 +370,34 @@ export function TimeChart({
 
   // Keyed by the markers' content, not the array's identity: a caller's fresh `[]` per render
   // must not redraw (and set state) on every render.
-  const markerKey = markers.map((m) => `${m.sid}@${m.startedAt}-${m.endedAt ?? ''}`).join('|');
+  const markerKey =
+    visibleMarkers.map((m) => `${m.sid}@${m.startedAt}-${m.endedAt ?? ''}`).join('|') +
+    `/${rangeStart}-${view.axisEnd}`;
   useEffect(() => {
     const u = plot.current;
     if (!u) return;
-    u.redraw(false);
+    // The x range follows the URL (and the clock on a live range).
+    u.setScale('x', { min: rangeStart / 1000, max: view.axisEnd / 1000 });
     setPositions(
       markersRef.current
-        .map((m) => ({ m, left: u.valToPos(Date.parse(m.startedAt) / 1000, 'x') }))
+        .map((m) => ({
+          m,
+          left: u.valToPos(Math.max(Date.parse(m.startedAt), rangeStart) / 1000, 'x'),
+        }))
         .filter((p) => Number.isFinite(p.left) && p.left >= 0 && p.left <= u.over.clientWidth),
     );
-  }, [markerKey]);
+  }, [markerKey, rangeStart, view.axisEnd]);
 
+  const stepLabel = intervalFor(range);
   return (
     <figure className="chart" aria-label={title}>
-      <div className="chart-plot" ref={wrap} data-testid={`chart-${title}`}>
+      <div
+        className="chart-plot"
+        ref={wrap}
+        data-testid={`chart-${title}`}
+        data-last-bucket={view.xs.length ? new Date(view.xs[view.xs.length - 1]!).toISOString() : undefined}
+        data-partial-bucket={view.partial !== null ? new Date(view.partial).toISOString() : undefined}
+      >
         <div className="marker-layer">
           {positions.map((p) => (
             <button
@@ -223,7 +406,7 @@ export function TimeChart({
               className="marker-flag"
               style={{
                 left: p.left + (plot.current?.over.offsetLeft ?? 0),
-                borderColor: markerColor(p.m.type),
+                borderColor: markerColor(p.m.type, theme),
               }}
               aria-label={`${p.m.type} event ${p.m.name} at ${formatDateTime(p.m.startedAt)}`}
               data-testid="event-marker"
@@ -238,12 +421,16 @@ export function TimeChart({
               className="marker-card"
               role="tooltip"
               style={{
-                left: Math.min(
-                  hover.left + (plot.current?.over.offsetLeft ?? 0),
-                  (wrap.current?.clientWidth ?? 300) - 220,
+                left: Math.max(
+                  0,
+                  Math.min(
+                    hover.left + (plot.current?.over.offsetLeft ?? 0),
+                    (wrap.current?.clientWidth ?? 300) - 220,
+                  ),
                 ),
               }}
             >
+              {/* The light palette behind the badge's white text, in either theme. */}
               <span className="badge" style={{ background: markerColor(hover.m.type) }}>
                 {hover.m.type}
               </span>
@@ -256,7 +443,16 @@ export function TimeChart({
           ) : null}
         </div>
       </div>
-      <figcaption className="chart-caption">Times in {TIME_ZONE}</figcaption>
+      <figcaption className="chart-caption">
+        Times in {TIME_ZONE}
+        {view.partial !== null ? (
+          <span data-testid="partial-note">
+            {' '}
+            · the {stepLabel} since {formatTime(view.partial)} is still in progress (faded)
+          </span>
+        ) : null}
+        <span className="hide-narrow"> · drag across the chart to zoom in</span>
+      </figcaption>
     </figure>
   );
 }

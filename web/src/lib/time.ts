@@ -45,6 +45,9 @@ export function intervalFor(r: TimeRange): 'minute' | 'hour' | 'day' {
   return 'day';
 }
 
+/** Length of one metrics bucket of each interval. */
+export const INTERVAL_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
+
 /** The browser's time zone, shown beside every time axis. */
 export const TIME_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
@@ -61,6 +64,19 @@ const timeOnly = new Intl.DateTimeFormat(undefined, {
   minute: '2-digit',
   second: '2-digit',
 });
+
+const dayOnly = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
+
+/** The day, e.g. "Nov 28" (the stream shows it once its rows span days). */
+export function formatDay(iso: string | number | Date): string {
+  return dayOnly.format(new Date(iso));
+}
+
+/** The calendar day in the browser's zone, as a comparable key. */
+export function localDay(iso: string | number | Date): string {
+  const d = new Date(iso);
+  return `${d.getFullYear()}-${d.getMonth()}-${d.getDate()}`;
+}
 
 export function formatDateTime(iso: string | number | Date): string {
   return dateTime.format(new Date(iso));

@@ -1,20 +1,56 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { Link } from 'wouter';
+import { useMemo } from 'react';
+import { Link, useLocation } from 'wouter';
 import { metrics } from '../api/resources';
+import type { MetricsEvent } from '../api/types';
 import { RangePicker } from '../components/range-picker';
-import { Empty, QueryView } from '../components/state';
+import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
+import { TimeChart } from '../components/time-chart';
 import { count, percent } from '../lib/format';
+import { INTERVAL_MS } from '../lib/time';
 import { useMetricsScope } from '../lib/metrics-scope';
 import { useAccountSid } from '../lib/session';
 import { useQueryState, useSharedHref } from '../lib/url-state';
 
-/** Errors by status code and by endpoint with their most common codes; each links to the stream. */
+/** One empty list for every render: a new [] each time would re-run the chart's marker effect. */
+const NO_MARKERS: MetricsEvent[] = [];
+
+/**
+ * Errors over time by status class, errors by status code and by endpoint with their most common
+ * codes; each links to the stream.
+ */
 export function ErrorsPage() {
   const a = useAccountSid();
   const { get } = useQueryState();
   const href = useSharedHref();
-  const { scope, refetchInterval } = useMetricsScope();
+  const [, navigate] = useLocation();
+  const { scope, interval, refetchInterval } = useMetricsScope();
   const bucket = get('bucket');
+  const overTime = useQuery({
+    queryKey: ['throughput', a, scope, interval],
+    queryFn: () => metrics.throughput(a, scope, interval),
+    placeholderData: keepPreviousData,
+    refetchInterval,
+  });
+  const classes = useMemo(() => {
+    const periods = overTime.data?.periods ?? [];
+    return {
+      x: periods.map((p) => Date.parse(p.startTime)),
+      c4: periods.map((p) => p.httpStatus['400'].count),
+      c5: periods.map((p) => p.httpStatus['500'].count),
+    };
+  }, [overTime.data]);
+  const step = INTERVAL_MS[interval as keyof typeof INTERVAL_MS] ?? 60_000;
+  // A point opens the stream for its bucket (that minute, hour or day) and its status class.
+  const openPoint = (start: Date, label: string) =>
+    navigate(
+      href('/stream', {
+        q: `status:${label}`,
+        range: 'custom',
+        from: start.toISOString(),
+        to: new Date(start.getTime() + step).toISOString(),
+      }),
+    );
   const errors = useQuery({
     queryKey: ['errors', a, scope],
     queryFn: () => metrics.errors(a, scope, 200),
@@ -29,6 +65,33 @@ export function ErrorsPage() {
         <RangePicker />
       </div>
       {!bucket ? <p className="hint">Pick a bucket to click through to the matching requests.</p> : null}
+      <section className="panel">
+        <div className="panel-head">
+          <h2>Errors over time</h2>
+          <span className="muted">
+            errors per {interval} by status class
+            {bucket ? ` · click a point to see its requests` : ''}
+          </span>
+        </div>
+        {overTime.isPending ? (
+          <Loading />
+        ) : overTime.error && !overTime.data ? (
+          <ErrorBox error={overTime.error} onRetry={() => void overTime.refetch()} />
+        ) : (
+          <TimeChart
+            title="Errors over time"
+            x={classes.x}
+            integer
+            series={[
+              { label: '4xx', color: '#e0a030', values: classes.c4 },
+              { label: '5xx', color: '#d64545', values: classes.c5 },
+            ]}
+            format={count}
+            markers={overTime.data?.events ?? NO_MARKERS}
+            onPickPoint={bucket ? openPoint : undefined}
+          />
+        )}
+      </section>
       <QueryView
         query={errors}
         isEmpty={(d) => d.totalErrors === 0}

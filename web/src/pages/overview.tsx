@@ -9,11 +9,16 @@ import { Empty, ErrorBox, Loading } from '../components/state';
 import { TimeChart } from '../components/time-chart';
 import { describeChange, type ChangeInput } from '../lib/change';
 import { count, ms, percent } from '../lib/format';
-import { useMetricsScope } from '../lib/metrics-scope';
+import { INTERVAL_MS } from '../lib/time';
+import { alignPrevious, useMetricsScope } from '../lib/metrics-scope';
 import { useAccountSid, useSession } from '../lib/session';
 import { useQueryState } from '../lib/url-state';
 
 const CLASS_COLORS = { '200': '#2e9e5b', '300': '#3b82c4', '400': '#e0a030', '500': '#d64545' } as const;
+
+const P95_COLOR = '#f59e0b';
+/** The previous period's line: a grey readable on the light and the dark panel, drawn at half opacity. */
+const PREVIOUS_COLOR = '#8a93a3';
 
 /** One empty list for every render: a new [] each time would re-run the charts' marker effect. */
 const NO_MARKERS: MetricsEvent[] = [];
@@ -23,7 +28,7 @@ export function OverviewPage() {
   const a = useAccountSid();
   const { can } = useSession();
   const { get } = useQueryState();
-  const { scope, interval, refetchInterval } = useMetricsScope();
+  const { scope, previousScope, range, interval, refetchInterval } = useMetricsScope();
   const [pick, setPick] = useState<Date | null>(null);
   const common = { placeholderData: keepPreviousData, refetchInterval };
   const summary = useQuery({
@@ -41,6 +46,20 @@ export function OverviewPage() {
     queryFn: () => metrics.responseTime(a, scope, interval),
     ...common,
   });
+  // The period before the range, drawn faintly behind throughput and response time. It lies in
+  // the past, so it is read again only when the range moves (each minute on a live range).
+  const prevThroughput = useQuery({
+    queryKey: ['throughput', a, previousScope, interval],
+    queryFn: () => metrics.throughput(a, previousScope, interval),
+    placeholderData: keepPreviousData,
+  });
+  const prevRt = useQuery({
+    queryKey: ['responseTime', a, previousScope, interval],
+    queryFn: () => metrics.responseTime(a, previousScope, interval),
+    placeholderData: keepPreviousData,
+  });
+  const span = range.end.getTime() - range.start.getTime();
+  const step = INTERVAL_MS[interval as keyof typeof INTERVAL_MS] ?? 60_000;
 
   const t = useMemo(() => {
     const periods = throughput.data?.periods ?? [];
@@ -63,6 +82,28 @@ export function OverviewPage() {
       p99: periods.map((p) => (p.requests ? (p.percentiles?.['99']?.value ?? null) : null)),
     };
   }, [rt.data]);
+  const prevTotal = useMemo(() => {
+    const periods = prevThroughput.data?.periods ?? [];
+    const values = alignPrevious(
+      t.x,
+      periods.map((p) => Date.parse(p.startTime)),
+      periods.map((p) => p.total.count),
+      span,
+      step,
+    );
+    return [{ label: 'previous period', color: PREVIOUS_COLOR, values }];
+  }, [prevThroughput.data, t.x, span, step]);
+  const prevP95 = useMemo(() => {
+    const periods = prevRt.data?.periods ?? [];
+    const values = alignPrevious(
+      r.x,
+      periods.map((p) => Date.parse(p.startTime)),
+      periods.map((p) => (p.requests ? (p.percentiles?.['95']?.value ?? null) : null)),
+      span,
+      step,
+    );
+    return [{ label: 'p95, previous period', color: P95_COLOR, values }];
+  }, [prevRt.data, r.x, span, step]);
   const markers = throughput.data?.events ?? NO_MARKERS;
   const noTraffic = summary.data && (summary.data.requests.current.amount ?? 0) === 0;
   const bucket = get('bucket');
@@ -87,7 +128,7 @@ export function OverviewPage() {
         <div className="panel-head">
           <h2>Throughput</h2>
           <span className="muted">
-            requests per {interval}
+            requests per {interval} · dashed: the previous period
             {can('events:write') ? ' · click the chart to add an event marker' : ''}
           </span>
         </div>
@@ -108,6 +149,7 @@ export function OverviewPage() {
               { label: '5xx', color: CLASS_COLORS['500'], values: t.c5 },
             ]}
             format={count}
+            previous={prevTotal}
             markers={markers}
             onPickTime={can('events:write') ? setPick : undefined}
           />
@@ -117,7 +159,7 @@ export function OverviewPage() {
         <section className="panel">
           <div className="panel-head">
             <h2>Response time</h2>
-            <span className="muted">percentiles</span>
+            <span className="muted">percentiles · dashed: p95 of the previous period</span>
           </div>
           {rt.isPending ? (
             <Loading />
@@ -129,10 +171,11 @@ export function OverviewPage() {
               x={r.x}
               series={[
                 { label: 'p50', color: '#2563eb', values: r.p50 },
-                { label: 'p95', color: '#f59e0b', values: r.p95 },
+                { label: 'p95', color: P95_COLOR, values: r.p95 },
                 { label: 'p99', color: '#dc2626', values: r.p99 },
               ]}
               format={ms}
+              previous={prevP95}
               markers={markers}
               onPickTime={can('events:write') ? setPick : undefined}
             />
@@ -153,6 +196,8 @@ export function OverviewPage() {
               x={t.x}
               series={[{ label: 'errors', color: '#d64545', values: t.errorRate }]}
               format={percent}
+              markers={markers}
+              onPickTime={can('events:write') ? setPick : undefined}
             />
           )}
         </section>

@@ -7,11 +7,13 @@ import type { RequestRecord, StreamView } from '../api/types';
 import { Dialog, RemoveDialog } from '../components/dialog';
 import { Field, FormError } from '../components/form';
 import { IngestSnippet } from '../components/ingest-snippet';
+import { RangePicker } from '../components/range-picker';
 import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
 import { ms } from '../lib/format';
 import { useAccountSid, useSession } from '../lib/session';
-import { formatDateTime, formatTime, TIME_ZONE } from '../lib/time';
-import { useQueryState, useSharedHref } from '../lib/url-state';
+import { usePageVisible } from '../lib/visibility';
+import { formatDateTime, formatDay, formatTime, localDay, TIME_ZONE, type TimeRange } from '../lib/time';
+import { useQueryState, useRange, useSharedHref } from '../lib/url-state';
 
 /** Rows kept in memory: the live tail prepends, the oldest fall off. */
 const MAX_ROWS = 2000;
@@ -46,9 +48,12 @@ export function StreamPage() {
   const { get } = useQueryState();
   const bucket = get('bucket');
   const q = get('q') ?? '';
+  const range = useRange();
   if (!bucket) return <PickBucket />;
-  // A new bucket or search starts a new list and a new live connection.
-  return <Stream key={`${bucket}\n${q}`} bucket={bucket} q={q} />;
+  // A new bucket, search or range starts a new list and a new live connection. A preset is keyed
+  // by its id, not its ends, which move with the clock.
+  const rangeKey = range.live ? range.id : `${range.start.toISOString()}/${range.end.toISOString()}`;
+  return <Stream key={`${bucket}\n${q}\n${rangeKey}`} bucket={bucket} q={q} range={range} />;
 }
 
 function PickBucket() {
@@ -81,19 +86,26 @@ function PickBucket() {
   );
 }
 
-function Stream({ bucket, q }: { bucket: string; q: string }) {
+function Stream({ bucket, q, range: current }: { bucket: string; q: string; range: TimeRange }) {
   const a = useAccountSid();
   const { get, set } = useQueryState();
   const href = useSharedHref();
   const viewSid = get('view');
+  // The range as it was when the list opened: a preset's start stays put while the tail adds rows.
+  const [range] = useState(current);
+  const startDate = range.start.toISOString();
+  // A range that ends now has no end: the newest rows and the live tail; a custom one ends at its end.
+  const endDate = range.live ? undefined : range.end.toISOString();
 
   const history = useInfiniteQuery({
-    queryKey: ['stream', a, bucket, q],
+    // The range's start is part of the key: another range is another list, not this one's cache.
+    queryKey: ['stream', a, bucket, q, startDate, endDate],
     initialPageParam: { page: 1 } as PageParam,
     queryFn: ({ pageParam }) =>
       requests.list(a, bucket, {
         q: q || undefined,
-        endDate: pageParam.endDate,
+        startDate,
+        endDate: pageParam.endDate ?? endDate,
         page: pageParam.page,
         limit: PAGE_SIZE,
       }),
@@ -118,7 +130,7 @@ function Stream({ bucket, q }: { bucket: string; q: string }) {
     for (const r of first ?? []) if (r.storedAt && (!best || r.storedAt > best.storedAt!)) best = r;
     return best ? `${best.storedAt}|${best.sid}` : undefined;
   }, [first]);
-  const live = useLiveTail(a, bucket, q, since, history.isSuccess);
+  const live = useLiveTail(a, bucket, q, since, history.isSuccess && range.live);
 
   const rows = useMemo(
     () => mergeRows([live.rows, ...(history.data?.pages.map((p) => p.records) ?? [])]),
@@ -137,14 +149,21 @@ function Stream({ bucket, q }: { bucket: string; q: string }) {
     return () => io.disconnect();
   }, [hasNextPage, isFetchingNextPage, fetchNextPage, rows.length]);
 
+  // Times alone while every row is from today; the date too once rows span days or lie before today.
+  const withDate = useMemo(() => {
+    const days = new Set(rows.map((r) => localDay(r.createdAt)));
+    return days.size > 1 || (days.size === 1 && !days.has(localDay(Date.now())));
+  }, [rows]);
+
   const badSearch = history.error instanceof ApiError && history.error.status === 400 ? history.error : null;
 
   return (
     <div className="page">
       <div className="page-head">
         <h1>Stream</h1>
-        {/* Without a first page (a refused search) there is nothing to tail. */}
-        <LiveControl live={history.isError ? { ...live, state: 'off' } : live} />
+        {/* Without a first page (a refused search) or with a range in the past there is nothing to tail. */}
+        <LiveControl live={history.isError || !range.live ? { ...live, state: 'off' } : live} />
+        <RangePicker />
       </div>
       <SearchBar
         key={q}
@@ -164,13 +183,17 @@ function Stream({ bucket, q }: { bucket: string; q: string }) {
         <ErrorBox error={history.error} onRetry={() => void history.refetch()} />
       ) : badSearch ? null : rows.length === 0 ? (
         q ? (
-          <Empty title="No requests match this search">
-            New matching requests appear here as they arrive{live.state === 'live' ? ' (live)' : ''}.
+          <Empty title="No requests match this search in this range">
+            {range.live
+              ? `New matching requests appear here as they arrive${live.state === 'live' ? ' (live)' : ''}.`
+              : 'Pick a wider range above to look further back.'}
           </Empty>
-        ) : (
-          <Empty title="No traffic yet: send your first request">
+        ) : range.live ? (
+          <Empty title="No traffic in this range yet: send your first request">
             <IngestSnippet bucketSid={bucket} />
           </Empty>
+        ) : (
+          <Empty title="No requests in this range">Pick a wider range above to look further back.</Empty>
         )
       ) : (
         <section className="panel stream-panel" aria-label="Requests">
@@ -201,6 +224,7 @@ function Stream({ bucket, q }: { bucket: string; q: string }) {
                   <StreamRow
                     key={r.sid}
                     r={r}
+                    withDate={withDate}
                     to={href(`/requests/${bucket}/${r.sid}`, { q: q || undefined })}
                   />
                 ))}
@@ -226,12 +250,13 @@ function Stream({ bucket, q }: { bucket: string; q: string }) {
   );
 }
 
-function StreamRow({ r, to }: { r: RequestRecord; to: string }) {
+function StreamRow({ r, to, withDate }: { r: RequestRecord; to: string; withDate: boolean }) {
   const status = r.response?.statusCode ?? null;
   const target = r.request.path ?? r.request.url ?? '–';
   return (
     <tr>
       <td className="nowrap mono small stream-time" title={formatDateTime(r.createdAt)}>
+        {withDate ? <span className="stream-date">{formatDay(r.createdAt)} </span> : null}
         {formatTime(r.createdAt)}
       </td>
       <td className="mono">{r.request.method ?? '–'}</td>
@@ -546,7 +571,8 @@ interface LiveTail {
 /**
  * The live tail: server-sent events of requests stored after the connection opened (EventSource
  * reconnects by itself and resumes with Last-Event-ID). Paused, new requests wait in a buffer and
- * are counted; resuming shows them.
+ * are counted; resuming shows them. While the tab is hidden the connection is closed; shown again,
+ * it reopens after the last event it received, so nothing stored meanwhile is missed.
  */
 function useLiveTail(
   a: string,
@@ -561,12 +587,17 @@ function useLiveTail(
   const [conn, setConn] = useState<'connecting' | 'live' | 'reconnecting' | 'disconnected'>('connecting');
   const [attempt, setAttempt] = useState(0);
   const pausedRef = useRef(false);
+  const visible = usePageVisible();
+  // The resume cursor of the last event received (its SSE id), for a reconnection after hiding.
+  const lastId = useRef<string | undefined>(undefined);
 
   useEffect(() => {
-    if (!enabled) return;
-    const es = new EventSource(requests.liveUrl(a, bucket, q || undefined, since));
+    if (!enabled || !visible) return;
+    setConn('connecting');
+    const es = new EventSource(requests.liveUrl(a, bucket, q || undefined, lastId.current ?? since));
     es.onopen = () => setConn('live');
     es.addEventListener('request', (e) => {
+      if ((e as MessageEvent<string>).lastEventId) lastId.current = (e as MessageEvent<string>).lastEventId;
       let rec: RequestRecord;
       try {
         rec = JSON.parse((e as MessageEvent<string>).data) as RequestRecord;
@@ -585,7 +616,7 @@ function useLiveTail(
       setConn(es.readyState === EventSource.CLOSED ? 'disconnected' : 'reconnecting');
     });
     return () => es.close();
-  }, [a, bucket, q, since, enabled, attempt]);
+  }, [a, bucket, q, since, enabled, attempt, visible]);
 
   const setPaused = (p: boolean) => {
     pausedRef.current = p;

@@ -1,0 +1,436 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createAccount } from '../../services/api/accounts.service.js';
+import { launchBrowser, openPage, screenshot, type OpenedPage, signIn } from '../helpers/browser.js';
+
+const env = inject('browserEnv');
+
+const MIN = 60_000;
+
+/**
+ * The dashboard as a place to investigate, in real Chromium against the real stack: charts that
+ * end at now with the current bucket marked, every event marker flagged on every chart, drag to
+ * zoom, a shared cursor, the previous period, errors over time linking to the stream, a stream with
+ * a time range and dates, dark mode, polling that stops while the tab is hidden, and the frame that
+ * stays when the API quota is used up.
+ */
+describe('dashboard: investigate', () => {
+  let browser: Browser;
+  let me: OpenedPage;
+  let page: Page;
+  const tag = randomBytes(4).toString('hex');
+  const email = `investigate-${tag}@example.test`;
+  const password = 'investigate password 1';
+  let accountSid = '';
+  let bucketSid = '';
+  let apiToken = '';
+  const now = Date.now();
+
+  async function apiCall(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+    const res = await fetch(env.apiUrl + path, {
+      method,
+      headers: {
+        authorization: `Bearer ${apiToken}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    expect(res.status, text).toBeLessThan(300);
+    return JSON.parse(text) as Record<string, unknown>;
+  }
+
+  const rec = (path: string, method: string, status: number, at: number) => ({
+    createdAt: new Date(at).toISOString(),
+    request: { method, path, host: 'shop.example.com', headers: {} },
+    response: { statusCode: status },
+    timings: { duration: status >= 500 ? 900 : 40 },
+  });
+
+  beforeAll(async () => {
+    const pool = new pg.Pool({ connectionString: env.databaseUrl, max: 1 });
+    try {
+      const acc = await createAccount(pool, {
+        name: `Investigate ${tag}`,
+        email,
+        password,
+        plan: 'pro',
+        bucketName: 'Shop API',
+      });
+      accountSid = acc.accountSid;
+      bucketSid = acc.bucketSid!;
+      apiToken = acc.apiToken;
+    } finally {
+      await pool.end();
+    }
+    // The last 12 minutes: 200s, 404s and 503s; 70 minutes ago (the previous period of "last
+    // hour"); and 503s of yesterday, which a "last hour" stream must not show.
+    const records = [];
+    for (let i = 0; i < 12; i++) {
+      records.push(rec('/orders', 'GET', 200, now - i * MIN - 5_000));
+      records.push(rec('/orders', 'GET', 200, now - i * MIN - 20_000));
+      if (i % 3 === 0) records.push(rec('/coupons/XMAS24', 'GET', 404, now - i * MIN - 10_000));
+      if (i % 4 === 1) records.push(rec('/checkout', 'POST', 503, now - i * MIN - 15_000));
+    }
+    for (let i = 0; i < 6; i++) records.push(rec('/orders', 'GET', 200, now - 70 * MIN - i * MIN));
+    for (let i = 0; i < 3; i++) records.push(rec('/checkout', 'POST', 503, now - 26 * 60 * MIN - i * MIN));
+    const res = await fetch(`${env.ingestUrl}/v1/buckets/${bucketSid}/ingest`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ records }),
+    });
+    expect(res.status, await res.clone().text()).toBe(202);
+    expect(((await res.json()) as { accepted: number }).accepted).toBe(records.length);
+    // Stored (the processor writes them to ClickHouse): the list holds every one of them.
+    const since = new Date(now - 3 * 86_400_000).toISOString();
+    let stored = 0;
+    for (let i = 0; i < 60 && stored < records.length; i++) {
+      if (i) await new Promise((r) => setTimeout(r, 1_000));
+      const list = await apiCall(
+        'GET',
+        `/v1/accounts/${accountSid}/buckets/${bucketSid}/requests?limit=100&startDate=${since}`,
+      );
+      stored = (list.records as unknown[]).length;
+    }
+    expect(stored).toBe(records.length);
+
+    // The newest deployment 3 minutes ago, an incident 40 minutes ago, one 3 days ago (outside).
+    for (const [type, name, at] of [
+      ['deployment', 'Deploy v42', now - 3 * MIN],
+      ['incident', 'Checkout slow', now - 40 * MIN],
+      ['deployment', 'Deploy v41', now - 3 * 86_400_000],
+    ] as const)
+      await apiCall('POST', `/v1/accounts/${accountSid}/events`, {
+        type,
+        name,
+        startedAt: new Date(at).toISOString(),
+        bucketSids: [bucketSid],
+      });
+
+    browser = await launchBrowser();
+    me = await openPage(browser, env.apiUrl, { width: 1440, height: 900 });
+    page = me.page;
+    await signIn(page, email, password);
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  const CHARTS = ['Throughput', 'Response time', 'Error rate'];
+
+  async function openOverview(query = 'range=1h'): Promise<void> {
+    await page.goto(`/overview?bucket=${bucketSid}&${query}`);
+    for (const c of CHARTS) await page.getByTestId(`chart-${c}`).locator('.u-over').waitFor();
+  }
+
+  it('ends the charts at now: no bucket that starts in the future, the current one marked partial', async () => {
+    await openOverview();
+    for (const c of CHARTS) {
+      const plot = page.getByTestId(`chart-${c}`);
+      await expect.poll(() => plot.getAttribute('data-last-bucket'), { timeout: 20_000 }).not.toBeNull();
+      const shownAt = Date.now();
+      const last = Date.parse((await plot.getAttribute('data-last-bucket'))!);
+      expect(last).toBeLessThanOrEqual(shownAt);
+      // The current minute is the partial bucket, and the caption says so.
+      expect(await plot.getAttribute('data-partial-bucket')).toBe(
+        new Date(Math.floor(shownAt / MIN) * MIN).toISOString(),
+      );
+    }
+    expect(await page.getByTestId('partial-note').first().textContent()).toMatch(
+      /the minute since .* is still in progress/,
+    );
+  });
+
+  it('flags every marker in the range on every chart, the newest included, with a hover card and a keyboard button', async () => {
+    await openOverview();
+    for (const c of CHARTS) {
+      const flags = page.getByTestId(`chart-${c}`).getByTestId('event-marker');
+      await expect.poll(() => flags.count(), { timeout: 20_000 }).toBe(2);
+      const labels = await flags.evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
+      expect(labels.some((l) => l?.includes('Deploy v42'))).toBe(true);
+      expect(labels.some((l) => l?.includes('Checkout slow'))).toBe(true);
+      // Three days ago lies outside the last hour: no flag, no line past the chart.
+      expect(labels.some((l) => l?.includes('Deploy v41'))).toBe(false);
+    }
+    const newest = page.getByTestId('chart-Error rate').getByRole('button', { name: /Deploy v42/ });
+    await newest.hover();
+    const card = page.getByRole('tooltip');
+    await expect.poll(() => card.textContent()).toContain('Deploy v42');
+    await screenshot(page, 'e-markers-hover');
+    await page.mouse.move(0, 0);
+    await newest.focus();
+    await expect.poll(() => card.textContent()).toContain('Deploy v42');
+    // Every flag lies within the plot.
+    for (const c of CHARTS) {
+      const over = (await page.getByTestId(`chart-${c}`).locator('.u-over').boundingBox())!;
+      for (const f of await page.getByTestId(`chart-${c}`).getByTestId('event-marker').all()) {
+        const b = (await f.boundingBox())!;
+        expect(b.x + b.width / 2).toBeGreaterThanOrEqual(over.x - 1);
+        expect(b.x + b.width / 2).toBeLessThanOrEqual(over.x + over.width + 1);
+      }
+    }
+  });
+
+  it('draws the previous period faintly and shares the cursor across the charts', async () => {
+    await openOverview();
+    const legend = (c: string) => page.getByTestId(`chart-${c}`).locator('.u-legend');
+    await expect.poll(() => legend('Throughput').textContent()).toContain('previous period');
+    await expect.poll(() => legend('Response time').textContent()).toContain('p95, previous period');
+    const over = page.getByTestId('chart-Throughput').locator('.u-over');
+    const box = (await over.boundingBox())!;
+    const cursorOff = (c: string) =>
+      page
+        .getByTestId(`chart-${c}`)
+        .locator('.u-cursor-x')
+        .evaluate((el) => el.classList.contains('u-off'));
+    await page.mouse.move(0, 0);
+    expect(await cursorOff('Response time')).toBe(true);
+    await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
+    await expect.poll(() => cursorOff('Response time')).toBe(false);
+    await expect.poll(() => cursorOff('Error rate')).toBe(false);
+    await screenshot(page, 'e-shared-cursor');
+  });
+
+  it('zooms by dragging across a chart (range and URL follow); a click still adds a marker', async () => {
+    await openOverview();
+    const over = page.getByTestId('chart-Response time').locator('.u-over');
+    const box = (await over.boundingBox())!;
+    const y = box.y + box.height / 2;
+    await page.mouse.move(box.x + box.width * 0.25, y);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.75, y, { steps: 8 });
+    await page.mouse.up();
+    await expect.poll(() => new URL(page.url()).searchParams.get('range')).toBe('custom');
+    const url = new URL(page.url());
+    const from = Date.parse(url.searchParams.get('from')!);
+    const to = Date.parse(url.searchParams.get('to')!);
+    // About the middle half of the last hour.
+    expect(to - from).toBeGreaterThan(20 * MIN);
+    expect(to - from).toBeLessThan(40 * MIN);
+    expect(from).toBeGreaterThan(now - 60 * MIN);
+    // The drag was not taken as a click: no marker dialog.
+    expect(await page.locator('dialog[open]').count()).toBe(0);
+    // The range picker shows the zoomed range as a custom one.
+    expect(await page.getByRole('combobox', { name: 'Time range' }).inputValue()).toBe('custom');
+    await screenshot(page, 'e-zoomed');
+
+    await openOverview();
+    const eb = (await page.getByTestId('chart-Error rate').locator('.u-over').boundingBox())!;
+    await page.mouse.click(eb.x + eb.width * 0.6, eb.y + eb.height / 2);
+    await page.locator('dialog[open]').getByRole('heading', { name: 'Add an event marker' }).waitFor();
+    await page.keyboard.press('Escape');
+  });
+
+  it('shows errors over time by status class; a point opens the stream for that minute and status', async () => {
+    await page.goto(`/errors?bucket=${bucketSid}&range=1h`);
+    const chart = page.getByTestId('chart-Errors over time');
+    await chart.locator('.u-over').waitFor();
+    await expect.poll(() => chart.locator('.u-legend').textContent()).toMatch(/4xx.*5xx/s);
+    await screenshot(page, 'e-errors-1440');
+    // The minute of the 503 about a minute ago (1 × 5xx, no 4xx): a click at its top is its 5xx point.
+    const at = Math.floor((now - MIN - 15_000) / MIN) * MIN;
+    const box = (await chart.locator('.u-over').boundingBox())!;
+    // The x scale runs from the range's start (an hour before the next whole minute) to now.
+    const clickedAt = Date.now();
+    const rangeStart = Math.ceil(clickedAt / MIN) * MIN - 60 * MIN;
+    const xFrac = (at - rangeStart) / (clickedAt - rangeStart);
+    await page.mouse.click(box.x + box.width * xFrac, box.y + 3);
+    await page.waitForURL(/\/stream\?/);
+    const url = new URL(page.url());
+    expect(url.searchParams.get('q')).toBe('status:5xx');
+    expect(url.searchParams.get('range')).toBe('custom');
+    expect(url.searchParams.get('from')).toBe(new Date(at).toISOString());
+    expect(url.searchParams.get('to')).toBe(new Date(at + MIN).toISOString());
+    const table = page.getByRole('region', { name: 'Requests' });
+    await expect.poll(() => table.locator('tbody tr').count(), { timeout: 20_000 }).toBe(1);
+    expect(await table.locator('tbody tr').first().textContent()).toContain('503');
+    // A range in the past: nothing to tail.
+    expect(await page.getByTestId('live-state').textContent()).toContain('Not live');
+    await screenshot(page, 'e-stream-from-errors-point');
+  });
+
+  it('gives the stream a time range, honoured from the Errors page link, and dates once rows span days', async () => {
+    await page.goto(`/errors?bucket=${bucketSid}&range=1h`);
+    await page.getByRole('link', { name: 'requests →' }).first().waitFor();
+    const row503 = page.locator('tr', { hasText: '503' }).first();
+    await row503.getByRole('link', { name: 'requests →' }).click();
+    await page.waitForURL(/\/stream\?/);
+    expect(new URL(page.url()).searchParams.get('range')).toBe('1h');
+    const table = page.getByRole('region', { name: 'Requests' });
+    await table.locator('tbody tr').first().waitFor();
+    const times = await table
+      .locator('tbody td.stream-time')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('title') ?? ''));
+    // Only the last hour's 503s (3 of them), not yesterday's.
+    expect(times.length).toBe(3);
+    expect(await table.locator('.stream-date').count()).toBe(0);
+    expect(await page.getByRole('combobox', { name: 'Time range' }).inputValue()).toBe('1h');
+    await screenshot(page, 'e-stream-1h');
+
+    await page.getByRole('combobox', { name: 'Time range' }).selectOption('7d');
+    await expect.poll(() => table.locator('tbody tr').count(), { timeout: 20_000 }).toBe(6);
+    // Rows of today and yesterday: each row shows its date.
+    expect(await table.locator('.stream-date').count()).toBe(6);
+    const dates = await table.locator('.stream-date').allTextContents();
+    expect(new Set(dates.map((d) => d.trim())).size).toBe(2);
+    await screenshot(page, 'e-stream-7d-1440');
+    expect(me.errors).toEqual([]);
+  });
+
+  it('stops polling while the tab is hidden and catches up as soon as it is shown', async () => {
+    await openOverview();
+    const calls: { url: string; at: number }[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/v1/')) calls.push({ url: r.url(), at: Date.now() });
+    });
+    // The Page Visibility API as a hidden tab reports it (headless Chromium never hides a page).
+    const setVisibility = (hidden: boolean) =>
+      page.evaluate(
+        `(() => {
+          Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => '${hidden ? 'hidden' : 'visible'}' });
+          Object.defineProperty(document, 'hidden', { configurable: true, get: () => ${hidden} });
+          document.dispatchEvent(new Event('visibilitychange', { bubbles: true }));
+        })()`,
+      );
+    await setVisibility(true);
+    const hiddenAt = Date.now();
+    // Longer than the 10 s refresh interval.
+    await page.waitForTimeout(13_000);
+    expect(calls.filter((c) => c.at > hiddenAt + 500)).toEqual([]);
+    await setVisibility(false);
+    const shownAt = Date.now();
+    await expect
+      .poll(() => calls.filter((c) => c.at >= shownAt && c.url.includes('/metrics/')).length, {
+        timeout: 1_500,
+        interval: 100,
+      })
+      .toBeGreaterThan(0);
+
+    // The stream's live tail disconnects while hidden and reconnects after its last event.
+    await page.goto(`/stream?bucket=${bucketSid}&range=1h`);
+    await expect
+      .poll(() => page.getByTestId('live-state').textContent(), { timeout: 20_000 })
+      .toContain('Live');
+    await setVisibility(true);
+    const liveCalls = () => calls.filter((c) => c.url.includes('/requests/live')).length;
+    const before = liveCalls();
+    await setVisibility(false);
+    await expect.poll(liveCalls, { timeout: 5_000 }).toBeGreaterThan(before);
+    await expect
+      .poll(() => page.getByTestId('live-state').textContent(), { timeout: 20_000 })
+      .toContain('Live');
+  });
+
+  it('follows the system theme, keeps a picked one, and draws the charts readably in both', async () => {
+    const bg = () => page.evaluate<string>('getComputedStyle(document.documentElement).backgroundColor');
+    // Pixels of the y axis labels (the canvas's left 60 px) drawn in a colour: the theme's muted text.
+    const axisPixels = ([r, g, b]: [number, number, number]) =>
+      page.evaluate<number>(
+        `(() => {
+          const c = document.querySelector('[data-testid="chart-Throughput"] canvas');
+          const d = c.getContext('2d').getImageData(0, 0, Math.min(60, c.width), c.height).data;
+          let n = 0;
+          for (let i = 0; i < d.length; i += 4)
+            if (d[i + 3] > 200 && Math.abs(d[i] - ${r}) + Math.abs(d[i + 1] - ${g}) + Math.abs(d[i + 2] - ${b}) < 24) n++;
+          return n;
+        })()`,
+      );
+    const DARK_MUTED: [number, number, number] = [0xa3, 0xac, 0xbb];
+    const LIGHT_MUTED: [number, number, number] = [0x5b, 0x61, 0x70];
+    const stored = () => page.evaluate<string | null>("localStorage.getItem('tapline.theme')");
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await openOverview();
+    expect(await page.getByRole('combobox', { name: 'Theme' }).inputValue()).toBe('system');
+    const dark = await bg();
+    expect(dark).toBe('rgb(15, 19, 27)');
+    // The axis labels follow the theme's muted text colour.
+    await expect.poll(() => axisPixels(DARK_MUTED), { timeout: 10_000 }).toBeGreaterThan(20);
+    expect(await axisPixels(LIGHT_MUTED)).toBe(0);
+    for (const [w, h] of [
+      [1440, 900],
+      [390, 844],
+    ] as const) {
+      await page.setViewportSize({ width: w, height: h });
+      for (const p of ['overview', 'errors', 'stream']) {
+        await page.goto(`/${p}?bucket=${bucketSid}&range=${p === 'stream' ? '7d' : '1h'}`);
+        await page.locator('.page h1').waitFor();
+        await page.waitForLoadState('networkidle').catch(() => undefined);
+        await screenshot(page, `e-${p}-${w}-dark`);
+      }
+    }
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await openOverview();
+    await page.getByRole('combobox', { name: 'Theme' }).selectOption('light');
+    expect(await bg()).toBe('rgb(245, 246, 248)');
+    expect(await stored()).toBe('light');
+    await expect.poll(() => axisPixels(LIGHT_MUTED), { timeout: 10_000 }).toBeGreaterThan(20);
+    expect(await axisPixels(DARK_MUTED)).toBe(0);
+    // A reload keeps the pick over the system's dark setting.
+    await page.reload();
+    await page.locator('.page h1').waitFor();
+    expect(await bg()).toBe('rgb(245, 246, 248)');
+    for (const [w, h] of [
+      [1440, 900],
+      [390, 844],
+    ] as const) {
+      await page.setViewportSize({ width: w, height: h });
+      for (const p of ['overview', 'errors', 'stream']) {
+        await page.goto(`/${p}?bucket=${bucketSid}&range=${p === 'stream' ? '7d' : '1h'}`);
+        await page.locator('.page h1').waitFor();
+        await page.waitForLoadState('networkidle').catch(() => undefined);
+        await screenshot(page, `e-${p}-${w}-light`);
+      }
+    }
+    await page.getByRole('combobox', { name: 'Theme' }).selectOption('system');
+    expect(await stored()).toBeNull();
+    expect(await bg()).toBe(dark);
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.emulateMedia({ colorScheme: 'light' });
+  });
+
+  it('keeps the frame and says when the quota resets once the API answers 429', async () => {
+    const pool = new pg.Pool({ connectionString: env.databaseUrl, max: 1 });
+    const limitedEmail = `limited-${tag}@example.test`;
+    try {
+      await createAccount(pool, {
+        name: `Limited ${tag}`,
+        email: limitedEmail,
+        password,
+        plan: 'enterprise',
+        rateLimit: 30,
+      });
+    } finally {
+      await pool.end();
+    }
+    // Another person: a browser of their own (one context per Chromium process, as in the other tests).
+    const otherBrowser = await launchBrowser();
+    const other = await openPage(otherBrowser, env.apiUrl, { width: 1440, height: 900 });
+    try {
+      await signIn(other.page, limitedEmail, password);
+      // Spend what is left of the quota with the page's own session.
+      let reset = '';
+      for (let i = 0; i < 60 && !reset; i++) {
+        const res = await other.context.request.get(`${env.apiUrl}/v1/authentication/session`);
+        if (res.status() === 429) reset = res.headers()['x-ratelimit-reset'] ?? '';
+      }
+      expect(reset).not.toBe('');
+      await other.page.goto('/overview');
+      const notice = other.page.getByTestId('rate-limit-notice');
+      await notice.waitFor();
+      expect(await notice.locator('time').getAttribute('datetime')).toBe(
+        new Date(Number(reset) * 1000).toISOString(),
+      );
+      // The menu stays: navigation to the other pages.
+      const nav = other.page.getByRole('navigation', { name: 'Main' });
+      await nav.getByRole('link', { name: 'Errors' }).waitFor();
+      await screenshot(other.page, 'e-rate-limited-1440');
+      await other.page.setViewportSize({ width: 390, height: 844 });
+      await other.page.getByRole('button', { name: 'Menu' }).waitFor();
+      await screenshot(other.page, 'e-rate-limited-390');
+    } finally {
+      await otherBrowser.close();
+    }
+  });
+});

@@ -1,0 +1,48 @@
+import { useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState, useSyncExternalStore } from 'react';
+import { clearRateLimit, rateLimitedUntil, subscribeRateLimit } from '../api/client';
+import { formatTime } from '../lib/time';
+
+/** When the API quota resets after a refused call (epoch ms), or null. */
+export function useRateLimitedUntil(): number | null {
+  return useSyncExternalStore(subscribeRateLimit, rateLimitedUntil, () => null);
+}
+
+/** "in 12 min", "in 40 s": how long until `at`. */
+export function untilText(at: number, now = Date.now()): string {
+  const s = Math.max(0, Math.ceil((at - now) / 1000));
+  return s < 60 ? `in ${s} s` : `in ${Math.ceil(s / 60)} min`;
+}
+
+/**
+ * Shown at the top of every page while the API refuses calls with 429: when the quota resets. The
+ * pages keep what they last showed; at the reset time every query is read again.
+ */
+export function RateLimitNotice() {
+  const until = useRateLimitedUntil();
+  const qc = useQueryClient();
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (until === null) return;
+    const tick = setInterval(() => setNow(Date.now()), 1000);
+    const reset = setTimeout(
+      () => {
+        clearRateLimit();
+        void qc.invalidateQueries();
+      },
+      Math.max(0, until - Date.now()) + 1000,
+    );
+    return () => {
+      clearInterval(tick);
+      clearTimeout(reset);
+    };
+  }, [until, qc]);
+  if (until === null) return null;
+  return (
+    <div className="rate-limit-notice" role="alert" data-testid="rate-limit-notice">
+      <strong>This account has used up its API requests for now.</strong> The quota resets at{' '}
+      <time dateTime={new Date(until).toISOString()}>{formatTime(until)}</time> ({untilText(until, now)}
+      ). Pages keep what they last showed and refresh by themselves then.
+    </div>
+  );
+}
