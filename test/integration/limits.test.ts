@@ -1,6 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MCP_RATE_LIMITED } from '../../services/api/mcp/mcp.route.js';
 import { api, http, ingest, makeRecord, newAccount, testEnv } from '../helpers/client.js';
 import { mcpToken, scopedToken } from '../helpers/scoped-token.js';
 import { freePort, startService, type ServiceProcess } from '../helpers/service-process.js';
@@ -113,7 +116,35 @@ describe('per-minute limits (ingest listener, /mcp)', () => {
         headers: { accept: 'application/json, text/event-stream' },
       });
     for (let i = 0; i < LIMITS.MCP_RATE_LIMIT; i++) expect((await call()).status).toBe(200);
-    expect429(await call(), 'MCP token');
+    // MCP clients show the message of a JSON-RPC error body (any other body reaches the person
+    // only as "Server returned an error response"): the 429 is one, the envelope's code and
+    // details in `data`.
+    const over = await call();
+    expect(over.status).toBe(429);
+    const retryAfter = Number(over.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(over.body).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      error: {
+        code: MCP_RATE_LIMITED,
+        message: `Rate limit of ${LIMITS.MCP_RATE_LIMIT} requests per minute per MCP token exceeded; retry in ${retryAfter} s`,
+        data: {
+          code: 'RATE_LIMIT_EXCEEDED',
+          details: { limit: LIMITS.MCP_RATE_LIMIT, per: 'MCP token', windowSeconds: 60, retryAfter },
+        },
+      },
+    });
+    // The official TypeScript client shows that message to its caller.
+    const client = new Client({ name: 'tapline-limits-test', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${svc.apiUrl}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    });
+    await expect(client.connect(transport)).rejects.toThrow(
+      /Rate limit of 3 requests per minute per MCP token exceeded; retry in \d+ s/,
+    );
+    await client.close();
   });
 
   it('bounds the database look-ups of unknown tokens; known tokens keep working', async () => {

@@ -546,3 +546,67 @@ describe('MCP read-only tools: scope', () => {
     expect(await fails(all, 'search_requests', { bucketSid: other.bucketSid })).toContain(other.bucketSid);
   });
 });
+
+describe('MCP metrics tools: errorRate', () => {
+  it('is the /v1 metrics’ value as it is (unrounded) in every tool that answers one', async () => {
+    const acct = await newAccount();
+    // One whole past hour, one endpoint, 1 error in 3 calls: 100 / 3 has no short decimal form.
+    const T0 = Math.floor(Date.now() / HOUR) * HOUR - 3 * HOUR;
+    const records = [200, 200, 500].map((status, i) =>
+      rec(T0 + (10 + i) * MINUTE, { path: '/thirds', duration: 20, status }),
+    );
+    await ingestAll(acct, acct.bucketSid, records);
+    const start = iso(T0);
+    const end = iso(T0 + HOUR);
+    const range = `startDate=${start}&endDate=${end}&environmentSid=prod01`;
+    await untilCounted(acct, range, 3);
+    const third = 100 / 3;
+
+    const restPerf = await api(acct.apiToken).get<{ metrics: { errorRate: number }[] }>(
+      metricsPath(acct, `/performance?${range}`),
+    );
+    const restErrors = await api(acct.apiToken).get<{ errorRate: number }>(
+      metricsPath(acct, `/errors?${range}`),
+    );
+    expect([restPerf.body.metrics[0]?.errorRate, restErrors.body.errorRate]).toEqual([third, third]);
+
+    const client = await connect((await mcpToken(acct, 'prod01')).token);
+    const args = { startDate: start, endDate: end };
+    const summary = await ok<{ current: { errorRate: number }; byBucket: { errorRate: number }[] }>(
+      client,
+      'get_metrics_summary',
+      args,
+    );
+    const errors = await ok<{ errorRate: number; errorsByEndpoint: { errorRate: number }[] }>(
+      client,
+      'get_errors',
+      args,
+    );
+    const perf = await ok<{ metrics: { errorRate: number }[] }>(client, 'get_endpoint_performance', args);
+    const cmp = await ok<{ endpoints: { after: { errorRate: number } | null }[] }>(
+      client,
+      'compare_periods',
+      {
+        beforeStartDate: iso(T0 - HOUR),
+        beforeEndDate: iso(T0 - 1),
+        afterStartDate: start,
+        afterEndDate: iso(T0 + HOUR - 1),
+      },
+    );
+    expect({
+      summary: summary.current.errorRate,
+      summaryBucket: summary.byBucket[0]?.errorRate,
+      errors: errors.errorRate,
+      errorsEndpoint: errors.errorsByEndpoint[0]?.errorRate,
+      performance: perf.metrics[0]?.errorRate,
+      compare: cmp.endpoints[0]?.after?.errorRate,
+    }).toEqual({
+      summary: third,
+      summaryBucket: third,
+      errors: third,
+      errorsEndpoint: third,
+      performance: third,
+      compare: third,
+    });
+  }, 120_000);
+});

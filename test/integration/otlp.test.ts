@@ -292,7 +292,8 @@ describe('OTLP/HTTP trace ingest (POST /v1/traces)', () => {
     expect(js.status).toBe(200);
     expect(js.type).toMatch(/^application\/json/);
     expect(JSON.parse(js.bytes.toString())).toEqual({
-      partialSuccess: { rejectedSpans: 3, errorMessage: expect.stringMatching(/not HTTP/) as unknown },
+      // proto3 JSON writes int64 as a string.
+      partialSuccess: { rejectedSpans: '3', errorMessage: expect.stringMatching(/not HTTP/) as unknown },
     });
 
     const records = await stored(acct, 4);
@@ -474,7 +475,7 @@ describe('OTLP/HTTP trace ingest (POST /v1/traces)', () => {
     const foreignResource = await post(JSON.stringify(sampleExport(other.bucketSid)), noBucketHeaders);
     expect(foreignResource.status).toBe(200);
     expect(JSON.parse(foreignResource.bytes.toString()).partialSuccess).toMatchObject({
-      rejectedSpans: 5,
+      rejectedSpans: '5',
       errorMessage: expect.stringMatching(/which is not found/) as unknown,
     });
     const noBucket = await post(JSON.stringify(sampleExport()), noBucketHeaders);

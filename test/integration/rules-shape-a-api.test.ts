@@ -363,10 +363,10 @@ describe('Shape A redactions', () => {
       await a.post(base, { type: 'x', pattern: 'a'.repeat(1025), applyTo: 'value', level: 'full' }),
       'body.pattern',
     );
-    // A custom type needs applyTo; a predefined one takes neither pattern nor applyTo.
+    // A custom type needs applyTo; a predefined one takes no pattern, and applyTo value or null.
     expect400(await a.post(base, { type: 'order', pattern: 'ORD-[0-9]+', level: 'full' }), 'body.applyTo');
     expect400(await a.post(base, { type: 'email', pattern: '.+@.+', level: 'full' }), 'body.pattern');
-    expect400(await a.post(base, { type: 'email', applyTo: 'value', level: 'full' }), 'body.applyTo');
+    expect400(await a.post(base, { type: 'email', applyTo: 'key', level: 'full' }), 'body.applyTo');
     expect400(
       await a.post(base, { type: '9lives', pattern: 'x', applyTo: 'value', level: 'full' }),
       'body.type',
@@ -413,6 +413,60 @@ describe('Shape A redactions', () => {
       'body.type',
     );
     expect((await a.get<List>(base)).body.records).toHaveLength(2);
+  });
+
+  it('accepts applyTo value on a predefined type (its detector scans values) and refuses key', async () => {
+    const acct = await newAccount();
+    const a = api(acct.apiToken);
+    const base = `/v1/accounts/${acct.accountSid}/redactions`;
+    const created = await a.post<Rec>(base, { type: 'email', applyTo: 'value', level: 'full' });
+    expect(created.status, created.text).toBe(201);
+    expect(created.body).toMatchObject({ type: 'email', pattern: null, applyTo: 'value', level: 'full' });
+    const sid = created.body.sid as string;
+    const replaced = await a.put<Rec>(`${base}/${sid}`, {
+      type: 'authorization',
+      applyTo: 'value',
+      level: 'partial',
+      enabled: true,
+    });
+    expect(replaced.status, replaced.text).toBe(200);
+    expect(replaced.body).toMatchObject({ type: 'authorization', pattern: null, applyTo: 'value' });
+    expect((await a.get<Rec>(`${base}/${sid}`)).body).toMatchObject({
+      type: 'authorization',
+      applyTo: 'value',
+    });
+    // `key` (a pattern searched in field names) is a custom type's: the 400 says what to send.
+    for (const type of ['email', 'password']) {
+      const err = expect400(await a.post(base, { type, applyTo: 'key', level: 'full' }), 'body.applyTo');
+      expect(err.message).toBe('A predefined type takes no pattern, and applyTo value or null');
+      expect(err.details['body.applyTo']).toMatch(
+        /^must be value or null: the predefined type \w+ scans values/,
+      );
+    }
+    // It redacts exactly as with applyTo null: the preview runs the processor's step on a sample.
+    const preview = (applyTo: string | null) =>
+      a.post<{ changes: Rec[] }>(`/v1/accounts/${acct.accountSid}/redactions/preview`, {
+        rule: { type: 'email', applyTo, level: 'full' },
+        record: {
+          request: {
+            method: 'POST',
+            path: '/contact',
+            body: 'write to ops@example.org',
+            contentType: 'text/plain',
+          },
+        },
+      });
+    const [withValue, withNull] = await Promise.all([preview('value'), preview(null)]);
+    expect(withValue.status, withValue.text).toBe(200);
+    expect(withValue.body.changes).toEqual([
+      {
+        path: 'request.body',
+        kind: 'changed',
+        before: 'write to ops@example.org',
+        after: 'write to [REDACTED:email]',
+      },
+    ]);
+    expect(withValue.body.changes).toEqual(withNull.body.changes);
   });
 
   it('serves the predefined types with descriptions', async () => {

@@ -1,7 +1,7 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { bearerToken } from '../../shared/bearer.js';
-import { invalidToken } from '../../shared/errors.js';
+import { AppError, invalidToken } from '../../shared/errors.js';
 import { logger } from '../../shared/logger.js';
 import { BucketsRepository } from '../buckets.repository.js';
 import { EventsRepository } from '../events.repository.js';
@@ -12,6 +12,9 @@ import { WindowLimiter } from '../../shared/window-limiter.js';
 import { buildMcpServer, type McpDeps, type McpScope } from './mcp.tools.js';
 
 const log = logger('mcp');
+
+/** JSON-RPC error code of a refusal for too many requests (the implementation-defined server range). */
+export const MCP_RATE_LIMITED = -32029;
 
 /**
  * The MCP endpoint (spec 5.9, 6): Streamable HTTP in stateless mode, one server + transport per
@@ -60,6 +63,41 @@ export default async function mcpRoutes(app: FastifyInstance): Promise<void> {
     };
   }
 
+  /**
+   * The JSON-RPC `id` of the request a refusal answers: the body's own when it is one request,
+   * else null (a batch, a notification or no body).
+   */
+  const rpcId = (body: unknown): string | number | null => {
+    const id = body !== null && typeof body === 'object' ? (body as { id?: unknown }).id : undefined;
+    return typeof id === 'string' || typeof id === 'number' ? id : null;
+  };
+
+  /**
+   * Authenticates, answering a refusal for too many requests as a JSON-RPC error: MCP clients show
+   * a JSON-RPC error body's message to the person (a body in any other shape reaches them only as
+   * "Server returned an error response"). `data` carries the envelope's code and details; the
+   * status stays 429 with Retry-After. Null when the answer is sent.
+   */
+  async function authenticateRpc(req: FastifyRequest, reply: FastifyReply): Promise<McpScope | null> {
+    try {
+      return await authenticate(req);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status !== 429) throw err;
+      const retryAfter = (err.details as { retryAfter?: unknown }).retryAfter;
+      if (typeof retryAfter === 'number') void reply.header('Retry-After', String(retryAfter));
+      await reply.status(429).send({
+        jsonrpc: '2.0',
+        id: rpcId(req.body),
+        error: {
+          code: MCP_RATE_LIMITED,
+          message: `${err.message}${typeof retryAfter === 'number' ? `; retry in ${retryAfter} s` : ''}`,
+          data: { code: err.code, details: err.details },
+        },
+      });
+      return null;
+    }
+  }
+
   const schema = {
     tags: ['mcp'],
     summary:
@@ -71,7 +109,8 @@ export default async function mcpRoutes(app: FastifyInstance): Promise<void> {
   } as const;
 
   app.post('/mcp', { schema }, async (req: FastifyRequest, reply: FastifyReply) => {
-    const scope = await authenticate(req);
+    const scope = await authenticateRpc(req, reply);
+    if (!scope) return reply;
     const server = buildMcpServer(deps, scope);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
@@ -98,7 +137,7 @@ export default async function mcpRoutes(app: FastifyInstance): Promise<void> {
   });
 
   const notAllowed = async (req: FastifyRequest, reply: FastifyReply) => {
-    await authenticate(req);
+    if (!(await authenticateRpc(req, reply))) return reply;
     return reply
       .status(405)
       .header('allow', 'POST')

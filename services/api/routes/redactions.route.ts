@@ -40,10 +40,14 @@ function checkRedaction(body: RedactionInput): void {
 }
 
 /**
- * What the schema cannot say about a Shape A rule: a predefined type takes no pattern or applyTo;
- * any other type is a custom one and needs both (without either, it is an unknown predefined type:
- * the 400 lists the valid ones); the engine must compile the rule (an RE2 pattern it cannot
- * compile is a 400 naming the pattern and the position).
+ * What the schema cannot say about a Shape A rule: a predefined type takes no pattern, and
+ * `applyTo` null or `value` (its detector scans values: that is what `value` says; the two mean
+ * the same for it and are stored as sent). `key` is refused for it: `key` means a pattern searched
+ * in field names, which only a custom type has (a predefined type that also reads field names,
+ * `authorization` and `password`, decides by itself which names). Any other type is a custom one
+ * and needs pattern and applyTo (without either, it is an unknown predefined type: the 400 lists
+ * the valid ones); the engine must compile the rule (an RE2 pattern it cannot compile is a 400
+ * naming the pattern and the position).
  */
 function checkRedactionA(body: RedactionCreateA | RedactionUpdateA): void {
   const { type } = body;
@@ -53,10 +57,11 @@ function checkRedactionA(body: RedactionCreateA | RedactionUpdateA): void {
     const details: Record<string, string> = {};
     if (pattern !== null)
       details['body.pattern'] = `must be null: the predefined type ${type} has its own detector`;
-    if (applyTo !== null)
-      details['body.applyTo'] = `must be null: the predefined type ${type} has its own detector`;
+    if (applyTo === 'key')
+      details['body.applyTo'] =
+        `must be value or null: the predefined type ${type} scans values with its own detector; key is for custom types (a pattern searched in field names)`;
     if (Object.keys(details).length)
-      throw validation('A predefined type takes no pattern or applyTo', details);
+      throw validation('A predefined type takes no pattern, and applyTo value or null', details);
   } else if (pattern === null && applyTo === null) {
     throw new AppError(
       400,

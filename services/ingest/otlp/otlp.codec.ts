@@ -124,11 +124,21 @@ export interface PartialSuccess {
 
 /**
  * An ExportTraceServiceResponse. `partialSuccess` is left unset when every span was accepted, as
- * the specification asks. JSON writes `rejectedSpans` as a number (OTLP/JSON receivers accept
- * int64 as a number or a string).
+ * the specification asks. JSON writes `rejectedSpans` (an int64) as a decimal string, as the
+ * proto3 JSON mapping writes every 64-bit integer.
  */
 export function encodeExportResponse(encoding: OtlpEncoding, partial?: PartialSuccess): Buffer | string {
-  if (encoding === 'json') return JSON.stringify(partial ? { partialSuccess: partial } : {});
+  if (encoding === 'json')
+    return JSON.stringify(
+      partial
+        ? {
+            partialSuccess: {
+              rejectedSpans: String(partial.rejectedSpans),
+              errorMessage: partial.errorMessage,
+            },
+          }
+        : {},
+    );
   const msg = ResponseType.create(partial ? { partialSuccess: partial } : {});
   return Buffer.from(ResponseType.encode(msg).finish());
 }

@@ -33,6 +33,10 @@ const MAX_SERIES_EVENTS = 30;
 /** Groups a re-sorted performance list or a comparison reads (the REST limit's maximum). */
 const ALL_GROUPS = 1000;
 
+/**
+ * Changes (differences, percentages) are rounded to 0.001. Every `errorRate` is the /v1 metrics'
+ * value as it is (percent, unrounded: docs/metrics.md "Units and rounding"), in every tool.
+ */
 const r3 = (v: number): number => Math.round(v * 1000) / 1000;
 
 /** The `truncated` field of an answer whose list was cut at `shown`. */
@@ -86,7 +90,7 @@ async function totalsOf(ctx: ToolContext, q: Query): Promise<Stats> {
   const m = res.metrics[0];
   return {
     requests: m?.requestCount ?? 0,
-    errorRate: r3(m?.errorRate ?? 0),
+    errorRate: m?.errorRate ?? 0,
     averageResponseTime: m?.averageResponseTime ?? 0,
     p50ResponseTime: m?.p50ResponseTime ?? 0,
     p95ResponseTime: m?.p95ResponseTime ?? 0,
@@ -273,10 +277,9 @@ export const getErrors = defineTool<ErrorsArgs>(
     const out = {
       environmentSid: ctx.scope.environmentSid,
       ...res,
-      errorRate: r3(res.errorRate),
       errorsByEndpoint: res.errorsByEndpoint
         .slice(0, args.limit)
-        .map((e) => ({ ...e, errorRate: r3(e.errorRate), mostCommonErrors: e.mostCommonErrors.slice(0, 5) })),
+        .map((e) => ({ ...e, mostCommonErrors: e.mostCommonErrors.slice(0, 5) })),
       truncated: cut
         ? cutAt(
             'errorsByEndpoint',
@@ -471,7 +474,7 @@ export const comparePeriods = defineTool<CompareArgs>(
       totalsOf(ctx, qa),
     ]);
     const side = (m: (typeof pb.metrics)[number] | undefined): Side =>
-      m ? { requests: m.requestCount, errorRate: r3(m.errorRate), p95ResponseTime: m.p95ResponseTime } : null;
+      m ? { requests: m.requestCount, errorRate: m.errorRate, p95ResponseTime: m.p95ResponseTime } : null;
     const byGroup = new Map<string, { before: Side; after: Side }>();
     for (const m of pb.metrics) byGroup.set(m.group, { before: side(m), after: null });
     for (const m of pa.metrics) {
