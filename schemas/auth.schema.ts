@@ -134,14 +134,14 @@ export const memberUpdateSchema = {
 export const inviteInfoSchema = {
   $id: 'inviteInfo',
   type: 'object',
-  required: ['email', 'accountName', 'role', 'expiresAt', 'existingUser'],
+  required: ['email', 'accountName', 'role', 'expiresAt'],
+  // Whether the email already has a Tapline user is not said: the link is in the inviter's hands,
+  // and the answer would tell any administrator who uses Tapline (docs/auth.md "Invitations").
   properties: {
     email: { type: 'string' },
     accountName: { type: 'string' },
     role: { type: 'string' },
     expiresAt: { type: 'string', format: 'date-time' },
-    /** the email already has a Tapline user: accepting takes that user's own password */
-    existingUser: { type: 'boolean' },
   },
 } as const;
 

@@ -36,3 +36,16 @@ export type Scope = (typeof ALL_SCOPES)[number];
 
 /** Scopes only a signed-in administrator holds: managing the account's members (docs/auth.md). */
 export const SESSION_ONLY_SCOPES = ['users:read', 'users:write', 'users:delete'] as const;
+
+/**
+ * The scopes the MCP tools use (docs/auth.md "MCP tokens"). An MCP token records the ones its
+ * creator held, and each tool answers only when the token holds the scope it needs.
+ */
+export const MCP_TOOL_SCOPES = [
+  'events:read',
+  'events:write',
+  'buckets:read',
+  'metrics:read',
+  'requests:read',
+  'workflows:read',
+] as const;

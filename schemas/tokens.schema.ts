@@ -103,6 +103,7 @@ export const mcpTokenSchema = {
     'accountSid',
     'environmentSid',
     'bucketSids',
+    'scopes',
     'name',
     'token',
     'isRevoked',
@@ -120,6 +121,14 @@ export const mcpTokenSchema = {
       type: 'array',
       items: { type: 'string' },
       description: 'Empty = every bucket of the environment',
+    },
+    scopes: {
+      type: 'array',
+      items: { type: 'string' },
+      description:
+        "The tool scopes the token's creator held when it was made (events:read, events:write, " +
+        'buckets:read, metrics:read, requests:read, workflows:read): each MCP tool answers only when ' +
+        'the token holds the scope it needs',
     },
     name: { type: 'string' },
     token: {

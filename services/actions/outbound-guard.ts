@@ -120,7 +120,8 @@ export class OutboundGuard {
     const host = url.hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1');
     const hostAllowed = this.allow.hosts.has(host);
     let answers: { address: string; family: number }[];
-    if (ipaddr.isValid(host)) {
+    const literal = ipaddr.isValid(host);
+    if (literal) {
       answers = [{ address: host, family: ipaddr.parse(host).kind() === 'ipv4' ? 4 : 6 }];
     } else {
       try {
@@ -136,8 +137,13 @@ export class OutboundGuard {
     for (const a of answers) {
       const range = blockedRange(a.address);
       if (range && !hostAllowed && !allowedByList(unmap(ipaddr.parse(a.address)), this.allow)) {
+        // A literal address is what the caller wrote: naming its range tells nothing new. For a
+        // name, the message never says what it resolves to: that would map internal host names
+        // (`vm` -> 127.0.0.1) for whoever can send a test.
         throw new OutboundRefusedError(
-          `refused to call ${host}: address ${a.address} is ${range} (not in OUTBOUND_ALLOW)`,
+          literal
+            ? `refused to call ${host}: address ${a.address} is ${range} (not in OUTBOUND_ALLOW)`
+            : `refused to call ${host}: the target is not allowed (internal and reserved addresses are refused unless OUTBOUND_ALLOW lists the host)`,
         );
       }
     }

@@ -121,18 +121,21 @@ export class ApiTokensRepository extends AccountRows<Row, ApiToken> {
 
   /**
    * Name, description (unchanged when omitted) and isActive. Setting is_active fires the
-   * `tapline_auth` NOTIFY, which clears every process's credential cache.
+   * `tapline_auth` NOTIFY, which clears every process's credential cache. `expiresAtCap` (the
+   * caller's own expiry, or null) brings a later or missing expiry down to it.
    */
   async update(
     accountSid: string,
     sid: string,
     input: { name: string; description?: string; isActive: boolean },
+    expiresAtCap: string | null,
   ): Promise<ApiToken> {
+    // LEAST ignores NULLs: no cap keeps the expiry, a cap replaces "never" or a later one.
     const r = await this.pool.query<Row>(
       `UPDATE api_tokens SET name = $3, description = COALESCE($4, description), is_active = $5,
-         updated_at = now()
+         expires_at = LEAST(expires_at, $6::timestamptz), updated_at = now()
        WHERE account_sid = $1 AND sid = $2 RETURNING ${COLUMNS}`,
-      [accountSid, sid, input.name, input.description ?? null, input.isActive],
+      [accountSid, sid, input.name, input.description ?? null, input.isActive, expiresAtCap],
     );
     if (!r.rows[0]) throw notFound('API token');
     return toToken(r.rows[0]);

@@ -1,5 +1,5 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { validation } from '../shared/errors.js';
 import { depthError } from '../shared/json-depth.js';
 import { createHttpServer } from '../shared/http-server.js';
@@ -57,10 +57,10 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
 
   // Every /v1 answer is an account's data, and some carry credentials (sign-in, new tokens,
   // invitations): no browser, proxy or CDN may keep a copy. A route that sets its own policy (the
-  // live tail's `no-cache`) keeps it.
+  // live tail's `no-cache`) keeps it. Decided on the path as the router reads it, so an encoded
+  // spelling (`/%761/…`) is covered too.
   app.addHook('onSend', async (req, reply) => {
-    if (req.url.startsWith('/v1/') && !reply.hasHeader('cache-control'))
-      void reply.header('cache-control', 'no-store');
+    if (isV1(req) && !reply.hasHeader('cache-control')) void reply.header('cache-control', 'no-store');
   });
 
   const stats = processStats();
@@ -150,6 +150,22 @@ function processStats(): { read: () => Record<string, unknown>; stop: () => void
       window.disable();
     },
   };
+}
+
+/**
+ * Whether a request is for the /v1 tree: the route the router matched (it decodes `%XX` before
+ * matching), or, when none matched (404, 405), the decoded path. A path that cannot be decoded
+ * counts as /v1: its answer is an error envelope, which no one needs to cache.
+ */
+function isV1(req: FastifyRequest): boolean {
+  const route = req.routeOptions.url;
+  if (route !== undefined) return route.startsWith('/v1/');
+  const path = req.url.split('?')[0] ?? '';
+  try {
+    return decodeURIComponent(path).startsWith('/v1/');
+  } catch {
+    return true;
+  }
 }
 
 function isJson(text: string): boolean {

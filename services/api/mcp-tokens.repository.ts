@@ -10,6 +10,8 @@ export interface McpToken {
   accountSid: string;
   environmentSid: string;
   bucketSids: string[];
+  /** the tool scopes the creator held: what the token's tools may reach (docs/auth.md "MCP tokens") */
+  scopes: string[];
   name: string;
   /** full value in the create response only; masked everywhere else */
   token: string;
@@ -27,6 +29,7 @@ interface Row {
   account_sid: string;
   environment_sid: string;
   bucket_sids: string[];
+  scopes: string[];
   name: string;
   token_prefix: string;
   token_suffix: string;
@@ -39,7 +42,7 @@ interface Row {
 }
 
 // Never `SELECT *`: token_hash must not leave the repository.
-const COLUMNS = `sid, account_sid, environment_sid, bucket_sids, name, token_prefix, token_suffix,
+const COLUMNS = `sid, account_sid, environment_sid, bucket_sids, scopes, name, token_prefix, token_suffix,
   is_revoked, last_used_at, created_at, updated_at, revoked_at, expires_at`;
 
 /** `mcp_` + 4 characters are kept in front and 4 at the end: enough to tell tokens apart. */
@@ -54,6 +57,7 @@ const toToken = (r: Row): McpToken => ({
   accountSid: r.account_sid,
   environmentSid: r.environment_sid,
   bucketSids: r.bucket_sids,
+  scopes: r.scopes,
   name: r.name,
   token: maskToken(r.token_prefix, r.token_suffix),
   isRevoked: r.is_revoked,
@@ -80,14 +84,20 @@ export class McpTokensRepository extends AccountRows<Row, McpToken> {
 
   async create(
     accountSid: string,
-    input: { name: string; environmentSid: string; bucketSids?: string[]; expiresAt?: string | null },
+    input: {
+      name: string;
+      environmentSid: string;
+      bucketSids?: string[];
+      expiresAt?: string | null;
+      scopes: string[];
+    },
   ): Promise<McpToken> {
     const bucketSids = await this.checkBuckets(accountSid, input.bucketSids ?? []);
     const value = newTokenValue(TOKEN_PREFIX.mcp);
     const r = await this.pool.query<Row>(
       `INSERT INTO mcp_tokens (sid, account_sid, environment_sid, bucket_sids, name, token_hash,
-         token_prefix, token_suffix, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
+         token_prefix, token_suffix, expires_at, scopes)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
       [
         newSid('mcpToken'),
         accountSid,
@@ -98,6 +108,7 @@ export class McpTokensRepository extends AccountRows<Row, McpToken> {
         value.slice(0, SHOWN_PREFIX),
         value.slice(-SHOWN_SUFFIX),
         input.expiresAt ?? null,
+        input.scopes,
       ],
     );
     return { ...toToken(r.rows[0]!), token: value };
@@ -111,12 +122,16 @@ export class McpTokensRepository extends AccountRows<Row, McpToken> {
     accountSid: string,
     sid: string,
     input: { name?: string; bucketSids?: string[]; expiresAt?: string | null },
+    expiresAtCap: string | null,
   ): Promise<McpToken> {
     const bucketSids =
       input.bucketSids === undefined ? null : await this.checkBuckets(accountSid, input.bucketSids);
+    // `expiresAtCap` (the caller's own expiry, or null) brings a later or missing expiry down to
+    // it; LEAST ignores NULLs.
     const r = await this.pool.query<Row>(
       `UPDATE mcp_tokens SET name = COALESCE($3, name), bucket_sids = COALESCE($4, bucket_sids),
-         expires_at = CASE WHEN $5 THEN $6::timestamptz ELSE expires_at END, updated_at = now()
+         expires_at = LEAST(CASE WHEN $5 THEN $6::timestamptz ELSE expires_at END, $7::timestamptz),
+         updated_at = now()
        WHERE account_sid = $1 AND sid = $2 RETURNING ${COLUMNS}`,
       [
         accountSid,
@@ -125,6 +140,7 @@ export class McpTokensRepository extends AccountRows<Row, McpToken> {
         bucketSids,
         input.expiresAt !== undefined,
         input.expiresAt ?? null,
+        expiresAtCap,
       ],
     );
     if (!r.rows[0]) throw notFound('MCP token');

@@ -79,6 +79,7 @@ const schema = {
     RATE_LIMIT_STANDARD: { type: 'integer', minimum: 1, default: 1000 },
     RATE_LIMIT_PRO: { type: 'integer', minimum: 1, default: 10000 },
     RATE_LIMIT_ENTERPRISE: { type: 'integer', minimum: 1, default: 100000 },
+    SESSION_RATE_LIMIT: { type: 'integer', minimum: 1, default: 20000 },
     RULES_RELOAD_MS: { type: 'integer', minimum: 1000, default: 60000 },
     DEMO_ACCOUNT: { type: 'boolean', default: true },
     SESSION_TTL_DAYS: { type: 'integer', minimum: 1, maximum: 3650, default: 30 },
@@ -176,7 +177,8 @@ export interface Config {
     perAccountPerMinute: number;
   };
   scheduler: { thresholdCron: string };
-  rateLimits: { standard: number; pro: number; enterprise: number };
+  /** requests per hour: per account by plan (API tokens), per person (dashboard sessions) */
+  rateLimits: { standard: number; pro: number; enterprise: number; session: number };
   rulesReloadMs: number;
   demoAccount: boolean;
   /** dashboard sessions expire after this many days without use (sliding) */
@@ -306,6 +308,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       standard: v.RATE_LIMIT_STANDARD,
       pro: v.RATE_LIMIT_PRO,
       enterprise: v.RATE_LIMIT_ENTERPRISE,
+      session: v.SESSION_RATE_LIMIT,
     },
     rulesReloadMs: v.RULES_RELOAD_MS,
     demoAccount: v.DEMO_ACCOUNT,

@@ -38,6 +38,11 @@ export interface Principal {
   /** sessions only: the member's role in the account, and the SHA-256 of the session's CSRF token */
   role?: string;
   csrfHash?: Buffer | null;
+  /**
+   * When the credential stops working (ms since epoch), for tokens: a token it makes or changes
+   * expires no later (docs/auth.md "Token inheritance"). Absent for sessions, whose expiry slides.
+   */
+  expiresAt?: number | null;
   /** MCP tokens only */
   environmentSid?: string;
   bucketSids?: string[];
@@ -181,6 +186,7 @@ export class CredentialStore {
           userSid: null,
           // The stored scopes plus the finer ones spec scopes imply (scope-grants.ts).
           scopes: effectiveScopes(row.scopes),
+          expiresAt: row.expires_at?.getTime() ?? null,
         },
         expiresAt: row.expires_at?.getTime() ?? null,
       };

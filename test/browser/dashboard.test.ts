@@ -419,8 +419,12 @@ describe('dashboard journey (part 1)', () => {
       headers: { cookie: cookieHeader },
     });
     expect(before.status).toBe(200);
-    const out = await call(ctx, 'GET', '/v1/authentication/signout');
-    expect(out.status).toBe(200);
+    // A cookie-only sign-out (what an `<img>` on another page of the host sends) is refused.
+    const forged = await call(ctx, 'GET', '/v1/authentication/signout');
+    expect(forged.status).toBe(403);
+    // The dashboard's own "Sign out" sends the CSRF token and ends the session.
+    await invitee!.page.getByRole('button', { name: 'Sign out' }).click();
+    await invitee!.page.waitForURL(/\/signin/);
     const after = await fetch(env.apiUrl + '/v1/authentication/session', {
       headers: { cookie: cookieHeader },
     });

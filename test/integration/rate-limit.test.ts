@@ -11,6 +11,7 @@ import {
   testPool,
   type HttpResult,
 } from '../helpers/client.js';
+import { tokenWithScopes } from '../helpers/tokens.js';
 
 const limitHeaders = (r: HttpResult) => ({
   limit: r.headers.get('x-ratelimit-limit'),
@@ -54,8 +55,9 @@ describe('rate limits (spec 8)', () => {
     expect(last.status).toBe(200);
     expect(limitHeaders(last)).toEqual({ limit: '5', remaining: '0', reset: h1.reset });
 
-    // Every credential of the account shares the counter: the session token is refused too.
-    for (const token of [acct.apiToken, acct.sessionToken]) {
+    // Every API token of the account shares the counter.
+    const secondToken = await tokenWithScopes(acct, ['buckets:read']);
+    for (const token of [acct.apiToken, secondToken]) {
       const over = await api(token).get(buckets);
       expect(over.status).toBe(429);
       expect(over.body).toMatchObject({ success: false, error: { code: 'RATE_LIMIT_EXCEEDED' } });
@@ -64,6 +66,17 @@ describe('rate limits (spec 8)', () => {
       expect(retryAfter).toBeGreaterThan(3500);
       expect(retryAfter).toBeLessThanOrEqual(3600);
     }
+    // A signed-in person's dashboard calls count in the person's own window, not the plan's: the
+    // session is still served, with its own headers (SESSION_RATE_LIMIT, default 20,000).
+    const bySession = await api(acct.sessionToken).get(buckets);
+    expect(bySession.status, bySession.text).toBe(200);
+    expect(limitHeaders(bySession).limit).toBe('20000');
+    expect(limitHeaders(bySession).remaining).toBe('19999');
+    // The account page shows the plan's window to the person, uncounted by their call.
+    const page = await api(acct.sessionToken).get<{ rateLimit: { limit: number; used: number } }>(
+      `/v1/accounts/${acct.accountSid}`,
+    );
+    expect(page.body.rateLimit).toMatchObject({ limit: 5, used: 7 });
 
     // Another account is not affected.
     const other = await newAccount({ plan: 'enterprise', rateLimit: 5 });
@@ -111,6 +124,34 @@ describe('rate limits (spec 8)', () => {
     });
     expect(overMethod.status).toBe(429);
     expect(Number(overMethod.headers.get('retry-after'))).toBeGreaterThan(3500);
+  });
+
+  it('does not count calls refused for authentication or scope', async () => {
+    const acct = await newAccount({ plan: 'enterprise', rateLimit: 3 });
+    const base = `/v1/accounts/${acct.accountSid}`;
+    // An ingest-only token spread over app configs: every management call it makes is a 403.
+    const ingestOnly = api(await tokenWithScopes(acct, ['requests:write']));
+    for (let i = 0; i < 10; i++) {
+      const refused = await ingestOnly.get(`${base}/buckets`);
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get('x-ratelimit-limit')).toBeNull();
+      // Refused for scope before its body is validated: a bad body is still a 403, not counted.
+      expect((await ingestOnly.post(`${base}/buckets`, { name: '' })).status).toBe(403);
+    }
+    // Another account's sid in the path: 404 before counting too.
+    const other = await newAccount();
+    expect((await ingestOnly.get(`/v1/accounts/${other.accountSid}/buckets`)).status).toBe(404);
+    // Unknown, expired and garbage credentials.
+    for (const token of ['at_live_notarealtoken000000000000000000000', 'garbage-token', undefined])
+      expect((await api(token).get(`${base}/buckets`)).status).toBe(401);
+    // The account's whole quota is left for its administrators' tokens.
+    const admin = api(acct.apiToken);
+    const first = await admin.get(`${base}/buckets`);
+    expect(first.status).toBe(200);
+    expect(limitHeaders(first)).toMatchObject({ limit: '3', remaining: '2' });
+    expect((await admin.get(`${base}/buckets`)).status).toBe(200);
+    expect((await admin.get(`${base}/buckets`)).status).toBe(200);
+    expect((await admin.get(`${base}/buckets`)).status).toBe(429);
   });
 
   it('takes the limit from the plan', async () => {

@@ -182,14 +182,49 @@ describe('sign-in and dashboard sessions', () => {
     expect(session.body.scopes).toContain('users:write');
   });
 
+  it('signs out by cookie only with the CSRF token; with the session token in Authorization always', async () => {
+    const acct = await accountWithPassword();
+    const s = await signin({ email: acct.email, password: acct.password });
+    const { cookie, csrf } = cookiesOf(s);
+    const signout = `${testEnv().apiUrl}/v1/authentication/signout`;
+    // What `<img src=/v1/authentication/signout>` on another page of the same host sends.
+    for (const headers of [{ cookie }, { cookie, 'x-csrf-token': 'not-the-token' }] as Record<
+      string,
+      string
+    >[]) {
+      const forged = await http<{ error: { code: string; details: { reason: string } } }>('GET', signout, {
+        headers,
+      });
+      expect(forged.status).toBe(403);
+      expect(forged.body.error).toMatchObject({ code: 'FORBIDDEN', details: { reason: 'csrf' } });
+    }
+    expect(
+      (await http('GET', `${testEnv().apiUrl}/v1/authentication/verify`, { headers: { cookie } })).status,
+    ).toBe(200);
+    const out = await http<{ success: boolean }>('GET', signout, {
+      headers: { cookie, 'x-csrf-token': csrf },
+    });
+    expect(out.status, out.text).toBe(200);
+    expect(out.body.success).toBe(true);
+    expect(
+      (await http('GET', `${testEnv().apiUrl}/v1/authentication/verify`, { headers: { cookie } })).status,
+    ).toBe(401);
+    // The spec's GET with the session token in Authorization needs no CSRF token.
+    const s2 = await signin({ email: acct.email, password: acct.password });
+    const bearer = await http<{ success: boolean }>('GET', signout, { token: s2.body.sessionToken });
+    expect(bearer.status, bearer.text).toBe(200);
+    expect(bearer.body.success).toBe(true);
+    expect((await api(s2.body.sessionToken).get('/v1/authentication/verify')).status).toBe(401);
+  });
+
   it('refuses a signed-out session, an expired session and another account', async () => {
     const acct = await accountWithPassword();
     const other = await newAccount();
     const s = await signin({ email: acct.email, password: acct.password });
-    const { cookie } = cookiesOf(s);
+    const { cookie, csrf } = cookiesOf(s);
     expect((await api(s.body.sessionToken).get(`/v1/accounts/${other.accountSid}/buckets`)).status).toBe(404);
     const out = await http<{ success: boolean }>('GET', `${testEnv().apiUrl}/v1/authentication/signout`, {
-      headers: { cookie },
+      headers: { cookie, 'x-csrf-token': csrf },
     });
     expect(out.body.success).toBe(true);
     expect(out.headers.getSetCookie().some((c) => /tapline_session=;/.test(c) && /Max-Age=0/i.test(c))).toBe(
@@ -307,8 +342,11 @@ describe('sign-in and dashboard sessions', () => {
     });
     expect(inv.status).toBe(201);
     const url = `${testEnv().apiUrl}/v1/invites/${inv.body.inviteToken}`;
-    const info = await http<{ existingUser: boolean; accountName: string }>('GET', url);
-    expect(info.body.existingUser).toBe(true);
+    // The invitation does not say whether the email has a user before the person proves who they
+    // are (an administrator of any account could otherwise probe who uses Tapline).
+    const info = await http<Record<string, unknown>>('GET', url);
+    expect(info.status).toBe(200);
+    expect(Object.keys(info.body).sort()).toEqual(['accountName', 'email', 'expiresAt', 'role']);
     const taken = await postFrom<{ error: { code: string; message: string } }>('127.0.0.7', `${url}/accept`, {
       password: 'TakenOver123!',
       firstName: 'Mallory',
@@ -347,11 +385,12 @@ describe('sign-in and dashboard sessions', () => {
       email: `fresh-${randomBytes(4).toString('hex')}@example.test`,
       role: 'user',
     });
-    const freshInfo = await http<{ existingUser: boolean }>(
+    const freshInfo = await http<Record<string, unknown>>(
       'GET',
       `${testEnv().apiUrl}/v1/invites/${fresh.body.inviteToken}`,
     );
-    expect(freshInfo.body.existingUser).toBe(false);
+    // A new email's invitation reads exactly like an existing user's: same fields.
+    expect(Object.keys(freshInfo.body).sort()).toEqual(Object.keys(info.body).sort());
   });
 
   it('admin set-password sets a new password from an argument or standard input', async () => {

@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { api, newAccount, testEnv, testPool, waitFor } from '../helpers/client.js';
 import { tokenWithScopes } from '../helpers/tokens.js';
+import { hashToken } from '../../services/shared/credentials.js';
 
 /**
  * Token rules (docs/auth.md "Token rules"): no credential hands out or changes more than it holds,
@@ -175,5 +176,211 @@ describe('GET /v1/authentication/me', () => {
     }
     const again = await api(acct.sessionToken).get<{ chat: { userHash: string } }>('/v1/authentication/me');
     expect(again.body.chat.userHash).toBe(me.body.chat.userHash);
+  });
+});
+
+/** One JSON-RPC `tools/call` on /mcp: the tool's result (`isError`, text content). */
+async function callTool(token: string, name: string, args: Record<string, unknown> = {}) {
+  const res = await fetch(`${testEnv().apiUrl}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as { result: { isError?: boolean; content: { text: string }[] } };
+  return { isError: body.result.isError === true, text: body.result.content[0]!.text };
+}
+
+/** The names tools/list offers to `token`. */
+async function toolNames(token: string): Promise<string[]> {
+  const res = await fetch(`${testEnv().apiUrl}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+  });
+  const body = (await res.json()) as { result: { tools: { name: string }[] } };
+  return body.result.tools.map((t) => t.name).sort();
+}
+
+/** An API token of `acct` holding `scopes` that expires at `at`. */
+async function expiringToken(acct: { accountSid: string }, scopes: string[], at: Date): Promise<string> {
+  const value = await tokenWithScopes(acct, scopes);
+  await testPool().query('UPDATE api_tokens SET expires_at = $2 WHERE token_hash = $1', [
+    hashToken(value),
+    at,
+  ]);
+  return value;
+}
+
+describe('Token inheritance: an MCP token reaches only what its creator reaches', () => {
+  // The two escalation paths: MCP-token management plus the event scopes, given directly or
+  // granted by tokens:write + buckets:read + buckets:write.
+  for (const scopes of [
+    ['mcpTokens:write', 'events:read', 'events:write'],
+    ['tokens:write', 'buckets:read', 'buckets:write'],
+  ]) {
+    it(`a creator holding ${scopes.join(' + ')} mints a token whose traffic tools refuse`, async () => {
+      const acct = await newAccount();
+      const base = `/v1/accounts/${acct.accountSid}`;
+      const creator = api(await tokenWithScopes(acct, scopes));
+      // The creator itself cannot read requests, metrics or workflows on /v1.
+      for (const path of [
+        `${base}/buckets/${acct.bucketSid}/requests`,
+        `${base}/metrics/summary?bucketSid=${acct.bucketSid}`,
+        `${base}/workflows`,
+      ])
+        expect((await creator.get(path)).status, path).toBe(403);
+
+      const minted = await creator.post<{ token: string; scopes: string[] }>(`${base}/mcpTokens`, {
+        name: 'minted',
+        environmentSid: 'prod01',
+      });
+      expect(minted.status, minted.text).toBe(201);
+      expect(minted.body.scopes).not.toContain('requests:read');
+      expect(minted.body.scopes).not.toContain('metrics:read');
+      expect(minted.body.scopes).not.toContain('workflows:read');
+      const token = minted.body.token;
+      const refused: [string, Record<string, unknown>, string][] = [
+        ['search_requests', { bucketSid: acct.bucketSid }, 'requests:read'],
+        ['get_request', { requestSid: 'req_x' }, 'requests:read'],
+        ['get_metrics_summary', {}, 'metrics:read'],
+        ['get_errors', {}, 'metrics:read'],
+        ['get_timeseries', {}, 'metrics:read'],
+        ['list_workflows', {}, 'workflows:read'],
+        ['list_workflow_executions', {}, 'workflows:read'],
+      ];
+      for (const [name, args, scope] of refused) {
+        const res = await callTool(token, name, args);
+        expect(res.isError, `${name}: ${res.text}`).toBe(true);
+        expect(JSON.parse(res.text)).toMatchObject({ details: { requiredScope: scope } });
+      }
+      // The event tools the creator could use still work, and only usable tools are listed.
+      expect((await callTool(token, 'list_events')).isError).toBe(false);
+      const listed = await toolNames(token);
+      expect(listed).toContain('list_events');
+      expect(listed).not.toContain('search_requests');
+      expect(listed).not.toContain('get_metrics_summary');
+
+      // An administrator's MCP token of the same account reaches everything.
+      const full = await api(acct.apiToken).post<{ token: string }>(`${base}/mcpTokens`, {
+        name: 'full',
+        environmentSid: 'prod01',
+      });
+      expect(full.status, full.text).toBe(201);
+      const all = await callTool(full.body.token, 'search_requests', { bucketSid: acct.bucketSid });
+      expect(all.isError, all.text).toBe(false);
+    });
+  }
+
+  it('widening an MCP token needs every scope it holds', async () => {
+    const acct = await newAccount();
+    const base = `/v1/accounts/${acct.accountSid}/mcpTokens`;
+    const full = await api(acct.apiToken).post<{ sid: string }>(base, {
+      name: 'one bucket',
+      environmentSid: 'prod01',
+      bucketSids: [acct.bucketSid],
+    });
+    expect(full.status, full.text).toBe(201);
+    const weak = api(await tokenWithScopes(acct, ['mcpTokens:write', 'events:read', 'events:write']));
+    const widen = await weak.put<Err>(`${base}/${full.body.sid}`, { bucketSids: [] });
+    expect(widen.status, widen.text).toBe(403);
+    expect(widen.body.error.details.notHeld).toEqual([
+      'buckets:read',
+      'metrics:read',
+      'requests:read',
+      'workflows:read',
+    ]);
+    const kept = await api(acct.apiToken).get<{ bucketSids: string[] }>(`${base}/${full.body.sid}`);
+    expect(kept.body.bucketSids).toEqual([acct.bucketSid]);
+  });
+});
+
+describe('Token inheritance: a child expires no later than its maker', () => {
+  it('caps expiresAt on API token create and PUT', async () => {
+    const acct = await newAccount();
+    const base = `/v1/accounts/${acct.accountSid}/apiTokens`;
+    const parentExpiry = new Date(Date.now() + 3_600_000);
+    const parent = api(
+      await expiringToken(acct, ['tokens:read', 'tokens:write', 'buckets:read'], parentExpiry),
+    );
+    const cap = parentExpiry.toISOString();
+
+    const never = await parent.post<{ expiresAt: string | null }>(base, {
+      name: 'no expiry',
+      scopes: ['buckets:read'],
+    });
+    expect(never.status, never.text).toBe(201);
+    expect(never.body.expiresAt).toBe(cap);
+    const later = await parent.post<{ expiresAt: string | null }>(base, {
+      name: 'later',
+      scopes: ['buckets:read'],
+      expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+    expect(later.body.expiresAt).toBe(cap);
+    const sooner = new Date(Date.now() + 600_000).toISOString();
+    const early = await parent.post<{ expiresAt: string | null }>(base, {
+      name: 'sooner',
+      scopes: ['buckets:read'],
+      expiresAt: sooner,
+    });
+    expect(early.body.expiresAt).toBe(sooner);
+
+    // An administrator's token without expiry, changed (reactivated) by the expiring parent.
+    const made = await api(acct.apiToken).post<{ sid: string; expiresAt: string | null }>(base, {
+      name: 'admin made',
+      scopes: ['buckets:read'],
+    });
+    expect(made.body.expiresAt).toBeNull();
+    const put = await parent.put<{ expiresAt: string | null }>(`${base}/${made.body.sid}`, {
+      name: 'touched',
+      isActive: true,
+    });
+    expect(put.status, put.text).toBe(200);
+    expect(put.body.expiresAt).toBe(cap);
+
+    // A session (the dashboard person) is not capped: its expiry slides with use.
+    const bySession = await api(acct.sessionToken).post<{ expiresAt: string | null }>(base, {
+      name: 'by session',
+      scopes: ['buckets:read'],
+    });
+    expect(bySession.status, bySession.text).toBe(201);
+    expect(bySession.body.expiresAt).toBeNull();
+  });
+
+  it('caps expiresAt on MCP token create and PUT, and the child stops with its parent', async () => {
+    const acct = await newAccount();
+    const base = `/v1/accounts/${acct.accountSid}/mcpTokens`;
+    const parentExpiry = new Date(Date.now() + 4000);
+    const parent = api(
+      await expiringToken(
+        acct,
+        ['tokens:read', 'tokens:write', 'buckets:read', 'buckets:write'],
+        parentExpiry,
+      ),
+    );
+    const child = await parent.post<{ sid: string; token: string; expiresAt: string | null }>(base, {
+      name: 'child',
+      environmentSid: 'prod01',
+    });
+    expect(child.status, child.text).toBe(201);
+    expect(child.body.expiresAt).toBe(parentExpiry.toISOString());
+    const put = await parent.put<{ expiresAt: string | null }>(`${base}/${child.body.sid}`, {
+      expiresAt: null,
+    });
+    expect(put.status, put.text).toBe(200);
+    expect(put.body.expiresAt).toBe(parentExpiry.toISOString());
+    expect(await rpc(child.body.token, 'tools/list')).toBe(200);
+    await waitFor(async () => (await rpc(child.body.token, 'tools/list')) === 401, {
+      timeoutMs: 20_000,
+      what: 'the child MCP token refused once its parent expired',
+    });
   });
 });

@@ -12,6 +12,8 @@ export interface McpScope {
   tokenSid: string;
   environmentSid: string;
   bucketSids: string[];
+  /** the tool scopes the token's creator held (docs/auth.md "MCP tokens") */
+  scopes: ReadonlySet<string>;
 }
 
 /** The repositories the `/v1` routes use; the tools read through them and nothing else. */

@@ -49,8 +49,8 @@ export default async function mcpRoutes(app: FastifyInstance): Promise<void> {
     // NOTE: the credential cache is cleared by NOTIFY, which arrives a moment after the revoking
     // commit. Re-reading the row (one index probe; MCP traffic is light) makes a revocation or a
     // changed bucket list apply to the very next call, with no window at all.
-    const r = await pool.query<{ environment_sid: string; bucket_sids: string[] }>(
-      'SELECT environment_sid, bucket_sids FROM mcp_tokens WHERE sid = $1 AND NOT is_revoked AND (expires_at IS NULL OR expires_at > now())',
+    const r = await pool.query<{ environment_sid: string; bucket_sids: string[]; scopes: string[] }>(
+      'SELECT environment_sid, bucket_sids, scopes FROM mcp_tokens WHERE sid = $1 AND NOT is_revoked AND (expires_at IS NULL OR expires_at > now())',
       [principal.credentialSid],
     );
     const row = r.rows[0];
@@ -60,6 +60,7 @@ export default async function mcpRoutes(app: FastifyInstance): Promise<void> {
       tokenSid: principal.credentialSid,
       environmentSid: row.environment_sid,
       bucketSids: row.bucket_sids,
+      scopes: new Set(row.scopes),
     };
   }
 

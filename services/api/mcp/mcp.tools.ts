@@ -66,6 +66,25 @@ const EVENT_TOOLS: Tool[] = [
 
 export const MCP_TOOLS: Tool[] = [...EVENT_TOOLS, ...[...READ_TOOLS.values()].map((t) => t.tool)];
 
+/**
+ * The scope each tool needs, the one its /v1 counterpart needs. A token holds the tool scopes its
+ * creator held (McpScope.scopes), so it never reads what its creator could not.
+ */
+const TOOL_SCOPE: Readonly<Record<string, string>> = {
+  list_events: 'events:read',
+  create_event: 'events:write',
+  list_buckets: 'buckets:read',
+  get_metrics_summary: 'metrics:read',
+  get_endpoint_performance: 'metrics:read',
+  get_errors: 'metrics:read',
+  get_timeseries: 'metrics:read',
+  compare_periods: 'metrics:read',
+  search_requests: 'requests:read',
+  get_request: 'requests:read',
+  list_workflows: 'workflows:read',
+  list_workflow_executions: 'workflows:read',
+};
+
 let validators: { list: ValidateFunction<ListArgs>; create: ValidateFunction<CreateArgs> } | undefined;
 function validate(): NonNullable<typeof validators> {
   validators ??= {
@@ -138,12 +157,20 @@ async function createEvent(
  */
 export function buildMcpServer(deps: McpDeps, scope: McpScope): Server {
   const server = new Server({ name: 'tapline', version: '2.0.1' }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: MCP_TOOLS }));
+  // A token lists only the tools it may call.
+  const usable = MCP_TOOLS.filter((t) => scope.scopes.has(TOOL_SCOPE[t.name] ?? ''));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: usable }));
   server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
     const name = req.params.name;
     const args: unknown = structuredClone(req.params.arguments ?? {});
     const log = deps.log.child({ tool: name, accountSid: scope.accountSid, tokenSid: scope.tokenSid });
     try {
+      const needed = TOOL_SCOPE[name];
+      if (needed !== undefined && !scope.scopes.has(needed))
+        return failure(
+          `This MCP token cannot use ${name}: it needs ${needed}, which the token's creator did not hold`,
+          { requiredScope: needed },
+        );
       if (name === 'list_events') {
         const v = validate().list;
         if (!v(args)) return invalid(v.errors);

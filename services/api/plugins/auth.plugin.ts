@@ -18,12 +18,17 @@ const PUBLIC = [
   /^\/v1\/invites\//,
 ];
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/**
+ * GET routes that change state. The spec makes sign-out a GET; carried by the cookie alone it would
+ * let any page of the same site (`<img src=/v1/authentication/signout>`) sign the person out.
+ */
+const UNSAFE_GET = new Set(['/v1/authentication/signout']);
 
 /**
  * Authentication for the whole /v1 tree in one hook (fastify/demo's autohooks). A Bearer token
- * wins; without one, the dashboard's session cookie is used, and a write made with the cookie
- * must carry the session's CSRF token in `X-CSRF-Token` (the cookie alone proves nothing about
- * who made the page send it). MCP tokens are refused here: they only work on /mcp.
+ * wins; without one, the dashboard's session cookie is used, and a write (or sign-out) made with
+ * the cookie must carry the session's CSRF token in `X-CSRF-Token` (the cookie alone proves nothing
+ * about who made the page send it). MCP tokens are refused here: they only work on /mcp.
  */
 export default fp(
   async (app: FastifyInstance) => {
@@ -41,7 +46,8 @@ export default fp(
       if (!token) throw invalidToken();
       const principal = await app.deps.credentials.authenticate(token);
       if (!principal || principal.kind === 'mcpToken') throw invalidToken();
-      if (cookie && (principal.kind !== 'session' || (UNSAFE.has(req.method) && !csrfOk(req, principal))))
+      const changes = UNSAFE.has(req.method) || UNSAFE_GET.has(route);
+      if (cookie && (principal.kind !== 'session' || (changes && !csrfOk(req, principal))))
         throw new AppError(403, 'FORBIDDEN', 'Missing or invalid CSRF token', { reason: 'csrf' });
       req.principal = principal;
     });
@@ -56,8 +62,23 @@ function csrfOk(req: FastifyRequest, p: Principal): boolean {
   return h.length === p.csrfHash.length && timingSafeEqual(h, p.csrfHash);
 }
 
-/** preHandler: the caller needs `scope`; `/accounts/{accountSid}` must be the caller's own account. */
+/** Marks the hooks requireScope makes, so the rate limiter can run them before it counts. */
+const SCOPE_CHECK = Symbol('scopeCheck');
+
+export function isScopeCheck(hook: unknown): boolean {
+  return typeof hook === 'function' && SCOPE_CHECK in hook;
+}
+
+/**
+ * Route hook: the caller needs `scope`; `/accounts/{accountSid}` must be the caller's own account.
+ * Given as a route's `preHandler`; the rate limiter moves it ahead of its count (rate-limit.plugin.ts),
+ * so a call refused here spends no quota.
+ */
 export function requireScope(scope: string): preHandlerAsyncHookHandler {
+  return Object.assign(checkScope(scope), { [SCOPE_CHECK]: scope });
+}
+
+function checkScope(scope: string): preHandlerAsyncHookHandler {
   return async (req) => {
     // A handler reached without a principal (a route outside the /v1 tree) is refused, never a 500.
     if (!(req.principal as Principal | null)) throw invalidToken();

@@ -50,3 +50,19 @@ export function postgresRateStore(pool: pg.Pool) {
     }
   };
 }
+
+/**
+ * The window of `key` as it stands, without counting: `used` calls so far and when the window
+ * ends (null when no window is open).
+ */
+export async function readWindow(
+  pool: pg.Pool,
+  key: string,
+  timeWindow: number,
+): Promise<{ used: number; resetAt: Date | null }> {
+  const r = await pool.query<{ count: number; ttl_ms: number }>(READ_SQL, [key, timeWindow]);
+  const row = r.rows[0];
+  // To the second, as X-RateLimit-Reset carries it.
+  const resetAt = row && new Date(Math.ceil((Date.now() + row.ttl_ms) / 1000) * 1000);
+  return row && resetAt ? { used: row.count, resetAt } : { used: 0, resetAt: null };
+}

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ref } from '../../../schemas/index.js';
 import type { SchemaTypes } from '../api.types.js';
 import type { ACCOUNT_PLANS } from '../../../schemas/account.schema.js';
@@ -7,6 +7,7 @@ import { notFound } from '../../shared/errors.js';
 import { TABLES } from '../../shared/tables.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 import { planLimit, RATE_WINDOW_MS } from '../plugins/rate-limit.plugin.js';
+import { readWindow } from '../plugins/postgres-rate-store.js';
 
 type Plan = (typeof ACCOUNT_PLANS)[number];
 interface Row {
@@ -32,17 +33,37 @@ export default async function accountRoutes(fastify: FastifyInstance): Promise<v
   const app = fastify.withTypeProvider<SchemaTypes>();
   const { pg, ch, cfg } = app.deps;
 
-  async function load(accountSid: string, reply: FastifyReply) {
+  /**
+   * The account's plan window. For an API token the rate-limit hook ran before this handler and
+   * wrote it to the reply. A dashboard session counts in its person's own window, not the plan's,
+   * so the account's window is read from the store, uncounted.
+   */
+  async function accountWindow(row: Row, req: FastifyRequest, reply: FastifyReply) {
+    const plan = planLimit(row.plan, row.rate_limit, cfg.rateLimits);
+    const windowSeconds = RATE_WINDOW_MS / 1000;
+    if (req.principal.kind === 'session') {
+      const w = await readWindow(pg, row.sid, RATE_WINDOW_MS);
+      return { limit: plan, windowSeconds, used: w.used, resetAt: w.resetAt?.toISOString() ?? null };
+    }
+    const limit = header(reply, 'X-RateLimit-Limit') ?? plan;
+    const remaining = header(reply, 'X-RateLimit-Remaining');
+    const reset = header(reply, 'X-RateLimit-Reset');
+    return {
+      limit,
+      windowSeconds,
+      used: remaining === null ? 0 : Math.max(0, limit - remaining),
+      resetAt: reset === null ? null : new Date(reset * 1000).toISOString(),
+    };
+  }
+
+  async function load(accountSid: string, req: FastifyRequest, reply: FastifyReply) {
     const r = await pg.query<Row>(
       'SELECT sid, name, plan, rate_limit, created_at FROM accounts WHERE sid = $1',
       [accountSid],
     );
     const row = r.rows[0];
     if (!row) throw notFound('Account');
-    // The rate-limit hook ran before this handler and wrote the account's window to the reply.
-    const limit = header(reply, 'X-RateLimit-Limit') ?? planLimit(row.plan, row.rate_limit, cfg.rateLimits);
-    const remaining = header(reply, 'X-RateLimit-Remaining');
-    const reset = header(reply, 'X-RateLimit-Reset');
+    const rateLimit = await accountWindow(row, req, reply);
     const rs = await ch.query({
       query: `SELECT environment_sid AS sid,
                      formatDateTime(max(minute), '%Y-%m-%dT%H:%i:00.000Z', 'UTC') AS lastSeenAt,
@@ -62,12 +83,7 @@ export default async function accountRoutes(fastify: FastifyInstance): Promise<v
       name: row.name,
       plan: row.plan,
       createdAt: row.created_at.toISOString(),
-      rateLimit: {
-        limit,
-        windowSeconds: RATE_WINDOW_MS / 1000,
-        used: remaining === null ? 0 : Math.max(0, limit - remaining),
-        resetAt: reset === null ? null : new Date(reset * 1000).toISOString(),
-      },
+      rateLimit,
       environments: envs.map((e) => ({ sid: e.sid, lastSeenAt: e.lastSeenAt, count: Number(e.count) })),
     };
   }
@@ -83,7 +99,7 @@ export default async function accountRoutes(fastify: FastifyInstance): Promise<v
         response: { 200: ref('account') },
       } as const,
     },
-    async (req, reply) => load(req.params.accountSid, reply),
+    async (req, reply) => load(req.params.accountSid, req, reply),
   );
 
   app.put(
@@ -103,7 +119,7 @@ export default async function accountRoutes(fastify: FastifyInstance): Promise<v
         req.params.accountSid,
         req.body.name.trim(),
       ]);
-      return load(req.params.accountSid, reply);
+      return load(req.params.accountSid, req, reply);
     },
   );
 }

@@ -3,9 +3,10 @@ import type { SchemaTypes } from '../api.types.js';
 import { ref } from '../../../schemas/index.js';
 import { accountParams, listQuery } from '../../../schemas/common.schema.js';
 import { ALL_SCOPES } from '../../shared/credentials.js';
-import { AppError, validation } from '../../shared/errors.js';
+import { validation } from '../../shared/errors.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 import { API_TOKEN_SORTS, ApiTokensRepository } from '../api-tokens.repository.js';
+import { cappedExpiry, expiryCap, requireHeld } from '../token-inheritance.js';
 
 const tokenParams = {
   type: 'object',
@@ -62,6 +63,9 @@ export default async function apiTokensRoutes(fastify: FastifyInstance): Promise
       schema: {
         tags: ['apiTokens'],
         summary: 'Create an API token; the response carries its value, once',
+        description:
+          'The caller can only grant scopes it holds (403 with `details.notHeld`). When the caller ' +
+          'expires, the new token expires no later: a later or missing `expiresAt` becomes the caller’s.',
         params: accountParams,
         body: ref('apiTokenCreate'),
         response: { 201: ref('apiToken') },
@@ -79,19 +83,14 @@ export default async function apiTokensRoutes(fastify: FastifyInstance): Promise
       if (body.expiresAt && Date.parse(body.expiresAt) <= Date.now()) {
         throw validation('expiresAt is in the past', { 'body.expiresAt': 'must be in the future' });
       }
-      // No privilege escalation: a token can only hand out scopes it holds itself.
-      const notHeld = scopes.filter((s) => !req.principal.scopes.has(s));
-      if (notHeld.length) {
-        throw new AppError(
-          403,
-          'FORBIDDEN',
-          `Cannot grant scopes the caller does not hold: ${notHeld.join(', ')}`,
-          {
-            notHeld,
-          },
-        );
-      }
-      const created = await repo.create(req.params.accountSid, { ...body, scopes });
+      // No privilege escalation: a token can only hand out scopes it holds itself (the scopes it
+      // was given plus those they grant), and it lives no longer than its maker.
+      requireHeld(req.principal, scopes, 'Cannot grant scopes the caller does not hold');
+      const created = await repo.create(req.params.accountSid, {
+        ...body,
+        scopes,
+        expiresAt: cappedExpiry(body.expiresAt, req.principal),
+      });
       req.log.info({ sid: created.sid, scopes }, 'api token created');
       return reply.status(201).send(created);
     },
@@ -106,7 +105,8 @@ export default async function apiTokensRoutes(fastify: FastifyInstance): Promise
         summary: 'Rename, describe, deactivate or reactivate an API token',
         description:
           'Scopes never change. A caller may only change a token whose scopes it holds itself ' +
-          '(403 with `details.notHeld` otherwise), so no one reactivates or takes over a stronger token.',
+          '(403 with `details.notHeld` otherwise), so no one reactivates or takes over a stronger token. ' +
+          "A caller that expires brings the token's expiry down to its own when it is later or never.",
         params: tokenParams,
         body: ref('apiTokenUpdate'),
         response: { 200: ref('apiToken') },
@@ -116,16 +116,18 @@ export default async function apiTokensRoutes(fastify: FastifyInstance): Promise
       // The rule of create applies to changes: a stronger token (deactivated by an administrator,
       // say) is not brought back, renamed or otherwise changed by a weaker credential.
       const current = await repo.get(req.params.accountSid, req.params.apiTokenSid);
-      const notHeld = current.scopes.filter((s) => !req.principal.scopes.has(s));
-      if (notHeld.length) {
-        throw new AppError(
-          403,
-          'FORBIDDEN',
-          `Cannot change a token holding scopes the caller does not hold: ${notHeld.join(', ')}`,
-          { notHeld },
-        );
-      }
-      const updated = await repo.update(req.params.accountSid, req.params.apiTokenSid, req.body);
+      requireHeld(
+        req.principal,
+        current.scopes,
+        'Cannot change a token holding scopes the caller does not hold',
+      );
+      // A changed (say, reactivated) token expires no later than the credential that changed it.
+      const updated = await repo.update(
+        req.params.accountSid,
+        req.params.apiTokenSid,
+        req.body,
+        expiryCap(req.principal),
+      );
       dropCachedCredentials();
       return updated;
     },

@@ -2,10 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { SchemaTypes } from '../api.types.js';
 import { ref } from '../../../schemas/index.js';
 import { accountParams, listQuery } from '../../../schemas/common.schema.js';
-import { AppError, validation } from '../../shared/errors.js';
+import { validation } from '../../shared/errors.js';
+import { MCP_TOOL_SCOPES } from '../../../schemas/scopes.js';
 import type { Principal } from '../../shared/credentials.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 import { MCP_TOKEN_SORTS, McpTokensRepository } from '../mcp-tokens.repository.js';
+import { cappedExpiry, expiryCap, requireHeld } from '../token-inheritance.js';
 
 const tokenParams = {
   type: 'object',
@@ -17,25 +19,18 @@ const tokenParams = {
 } as const;
 
 /**
- * What an MCP token can do through /mcp (list_events, create_event). Minting one needs these
- * too, so a credential cannot hand out more than it holds.
+ * Minting an MCP token needs the event scopes its event tools always carry. The token records the
+ * tool scopes its creator holds (MCP_TOOL_SCOPES): the other tools answer only within those, so a
+ * credential that cannot read traffic mints no token that can.
  */
-const MCP_GRANTS = ['events:read', 'events:write'] as const;
+const MCP_REQUIRED = ['events:read', 'events:write'] as const;
 
-/**
- * Minting a token, and widening or prolonging one (a new bucket list, `[]` = every bucket, or a new
- * expiry), need what the token grants: the same rule on create and update.
- */
 function requireMcpGrants(principal: Principal): void {
-  const notHeld = MCP_GRANTS.filter((s) => !principal.scopes.has(s));
-  if (notHeld.length) {
-    throw new AppError(
-      403,
-      'FORBIDDEN',
-      `An MCP token grants ${MCP_GRANTS.join(' and ')}; the caller lacks ${notHeld.join(', ')}`,
-      { notHeld },
-    );
-  }
+  requireHeld(
+    principal,
+    MCP_REQUIRED,
+    `An MCP token grants ${MCP_REQUIRED.join(' and ')}; the caller does not hold`,
+  );
 }
 
 /** An expiry must lie in the future (null = never). */
@@ -87,6 +82,10 @@ export default async function mcpTokensRoutes(fastify: FastifyInstance): Promise
       schema: {
         tags: ['mcpTokens'],
         summary: 'Create an MCP token; the response carries its full value, once',
+        description:
+          'Needs `events:read` and `events:write`. The token records, in `scopes`, the tool scopes the ' +
+          'caller holds; a tool needing another answers an error. When the caller expires, the token ' +
+          'expires no later (docs/auth.md "Token inheritance").',
         params: accountParams,
         body: ref('mcpTokenCreate'),
         response: { 201: ref('mcpToken') },
@@ -95,7 +94,11 @@ export default async function mcpTokensRoutes(fastify: FastifyInstance): Promise
     async (req, reply) => {
       requireMcpGrants(req.principal);
       checkExpiry(req.body.expiresAt);
-      const created = await repo.create(req.params.accountSid, req.body);
+      const created = await repo.create(req.params.accountSid, {
+        ...req.body,
+        scopes: MCP_TOOL_SCOPES.filter((s) => req.principal.scopes.has(s)),
+        expiresAt: cappedExpiry(req.body.expiresAt, req.principal),
+      });
       req.log.info({ sid: created.sid, environmentSid: created.environmentSid }, 'mcp token created');
       return reply.status(201).send(created);
     },
@@ -109,18 +112,33 @@ export default async function mcpTokensRoutes(fastify: FastifyInstance): Promise
         tags: ['mcpTokens'],
         summary: 'Rename an MCP token, change its buckets or its expiry (only given fields change)',
         description:
-          'Changing `bucketSids` or `expiresAt` needs `events:read` and `events:write`, as creating ' +
-          'a token does (docs/auth.md "Token rules").',
+          'Changing `bucketSids` or `expiresAt` needs `events:read`, `events:write` and every scope ' +
+          'the token holds (docs/auth.md "Token rules"). A caller that expires brings the token\'s ' +
+          'expiry down to its own when it is later or never.',
         params: tokenParams,
         body: ref('mcpTokenUpdate'),
         response: { 200: ref('mcpToken') },
       },
     },
     async (req) => {
-      if (req.body.bucketSids !== undefined || req.body.expiresAt !== undefined)
+      if (req.body.bucketSids !== undefined || req.body.expiresAt !== undefined) {
         requireMcpGrants(req.principal);
+        // Widening or prolonging a token reaches what its tools reach: the caller must hold that.
+        const current = await repo.get(req.params.accountSid, req.params.mcpTokenSid);
+        requireHeld(
+          req.principal,
+          current.scopes,
+          'Cannot change a token holding scopes the caller does not hold',
+        );
+      }
       checkExpiry(req.body.expiresAt);
-      const updated = await repo.update(req.params.accountSid, req.params.mcpTokenSid, req.body);
+      // The token expires no later than the credential that changed it.
+      const updated = await repo.update(
+        req.params.accountSid,
+        req.params.mcpTokenSid,
+        req.body,
+        expiryCap(req.principal),
+      );
       dropCachedCredentials();
       return updated;
     },

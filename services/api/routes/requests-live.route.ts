@@ -86,15 +86,23 @@ export default async function requestsLiveRoutes(
       let cursor = parseCursor(given);
       if (given && !cursor)
         throw validation('since is not a cursor of this stream', { 'querystring.since': given });
+      // The check and the count are one synchronous step: a slot is taken before anything is
+      // awaited, so streams opened at the same moment cannot all pass the check.
       if ((open.get(accountSid) ?? 0) >= LIVE_MAX_PER_ACCOUNT)
         throw new AppError(
           429,
           'RATE_LIMIT_EXCEEDED',
           `At most ${LIVE_MAX_PER_ACCOUNT} live streams per account`,
         );
-      cursor ??= { storedAt: await repo.storeNow(), sid: '' };
-
       open.set(accountSid, (open.get(accountSid) ?? 0) + 1);
+      const release = () => open.set(accountSid, (open.get(accountSid) ?? 1) - 1);
+      try {
+        cursor ??= { storedAt: await repo.storeNow(), sid: '' };
+      } catch (err) {
+        release();
+        throw err;
+      }
+
       const serialize = reply.compileSerializationSchema(ref('requestRecord'));
       reply.hijack();
       const res = reply.raw;
@@ -115,7 +123,7 @@ export default async function requestsLiveRoutes(
         clearTimeout(timer);
         clearInterval(ping);
         closing.delete(stop);
-        open.set(accountSid, (open.get(accountSid) ?? 1) - 1);
+        release();
         res.end();
       };
       closing.add(stop);

@@ -190,10 +190,8 @@ export default async function signinRoutes(fastify: FastifyInstance): Promise<vo
       last_name: string;
       role: string;
       expires_at: Date;
-      existing_user: boolean;
     }>(
-      `SELECT i.sid, i.account_sid, a.name AS account_name, i.email, i.first_name, i.last_name, i.role, i.expires_at,
-              EXISTS (SELECT 1 FROM users u WHERE lower(u.email) = lower(i.email)) AS existing_user
+      `SELECT i.sid, i.account_sid, a.name AS account_name, i.email, i.first_name, i.last_name, i.role, i.expires_at
        FROM invites i JOIN accounts a ON a.sid = i.account_sid
        WHERE i.token_hash = $1 AND i.accepted_at IS NULL AND i.expires_at > now()`,
       [hashToken(token)],
@@ -219,7 +217,6 @@ export default async function signinRoutes(fastify: FastifyInstance): Promise<vo
         accountName: inv.account_name,
         role: inv.role,
         expiresAt: inv.expires_at.toISOString(),
-        existingUser: inv.existing_user,
       };
     },
   );

@@ -72,10 +72,9 @@ export function withQuery(path: string, query?: Query): string {
 async function request<T>(method: string, path: string, body?: unknown, query?: Query): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  if (method !== 'GET') {
-    const csrf = csrfToken();
-    if (csrf) headers['x-csrf-token'] = csrf;
-  }
+  // Every call carries the CSRF token: writes need it, and so does sign-out, a GET.
+  const csrf = csrfToken();
+  if (csrf) headers['x-csrf-token'] = csrf;
   let res: Response;
   try {
     res = await fetch(withQuery(path, query), {

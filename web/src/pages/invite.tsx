@@ -10,6 +10,8 @@ import { AuthCard } from './auth-card';
 /**
  * The one-time link of an invitation: a new person chooses a password; a person who already has a
  * Tapline user enters their own password (the server never changes it). Either way they are signed in.
+ * The page does not know which: the API does not say whether the email has a user before the
+ * person proves who they are, so one form serves both.
  */
 export function InvitePage({ params }: { params: { token: string } }) {
   const qc = useQueryClient();
@@ -36,7 +38,7 @@ export function InvitePage({ params }: { params: { token: string } }) {
     setBusy(true);
     setError(null);
     try {
-      await auth.acceptInvite(params.token, info.data.existingUser ? { password: form.password } : form);
+      await auth.acceptInvite(params.token, form);
       qc.clear();
       navigate('/overview', { replace: true });
     } catch (err) {
@@ -45,49 +47,40 @@ export function InvitePage({ params }: { params: { token: string } }) {
       setBusy(false);
     }
   };
-  const existing = info.data.existingUser;
   return (
     <AuthCard
       title={`Join ${info.data.accountName}`}
-      intro={
-        existing
-          ? `You were invited as ${info.data.email} with the role ${info.data.role}. ${info.data.email} already has a Tapline password: enter it to join.`
-          : `You were invited as ${info.data.email} with the role ${info.data.role}. Choose a password to finish.`
-      }
+      intro={`You were invited as ${info.data.email} with the role ${info.data.role}. If ${info.data.email} already has a Tapline password, enter it to join (your name stays as it is); otherwise choose a password to finish.`}
     >
       <form onSubmit={submit} className="stack">
-        {existing ? null : (
-          <>
-            <Field
-              id="firstName"
-              label="First name"
-              autoComplete="given-name"
-              value={form.firstName}
-              onChange={(e) => setForm((f) => ({ ...f, firstName: e.target.value }))}
-            />
-            <Field
-              id="lastName"
-              label="Last name"
-              autoComplete="family-name"
-              value={form.lastName}
-              onChange={(e) => setForm((f) => ({ ...f, lastName: e.target.value }))}
-            />
-          </>
-        )}
+        <Field
+          id="firstName"
+          label="First name (new to Tapline)"
+          autoComplete="given-name"
+          value={form.firstName}
+          onChange={(e) => setForm((f) => ({ ...f, firstName: e.target.value }))}
+        />
+        <Field
+          id="lastName"
+          label="Last name (new to Tapline)"
+          autoComplete="family-name"
+          value={form.lastName}
+          onChange={(e) => setForm((f) => ({ ...f, lastName: e.target.value }))}
+        />
         <Field
           id="password"
-          label={existing ? 'Your password' : 'Password'}
+          label="Password"
           type="password"
           required
           minLength={8}
-          autoComplete={existing ? 'current-password' : 'new-password'}
+          autoComplete="current-password"
           error={errs.password}
           value={form.password}
           onChange={(e) => setForm((f) => ({ ...f, password: e.target.value }))}
         />
         <FormError error={error} />
         <button type="submit" className="btn btn-primary" disabled={busy}>
-          {busy ? 'Joining…' : existing ? 'Join and sign in' : 'Set password and sign in'}
+          {busy ? 'Joining…' : 'Join and sign in'}
         </button>
       </form>
     </AuthCard>
