@@ -198,8 +198,15 @@ HOST_SCRIPT = textwrap.dedent(
     import os, sys
     from tapline import Tapline, TaplineASGIMiddleware
 
-    # A flush interval longer than the test: only the shutdown flush can send the records.
-    t = Tapline(os.environ["INGEST"], os.environ["BUCKET"], os.environ["TOKEN"], flush_interval=600)
+    # A flush interval longer than the test: only the shutdown flush can send the records. Under
+    # uvicorn that is the lifespan's alone (no atexit flush); in the batch job, atexit's.
+    t = Tapline(
+        os.environ["INGEST"],
+        os.environ["BUCKET"],
+        os.environ["TOKEN"],
+        flush_interval=600,
+        flush_at_exit=sys.argv[1] != "uvicorn",
+    )
     if sys.argv[1] == "uvicorn":
         import uvicorn
         from fastapi import FastAPI
