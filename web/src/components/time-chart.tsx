@@ -390,7 +390,7 @@ export function TimeChart({
 
   const stepLabel = intervalFor(range);
   return (
-    <figure className="chart" aria-label={title}>
+    <figure className={`chart${onPickPoint ? ' chart-clickable' : ''}`} aria-label={title}>
       <div
         className="chart-plot"
         ref={wrap}
