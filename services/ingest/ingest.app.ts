@@ -7,6 +7,7 @@ import type { BucketDirectory, BucketInfo } from '../shared/bucket-directory.js'
 import type { CredentialStore } from '../shared/credentials.js';
 import { bearerToken } from '../shared/bearer.js';
 import { createHttpServer } from '../shared/http-server.js';
+import { countIngest, registerMetrics } from '../shared/metrics.js';
 import { WindowLimiter } from '../shared/window-limiter.js';
 import type { Logger } from '../shared/logger.js';
 import { errorDetails, validator } from '../shared/schemas.js';
@@ -99,6 +100,7 @@ export function buildIngestApp(deps: IngestDeps): FastifyInstance {
     indexOf?: number[],
   ) {
     if (records.length > cfg.ingest.maxRecords) {
+      countIngest(0, [], records.length, 'PAYLOAD_TOO_LARGE');
       throw new AppError(413, 'PAYLOAD_TOO_LARGE', `At most ${cfg.ingest.maxRecords} records per call`, {
         records: records.length,
         limit: cfg.ingest.maxRecords,
@@ -116,13 +118,21 @@ export function buildIngestApp(deps: IngestDeps): FastifyInstance {
     if (accepted.length) {
       // Records are serialised again rather than cut out of the request body: the byte scan
       // over escaped bodies costs what serialising saves (bench/README.md).
-      await publisher.publish(bucket.accountSid, bucket.sid, accepted);
+      try {
+        await publisher.publish(bucket.accountSid, bucket.sid, accepted);
+      } catch (err) {
+        countIngest(0, rejected, accepted.length, 'SERVICE_UNAVAILABLE');
+        throw err;
+      }
       if (!bucket.appIsConnected) await buckets.markConnected(bucket);
     }
+    countIngest(accepted.length, rejected);
     return reply.status(202).send({ accepted: accepted.length, rejected });
   }
 
   app.get('/healthz', async () => ({ status: 'ok' }));
+  // GET /metrics (Prometheus) and the request latency histogram (docs/operations.md).
+  registerMetrics(app, cfg, 'ingest');
 
   // OTLP/HTTP trace export: HTTP spans become request records (docs/opentelemetry.md).
   registerOtlpRoute(app, deps, { perToken, perBucket });
