@@ -25,7 +25,8 @@ import { randomAlnum } from './shared/ids.js';
 import { logger, rootLogger, routeProcessWarnings } from './shared/logger.js';
 import { PgListener } from './shared/pg-listener.js';
 import { createPool, migratePostgres, type Pool } from './shared/postgres.js';
-import { TOPICS } from './shared/topics.js';
+import { startMetricsListener, watchConsumerLag } from './shared/metrics.js';
+import { CONSUMER_GROUPS, TOPICS } from './shared/topics.js';
 
 /**
  * One entry point for every role (ROLES, default all). Start order: stack, stores, migrations,
@@ -203,6 +204,25 @@ async function main(cfg: Config): Promise<void> {
       // Closing the listener first stops intake; draining sends what was accepted.
       closers.push({ name: 'ingest publisher', close: () => publisher.drain() });
       closers.push({ name: 'ingest server', close: () => ingest.close() });
+    }
+
+    // Prometheus metrics (docs/operations.md): the lag of the consumer groups this process runs,
+    // and a listener of its own in a process with neither the API nor an ingest listener.
+    const lagGroups = [
+      ...(cfg.roles.has('processor') ? [{ groupId: CONSUMER_GROUPS.processor, topic: TOPICS.requests }] : []),
+      ...(cfg.roles.has('actions') ? [{ groupId: CONSUMER_GROUPS.actions, topic: TOPICS.actions }] : []),
+    ];
+    if (lagGroups.length) {
+      const stopLag = watchConsumerLag(kafka, lagGroups, logger('metrics'));
+      closers.push({ name: 'consumer lag', close: stopLag });
+    }
+    const ownIngestListener = cfg.roles.has('ingest') && !separateIngest;
+    if (!cfg.roles.has('api') && !ownIngestListener && cfg.metrics.port > 0) {
+      const metricsServer = await startMetricsListener(cfg, logger('metrics'));
+      closers.push({
+        name: 'metrics listener',
+        close: () => new Promise<void>((resolve) => metricsServer.close(() => resolve())),
+      });
     }
 
     const demo = cfg.demoAccount ? await ensureDemoAccount(pool, cfg) : undefined;

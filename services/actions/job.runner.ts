@@ -7,6 +7,7 @@ import { executeAction, parseActions, type ActionDeps, type RunnableAction } fro
 import type { ActionRecord, ExecutionDetail, ExecutionsRepository } from './executions.repository.js';
 import { templateVars } from './template.renderer.js';
 import { WindowLimiter } from '../shared/window-limiter.js';
+import { metrics } from '../shared/metrics.js';
 
 export interface RunnerSettings {
   timeoutMs: number;
@@ -167,6 +168,11 @@ export class JobRunner {
     }
 
     const failed = detail.actions.filter((a) => a.status !== 'succeeded');
+    for (const a of detail.actions)
+      metrics.actionExecutions.inc({
+        channel: a.type,
+        outcome: a.status === 'succeeded' ? 'succeeded' : 'failed',
+      });
     if (failed.length === 0) {
       await this.repo.finish(job.executionSid, 'succeeded', attempts, null, detail);
       return { kind: 'succeeded', attempts };

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { validation } from '../shared/errors.js';
 import { depthError } from '../shared/json-depth.js';
 import { createHttpServer } from '../shared/http-server.js';
+import { registerMetrics } from '../shared/metrics.js';
 import type { ApiDeps } from './api.types.js';
 import authPlugin from './plugins/auth.plugin.js';
 import openapiPlugin from './plugins/openapi.plugin.js';
@@ -74,6 +75,8 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
     const ok = Object.values(checks).every(Boolean);
     return reply.status(ok ? 200 : 503).send({ status: ok ? 'ready' : 'unavailable', checks });
   });
+  // GET /metrics (Prometheus) and the request latency histogram (docs/operations.md).
+  registerMetrics(app, deps.cfg, 'api');
 
   await app.register(authPlugin);
   await app.register(rateLimitPlugin);

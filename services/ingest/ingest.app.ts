@@ -7,6 +7,7 @@ import type { BucketDirectory, BucketInfo } from '../shared/bucket-directory.js'
 import type { CredentialStore } from '../shared/credentials.js';
 import { bearerToken } from '../shared/bearer.js';
 import { createHttpServer } from '../shared/http-server.js';
+import { countIngest, registerMetrics } from '../shared/metrics.js';
 import { WindowLimiter } from '../shared/window-limiter.js';
 import type { Logger } from '../shared/logger.js';
 import { depthField, depthPhrase, tooDeepAt } from '../shared/json-depth.js';
@@ -112,6 +113,7 @@ export function buildIngestApp(deps: IngestDeps): FastifyInstance {
     indexOf?: number[],
   ) {
     if (records.length > cfg.ingest.maxRecords) {
+      countIngest(0, [], records.length, 'PAYLOAD_TOO_LARGE');
       throw new AppError(413, 'PAYLOAD_TOO_LARGE', `At most ${cfg.ingest.maxRecords} records per call`, {
         records: records.length,
         limit: cfg.ingest.maxRecords,
@@ -125,17 +127,26 @@ export function buildIngestApp(deps: IngestDeps): FastifyInstance {
     if (accepted) {
       // Records are serialised again rather than cut out of the request body: the byte scan
       // over escaped bodies costs what serialising saves (bench/README.md).
-      const { unserialisable } = await publisher.publish(bucket.accountSid, bucket.sid, normalized.accepted);
+      let unserialisable: number[];
+      try {
+        ({ unserialisable } = await publisher.publish(bucket.accountSid, bucket.sid, normalized.accepted));
+      } catch (err) {
+        countIngest(0, rejected, accepted, 'SERVICE_UNAVAILABLE');
+        throw err;
+      }
       for (const i of unserialisable) rejected.push(unserialisableRejection(normalized.acceptedIndex[i]!));
       accepted -= unserialisable.length;
       if (accepted && !bucket.appIsConnected) await buckets.markConnected(bucket);
     }
     if (indexOf) for (const r of rejected.slice(prior.length)) r.index = indexOf[r.index] ?? r.index;
     if (indexOf || rejected.length > normalized.rejected.length) rejected.sort((x, y) => x.index - y.index);
+    countIngest(accepted, rejected);
     return reply.status(202).send({ accepted, rejected });
   }
 
   app.get('/healthz', async () => ({ status: 'ok' }));
+  // GET /metrics (Prometheus) and the request latency histogram (docs/operations.md).
+  registerMetrics(app, cfg, 'ingest');
 
   // OTLP/HTTP trace export: HTTP spans become request records (docs/opentelemetry.md).
   registerOtlpRoute(app, deps, { perToken, perBucket });

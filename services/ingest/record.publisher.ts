@@ -2,6 +2,7 @@ import type { Producer } from 'kafkajs';
 import { unavailable } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { TOPICS } from '../shared/topics.js';
+import { metrics, secondsSince } from '../shared/metrics.js';
 
 interface Pending {
   accountSid: string;
@@ -121,6 +122,7 @@ export class RecordPublisher {
     this.pendingCount = 0;
     const messages = batch.map((p) => ({ key: p.bucketSid, value: messageValue(p) }));
     let timeout: NodeJS.Timeout | undefined;
+    const start = process.hrtime.bigint();
     const send = this.producer.send({
       topic: TOPICS.requests,
       acks: -1,
@@ -132,9 +134,11 @@ export class RecordPublisher {
     });
     const done = Promise.race([send, deadline]).then(
       () => {
+        metrics.kafkaPublish.observe({ topic: TOPICS.requests, outcome: 'ok' }, secondsSince(start));
         for (const p of batch) for (const w of p.waiters) w.resolve();
       },
       (err: Error) => {
+        metrics.kafkaPublish.observe({ topic: TOPICS.requests, outcome: 'failed' }, secondsSince(start));
         this.log.warn({ err: err.message, messages: messages.length }, 'produce failed');
         const e = unavailable('The event log');
         for (const p of batch) for (const w of p.waiters) w.reject(e);

@@ -1,6 +1,10 @@
 import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '../shared/logger.js';
+import { metrics } from '../shared/metrics.js';
 import type { OffsetRange } from './requests.writer.js';
+
+/** Why a block was stored when it was (docs/processing.md, "What the processor counts"). */
+export type FlushTrigger = 'size' | 'time' | 'hold';
 
 /** A run of one partition's messages, handed to the sink as one unit and committed after it. */
 export interface Block {
@@ -386,8 +390,15 @@ export class BlockSource {
       return;
     }
     this.drop(partition);
+    // What flushes these messages (tapline_processor_blocks_total): held fetches joined, a fetch
+    // the broker answered for its bytes (or that fills a block), or one answered when its wait ran out.
+    const trigger: FlushTrigger = held
+      ? 'hold'
+      : freshBytes >= this.o.fetchMinBytes || messages.length >= maxBatch
+        ? 'size'
+        : 'time';
     try {
-      await this.store(topic, partition, messages, ctl);
+      await this.store(topic, partition, messages, ctl, trigger);
     } catch (err) {
       // kafkajs delivers this batch again (its offsets are not resolved), not the held messages
       // before it (resolved when they were held): those are held again.
@@ -407,16 +418,22 @@ export class BlockSource {
       const gen = held.gen;
       const consumer = this.consumer;
       try {
-        await this.store(topic, partition, held.messages, {
-          resolveOffset: () => undefined,
-          commit: async (offset) => {
-            if (this.joins !== gen || !consumer) throw new Error('partition reassigned before the commit');
-            await consumer.commitOffsets([{ topic, partition, offset }]);
+        await this.store(
+          topic,
+          partition,
+          held.messages,
+          {
+            resolveOffset: () => undefined,
+            commit: async (offset) => {
+              if (this.joins !== gen || !consumer) throw new Error('partition reassigned before the commit');
+              await consumer.commitOffsets([{ topic, partition, offset }]);
+            },
+            heartbeat: async () => undefined,
+            isRunning: () => !this.stopped && this.joins === gen,
+            isStale: () => this.joins !== gen,
           },
-          heartbeat: async () => undefined,
-          isRunning: () => !this.stopped && this.joins === gen,
-          isStale: () => this.joins !== gen,
-        });
+          'hold',
+        );
       } catch (err) {
         this.o.log.error(
           { err: (err as Error).message, partition },
@@ -452,18 +469,22 @@ export class BlockSource {
     this.held.delete(partition);
   }
 
-  /** Messages of one partition as blocks, in order: each saved, stored by the sink, resolved and committed. */
+  /**
+   * Messages of one partition as blocks, in order: each saved, stored by the sink, resolved and
+   * committed. Every block but the last of a split is flushed by `size` (it holds maxBatch).
+   */
   private async store(
     topic: string,
     partition: number,
     messages: KafkaMessage[],
     ctl: BatchControl,
+    trigger: FlushTrigger,
   ): Promise<void> {
     const { ranges, maxBatch, log } = this.o;
     const blocks = await planBlocks(topic, partition, messages, this.ranges.get(partition), maxBatch, (r) =>
       ranges.rangeStored(partition, r),
     );
-    for (const block of blocks) {
+    for (const [i, block] of blocks.entries()) {
       if (!ctl.isRunning() || ctl.isStale()) return;
       if (block.skip)
         log.warn({ partition, saved: block.range }, 'skipping a range already stored before a restart');
@@ -471,6 +492,7 @@ export class BlockSource {
         if (!block.replay) await ranges.saveRange(topic, partition, block.range);
         this.ranges.set(partition, block.range);
         await this.o.sink(block);
+        metrics.processorBlocks.inc({ trigger: i < blocks.length - 1 ? 'size' : trigger });
       }
       ctl.resolveOffset(String(block.range.max));
       await ctl.commit(String(block.range.max + 1));

@@ -84,17 +84,26 @@ export type Step = (record: StoredRecord, ctx: StepContext) => StepResult;
 /**
  * Runs the steps in order until one excludes, drops or dead-letters the record; a step that
  * throws dead-letters it (`pipeline step failed: …`). An `ok` result carries the last step's
- * record and every step's jobs in order.
+ * record and every step's jobs in order. With `spent`, each step's time (ms) is added to its
+ * element (the processor times a sample of its records, processor.consumer.ts).
  */
-export function runSteps(record: StoredRecord, ctx: StepContext, steps: readonly Step[]): PipelineResult {
+export function runSteps(
+  record: StoredRecord,
+  ctx: StepContext,
+  steps: readonly Step[],
+  spent?: Float64Array,
+): PipelineResult {
   let current = record;
   let jobs: ActionJob[] | undefined;
-  for (const step of steps) {
+  for (let i = 0; i < steps.length; i++) {
     let res: StepResult;
+    const t0 = spent ? performance.now() : 0;
     try {
-      res = step(current, ctx);
+      res = steps[i]!(current, ctx);
     } catch (err) {
       return { kind: 'dlq', reason: `pipeline step failed: ${(err as Error).message}`, record: current };
+    } finally {
+      if (spent) spent[i] = (spent[i] ?? 0) + performance.now() - t0;
     }
     if (res.kind === 'dlq') return { ...res, record: current };
     if (res.kind !== 'ok') return res;

@@ -3,6 +3,7 @@ import type { ClickHouseClient } from '../shared/clickhouse.js';
 import { QUERY_LIMITS, withQuerySettings } from '../shared/clickhouse.js';
 import type { Config } from '../shared/config.js';
 import { logger, type Logger } from '../shared/logger.js';
+import { metrics } from '../shared/metrics.js';
 import type { PgListener } from '../shared/pg-listener.js';
 import type { Pool } from '../shared/postgres.js';
 import { CONSUMER_GROUPS, TOPICS } from '../shared/topics.js';
@@ -41,6 +42,12 @@ export interface ProcessorDeps {
 
 const EMPTY = Buffer.alloc(0);
 
+/** One record in this many has its steps timed (tapline_processor_step_seconds_total). */
+const STEP_SAMPLE = 8;
+
+/** A step's metric label: its function's name without `Step` (exclusionsStep -> exclusions). */
+const stepLabel = (step: Step, i: number): string => step.name.replace(/Step$/, '') || `step${i}`;
+
 /**
  * The processor: blocks of `traffic.requests` messages (block-source.ts) are decoded into records
  * (decoder.ts), each record goes through the steps (pipeline.ts, steps/), and the sink stores the
@@ -52,10 +59,16 @@ export class ProcessorConsumer {
   private readonly source: BlockSource;
   private readonly steps: readonly Step[];
   private readonly context: (accountSid: string, bucketSid: string) => StepContext;
+  /** per step: ms spent by the sampled records of the block in progress */
+  private readonly spent: Float64Array;
+  private readonly stepLabels: string[];
+  private sampled = 0;
 
   constructor(deps: ProcessorDeps) {
     const { cfg, log } = deps;
     this.steps = deps.steps ?? PROCESSOR_STEPS;
+    this.spent = new Float64Array(this.steps.length);
+    this.stepLabels = this.steps.map(stepLabel);
     this.context = deps.context ?? baseContext;
     this.sink = new RequestsSink({
       producer: deps.producer,
@@ -110,10 +123,22 @@ export class ProcessorConsumer {
       const checkLine = rulesReadContent(ctx.rules);
       for (const decoded of msg.records) {
         if (this.sink.isRepeat(out, decoded.record.bucketSid, decoded.record.sid)) continue;
-        this.sink.add(out, m.offset, decoded, runSteps(decoded.record, ctx, this.steps), checkLine);
+        const spent = ++this.sampled % STEP_SAMPLE === 0 ? this.spent : undefined;
+        this.sink.add(out, m.offset, decoded, runSteps(decoded.record, ctx, this.steps, spent), checkLine);
       }
     }
+    this.countStepTime();
     await this.sink.write(out);
+  }
+
+  /** The block's sampled step times into the metrics, scaled to every record (once per block). */
+  private countStepTime(): void {
+    for (let i = 0; i < this.spent.length; i++) {
+      const ms = this.spent[i]!;
+      if (ms === 0) continue;
+      metrics.processorStepSeconds.inc({ step: this.stepLabels[i]! }, (ms * STEP_SAMPLE) / 1000);
+      this.spent[i] = 0;
+    }
   }
 }
 

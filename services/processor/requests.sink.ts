@@ -5,7 +5,8 @@ import { TOPICS } from '../shared/topics.js';
 import type { Block } from './block-source.js';
 import type { DeadLetter, DecodedRecord } from './decoder.js';
 import { countExcluded, type ExcludedCount, type ExcludedWriter } from './excluded.writer.js';
-import type { PipelineResult } from './pipeline.js';
+import { metrics } from '../shared/metrics.js';
+import type { DropReason, PipelineResult } from './pipeline.js';
 import { encodeKept } from './record-encoder.js';
 import { RequestsWriter } from './requests.writer.js';
 import { toRow, type RequestRow } from './row.mapper.js';
@@ -47,6 +48,8 @@ export class SinkBlock {
   readonly excluded = new Map<string, ExcludedCount>();
   /** repeat keys (`repeatKey`) of the block's rows, to drop a repeat inside the block */
   readonly sids = new Set<string>();
+  /** records dropped, by reason (counted into the metrics once the block is written) */
+  readonly dropped: Record<DropReason, number> = { excluded: 0, repeat: 0 };
   constructor(readonly block: Block) {}
 }
 
@@ -88,6 +91,7 @@ export class RequestsSink {
     const key = repeatKey(bucketSid, sid);
     if (!out.sids.has(key) && !this.sidWindows.get(out.block.partition)?.has(key)) return false;
     this.stats.duplicates++;
+    out.dropped.repeat++;
     return true;
   }
 
@@ -104,6 +108,7 @@ export class RequestsSink {
     const { partition } = out.block;
     if (res.kind === 'drop' || res.kind === 'exclude') {
       this.stats.dropped++;
+      out.dropped[res.kind === 'exclude' ? 'excluded' : res.reason]++;
       if (res.kind === 'exclude') {
         this.stats.excluded++;
         countExcluded(out.excluded, record.accountSid, record.bucketSid, record.createdAt);
@@ -164,6 +169,7 @@ export class RequestsSink {
     // same execution sids (triggers.ts executionSidFor), which the action runner dedupes.
     if (jobs.length) await this.sendJobs(jobs);
     this.stats.stored += rows.length - refused.length;
+    countBlock(out, rows.length - refused.length, dead.length);
     log.debug(
       { partition, range, rows: rows.length - refused.length, dead: dead.length, jobs: jobs.length },
       'block stored',
@@ -199,4 +205,18 @@ export class RequestsSink {
       })),
     });
   }
+}
+
+/** A written block's records into the processor's metrics: one increment per outcome and reason. */
+function countBlock(out: SinkBlock, stored: number, dead: number): void {
+  metrics.processorBlockRecords.observe(stored);
+  if (stored) metrics.processorRecords.inc({ outcome: 'stored' }, stored);
+  if (dead) metrics.processorRecords.inc({ outcome: 'dead_lettered' }, dead);
+  let dropped = 0;
+  for (const [reason, n] of Object.entries(out.dropped))
+    if (n) {
+      metrics.processorDropped.inc({ reason }, n);
+      dropped += n;
+    }
+  if (dropped) metrics.processorRecords.inc({ outcome: 'dropped' }, dropped);
 }

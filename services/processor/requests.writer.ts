@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { ClickHouseClient } from '../shared/clickhouse.js';
 import { REQUESTS_INSERT_COLUMNS, REQUESTS_INSERT_STRUCTURE } from '../shared/requests-row.js';
+import { metrics, secondsSince } from '../shared/metrics.js';
 import { TABLES } from '../shared/tables.js';
 import { rowBinary, type RequestRow } from './row.mapper.js';
 
@@ -65,6 +66,21 @@ export class RequestsWriter {
    */
   async insert(rows: RequestRow[], token: string): Promise<void> {
     if (rows.length === 0) return;
+    const start = process.hrtime.bigint();
+    try {
+      await this.insertRows(rows, token);
+    } catch (err) {
+      metrics.clickhouseInsert.observe({ table: TABLES.requests, outcome: 'failed' }, secondsSince(start));
+      metrics.clickhouseInsertFailures.inc({
+        table: TABLES.requests,
+        kind: isDataError(err) ? 'data' : 'other',
+      });
+      throw err;
+    }
+    metrics.clickhouseInsert.observe({ table: TABLES.requests, outcome: 'ok' }, secondsSince(start));
+  }
+
+  private async insertRows(rows: RequestRow[], token: string): Promise<void> {
     const settings = {
       insert_deduplicate: 1,
       insert_deduplication_token: token,

@@ -20,6 +20,7 @@ import {
 import { scopeKey, windowMetrics, type Scope } from './threshold.query.js';
 import { TriggerStateRepository } from './trigger-state.repository.js';
 import { WorkflowDirectory, type TimedWorkflow } from './workflow.directory.js';
+import { metrics } from '../shared/metrics.js';
 
 /** A job run on a cron pattern by exactly one replica per slot (STYLE.md rule 10). */
 export interface ScheduledJob {
@@ -143,11 +144,14 @@ export class Scheduler {
   private async runExclusive(name: string, fn: () => Promise<void>): Promise<void> {
     if (this.stopped) return;
     const { pg, log } = this.deps;
+    // Schedule workflows are counted together (one label value per workflow would be unbounded).
+    const job = name.startsWith('schedule:') ? 'schedule' : name;
     let client;
     try {
       client = await pg.connect();
     } catch (err) {
       log.warn({ err: (err as Error).message, job: name }, 'scheduler job skipped: postgres unavailable');
+      metrics.schedulerRuns.inc({ job, outcome: 'failed' });
       return;
     }
     let locked = false;
@@ -155,11 +159,14 @@ export class Scheduler {
       locked = await this.state.tryLock(client, name);
       if (!locked) {
         log.debug({ job: name }, 'scheduler job running on another replica');
+        metrics.schedulerRuns.inc({ job, outcome: 'elsewhere' });
         return;
       }
       await fn();
+      metrics.schedulerRuns.inc({ job, outcome: 'ran' });
     } catch (err) {
       log.error({ err, job: name }, 'scheduler job failed');
+      metrics.schedulerRuns.inc({ job, outcome: 'failed' });
     } finally {
       if (locked) await this.state.unlock(client, name).catch(() => undefined);
       client.release();

@@ -95,6 +95,9 @@ const schema = {
     // 32 bytes, as 64 hex digits or base64 (docs/security.md "Secrets at rest").
     SECRETS_KEY: { type: 'string', pattern: '^([0-9A-Fa-f]{64}|[A-Za-z0-9+/_-]{43}=?)$' },
     CHAT_HASH_KEY: { type: 'string', minLength: 32, maxLength: 1024 },
+    METRICS_TOKEN: { type: 'string', minLength: 16, maxLength: 1024, pattern: '^[\\x21-\\x7e]+$' },
+    METRICS_HOST: { type: 'string', default: '127.0.0.1' },
+    METRICS_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 9464 },
   },
 } as const;
 
@@ -203,6 +206,13 @@ export interface Config {
    * key of the chat widget's user hash; unset: derived from the secrets key.
    */
   secrets: { key: string | undefined; chatHashKey: string | undefined };
+  /**
+   * Prometheus metrics of the process (docs/operations.md): `GET /metrics` on the API and ingest
+   * listeners, and a listener of its own (`host`:`port`, 0 = none) in a process without either.
+   * `token`: the bearer token `/metrics` asks for everywhere; unset, the API and ingest listeners
+   * answer it only to loopback clients and the metrics listener to anyone who reaches its address.
+   */
+  metrics: { token: string | undefined; host: string; port: number };
 }
 
 export class ConfigError extends Error {}
@@ -322,6 +332,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       authLookupsPerSecond: v.AUTH_LOOKUPS_PER_SECOND,
     },
     secrets: { key: v.SECRETS_KEY, chatHashKey: v.CHAT_HASH_KEY },
+    metrics: { token: v.METRICS_TOKEN, host: v.METRICS_HOST, port: v.METRICS_PORT },
   };
 }
 

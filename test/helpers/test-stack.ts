@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -64,6 +65,8 @@ export async function startTestStack(
     ACTION_BACKOFF_MS: '200',
     ACTION_TIMEOUT_MS: '2000',
     SCHEDULER_THRESHOLD_CRON: '*/2 * * * * *',
+    // GET /metrics on the API and ingest listeners (test/integration/self-metrics.test.ts).
+    METRICS_TOKEN: randomBytes(24).toString('hex'),
     ...extraEnv,
   };
   const serviceLog = path.join(runDir, 'service.log');
