@@ -1,12 +1,23 @@
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { pino } from 'pino';
 import { localPostgresUrl, startPostgres, type PostgresHandle } from '../infra/local/postgres.launcher.js';
 import { createAccount } from './api/accounts.service.js';
-import { config } from './shared/config.js';
+import { config, environmentVariable } from './shared/config.js';
 import { logger } from './shared/logger.js';
 import { createPool, migratePostgres } from './shared/postgres.js';
 import { hashPassword, passwordProblem } from './shared/passwords.js';
+import {
+  applyPlan,
+  describeStep,
+  exportSettings,
+  plan,
+  readDocument,
+  SettingsApi,
+  SettingsError,
+} from './settings/settings-as-code.js';
 
 /** One line from standard input; on a terminal the typed characters are not echoed. */
 async function readPassword(): Promise<string> {
@@ -36,10 +47,15 @@ async function readPassword(): Promise<string> {
 
 const USAGE = `usage: npm run admin -- create-account --name NAME --email EMAIL [--plan standard|pro|enterprise] [--rate-limit N] [--bucket NAME] [--password P]
        npm run admin -- set-password --email EMAIL [--password P]
+       npm run admin -- export --account ACCOUNT_SID > tapline.yaml
+       npm run admin -- apply FILE [--account ACCOUNT_SID] [--dry-run]
 
 create-account prints one JSON object {accountSid, userSid, sessionToken, apiToken[, bucketSid]}.
 set-password sets a user's dashboard password (read from standard input without --password) and
 ends their sessions.
+export prints an account's buckets, rules, workflows and stream views as YAML (secrets as \${NAME});
+apply makes an account (the file's, or --account) match a file and prints the plan; --dry-run
+only prints it (docs/settings-as-code.md).
 Uses DATABASE_URL, or the local stack's Postgres (started for the command if it is not running).`;
 
 async function canConnect(url: string): Promise<boolean> {
@@ -63,13 +79,17 @@ async function main(): Promise<number> {
       'rate-limit': { type: 'string' },
       bucket: { type: 'string' },
       password: { type: 'string' },
+      account: { type: 'string' },
+      'dry-run': { type: 'boolean' },
       help: { type: 'boolean' },
     },
   });
   const command = positionals[0];
   const valid =
     (command === 'create-account' && values.name && values.email) ||
-    (command === 'set-password' && values.email);
+    (command === 'set-password' && values.email) ||
+    (command === 'export' && values.account) ||
+    (command === 'apply' && positionals[1]);
   if (values.help || !valid) {
     process.stderr.write(USAGE + '\n');
     return values.help ? 0 : 2;
@@ -80,7 +100,18 @@ async function main(): Promise<number> {
     return 2;
   }
   const cfg = config();
-  const log = logger('admin');
+  // export writes YAML on standard output: its log lines go to standard error.
+  const settingsCommand = command === 'export' || command === 'apply';
+  const log = settingsCommand ? pino({ level: 'warn' }, pino.destination(2)) : logger('admin');
+  let fileText: string | undefined;
+  if (command === 'apply') {
+    try {
+      fileText = await readFile(positionals[1]!, 'utf8');
+    } catch (err) {
+      process.stderr.write(`admin: cannot read ${positionals[1]}: ${(err as Error).message}\n`);
+      return 2;
+    }
+  }
   let url = cfg.postgres.url;
   let started: PostgresHandle | undefined;
   if (!url) {
@@ -94,6 +125,7 @@ async function main(): Promise<number> {
   const pool = createPool(url, 2, log);
   try {
     await migratePostgres(url, log);
+    if (settingsCommand) return await settings(pool, cfg, log, values, fileText);
     if (command === 'set-password') {
       const password = values.password ?? (await readPassword());
       const problem = passwordProblem(password);
@@ -130,6 +162,46 @@ async function main(): Promise<number> {
   } finally {
     await pool.end();
     await started?.stop();
+  }
+}
+
+/** `export` and `apply` (docs/settings-as-code.md); a refusal is printed with the API's message. */
+async function settings(
+  pool: pg.Pool,
+  cfg: ReturnType<typeof config>,
+  log: Parameters<typeof SettingsApi.open>[2],
+  values: { account?: string; 'dry-run'?: boolean },
+  fileText: string | undefined,
+): Promise<number> {
+  let api: SettingsApi | undefined;
+  try {
+    if (fileText === undefined) {
+      api = await SettingsApi.open(pool, cfg, log, values.account!);
+      const { yaml, secrets } = await exportSettings(api);
+      process.stdout.write(yaml);
+      if (secrets.length)
+        process.stderr.write(
+          `The file references ${secrets.length} secret(s) as \${NAME}; set them before an apply:\n` +
+            secrets.map((s) => `  ${s}\n`).join(''),
+        );
+      return 0;
+    }
+    const doc = readDocument(fileText, environmentVariable);
+    const account = values.account ?? doc.account;
+    if (!account) throw new SettingsError('no account: name it in the file (account:) or with --account');
+    api = await SettingsApi.open(pool, cfg, log, account);
+    const steps = await plan(api, doc);
+    process.stdout.write(steps.length ? steps.map((s) => `${describeStep(s)}\n`).join('') : 'No changes.\n');
+    if (values['dry-run'] || steps.length === 0) return 0;
+    await applyPlan(api, steps);
+    process.stdout.write(`Applied ${steps.length} change(s) to ${account}.\n`);
+    return 0;
+  } catch (err) {
+    if (!(err instanceof SettingsError)) throw err;
+    process.stderr.write(`admin: ${err.message}\n`);
+    return 1;
+  } finally {
+    await api?.close();
   }
 }
 

@@ -350,3 +350,11 @@ export const CONFIG_VARIABLES = Object.keys(schema.properties);
 export function childEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
   return { ...process.env, ...overrides };
 }
+
+/**
+ * One environment variable a settings file references as `${NAME}` (docs/settings-as-code.md):
+ * a secret the file leaves out, not configuration of the process, so it is not parsed above.
+ */
+export function environmentVariable(name: string): string | undefined {
+  return process.env[name];
+}

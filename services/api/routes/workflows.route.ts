@@ -296,7 +296,7 @@ export default async function workflowsRoutes(fastify: FastifyInstance): Promise
         tags,
         summary: 'Create a workflow',
         description:
-          'Needs `requests:read` too when an action is outbound (webhook, email, chat, automation).',
+          'Needs `requests:read` too when an action is outbound (every action type: webhook, email, chat, automation, slack, teams, pagerduty, opsgenie).',
         params: scopeParams,
         body: ref('workflowCreate'),
         response: { 201: ref('workflow') },
@@ -333,7 +333,7 @@ export default async function workflowsRoutes(fastify: FastifyInstance): Promise
         description:
           'Full replace of name, description (omitted = empty), trigger, actions and isActive. ' +
           'The environment and bucket of a workflow do not change. Needs `requests:read` too when ' +
-          'an action is outbound (webhook, email, chat, automation). A masked secret (`****`) sent ' +
+          'an action is outbound (every action type: webhook, email, chat, automation, slack, teams, pagerduty, opsgenie). A masked secret (`****`) sent ' +
           "back keeps the stored value while the action's URL keeps its origin (scheme, host, " +
           'port); with another origin it is a 400 naming it: send the value again.',
         params: oneParams,
