@@ -11,8 +11,9 @@ import { ROOT } from '../helpers/service-process.js';
 /**
  * Settings as code (docs/settings-as-code.md): `npm run admin -- export` and `apply` as the
  * operator runs them (tsx services/admin.ts, a child process against the test stack's Postgres
- * and secrets key), checked through the API. Each command is a tsx process of its own (about
- * 5 s of start-up on an idle machine, far more under load): the tests allow for that.
+ * and secrets key), checked through the API. Each command is a tsx process of its own, which
+ * took 21 s just to print its usage on the shared 2-core test machine under load: the tests
+ * allow for that.
  */
 
 const tsx = path.join(ROOT, 'node_modules', '.bin', 'tsx');
