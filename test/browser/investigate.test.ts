@@ -210,6 +210,13 @@ describe('dashboard: investigate', () => {
     expect(to - from).toBeGreaterThan(20 * MIN);
     expect(to - from).toBeLessThan(40 * MIN);
     expect(from).toBeGreaterThan(now - 60 * MIN);
+    // The charts draw the zoomed range only: no bucket past its end, none before its start.
+    for (const c of CHARTS)
+      await expect
+        .poll(async () =>
+          Date.parse((await page.getByTestId(`chart-${c}`).getAttribute('data-last-bucket')) ?? ''),
+        )
+        .toBeLessThanOrEqual(to);
     // The drag was not taken as a click: no marker dialog.
     expect(await page.locator('dialog[open]').count()).toBe(0);
     // The range picker shows the zoomed range as a custom one.

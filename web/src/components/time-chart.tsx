@@ -129,28 +129,32 @@ export function TimeChart({
   // Recomputed with each data update (every 10 s on a live range): "now" moves with it.
   const view = useMemo(() => {
     const now = Date.now();
-    // Never a bucket that starts in the future (the API's range ends on the next whole minute).
-    let n = x.length;
-    while (n > 0 && x[n - 1]! > now) n--;
-    const xs = x.slice(0, n);
-    const last = xs[n - 1];
+    const end = Math.max(Math.min(rangeEnd, now), rangeStart + 1);
+    // Only the buckets of the range (the previous range's data stays on screen while the new one
+    // loads), and never one that starts in the future (the API's range ends on the next minute).
+    let lo = 0;
+    while (lo < x.length && x[lo]! + step <= rangeStart) lo++;
+    let hi = x.length;
+    while (hi > lo && x[hi - 1]! > end) hi--;
+    const xs = x.slice(lo, hi);
+    const last = xs[xs.length - 1];
     const partial = last !== undefined && last + step > now ? last : null;
-    const axisEnd = Math.max(Math.min(rangeEnd, now), (last ?? rangeStart) + 1);
-    return { now, n, xs, partial, axisEnd };
+    return { now, lo, hi, xs, partial, axisEnd: end };
   }, [x, step, rangeStart, rangeEnd]);
 
   const ordered = useMemo(() => (stacked ? [...series].reverse() : series), [series, stacked]);
 
   const data = useMemo<AlignedData>(() => {
     const xs = view.xs.map((t) => t / 1000);
-    const cut = (v: (number | null)[]) => v.slice(0, view.n);
+    const cut = (v: (number | null)[]) => v.slice(view.lo, view.hi);
     const prev = previous.map((s) => cut(s.values));
     if (!stacked) return [xs, ...prev, ...series.map((s) => cut(s.values))];
     // Cumulative sums, drawn from the top total down so each class covers only its own band.
     const sums: (number | null)[][] = [];
     let acc = xs.map(() => 0);
     for (const s of series) {
-      acc = acc.map((a, i) => a + (s.values[i] ?? 0));
+      const values = cut(s.values);
+      acc = acc.map((a, i) => a + (values[i] ?? 0));
       sums.push([...acc]);
     }
     return [xs, ...prev, ...sums.reverse()];
@@ -249,7 +253,9 @@ export function TimeChart({
           spanGaps: false,
           // The legend shows the series' own value, not the stacked total.
           value: (_u: uPlot, v: number | null, _si: number, idx: number | null) =>
-            stacked && idx !== null ? format(orderedRef.current[i]!.values[idx] ?? 0) : format(v),
+            stacked && idx !== null
+              ? format(orderedRef.current[i]!.values[viewRef.current.lo + idx] ?? 0)
+              : format(v),
         })),
       ],
       hooks: {
