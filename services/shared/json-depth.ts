@@ -12,42 +12,38 @@ export const MAX_JSON_DEPTH = 64;
 
 /**
  * Where `value` first nests deeper than `max` levels: the path of keys (array indexes as
- * numbers) to the first object or array at level `max + 1`, or null when it stays within `max`.
- * Counted without recursion (a hostile value may nest thousands of levels) and stopping at the
- * first level too deep.
+ * numbers) to the first object or array at level `max + 1`, in document order, or null when it
+ * stays within `max`. The walk recurses at most `max + 1` calls deep (it stops at the first level
+ * too deep), so a hostile value nesting thousands of levels cannot exhaust the stack; it allocates
+ * nothing on the way (the path is built only for a value that is too deep).
  */
 export function tooDeepAt(value: unknown, max = MAX_JSON_DEPTH): (string | number)[] | null {
   if (value === null || typeof value !== 'object') return null;
-  // Each frame links to its parent, so the path is built only for the value that is too deep.
-  interface Frame {
-    v: object;
-    level: number;
-    key: string | number;
-    parent: Frame | null;
-  }
-  const stack: Frame[] = [{ v: value, level: 1, key: '', parent: null }];
-  while (stack.length) {
-    const f = stack.pop()!;
-    if (f.level > max) {
-      const path: (string | number)[] = [];
-      for (let at: Frame | null = f; at?.parent; at = at.parent) path.unshift(at.key);
-      return path;
-    }
-    if (Array.isArray(f.v)) {
-      for (let i = f.v.length - 1; i >= 0; i--) {
-        const child: unknown = f.v[i];
-        if (child !== null && typeof child === 'object')
-          stack.push({ v: child, level: f.level + 1, key: i, parent: f });
-      }
-    } else {
-      for (const k of Object.keys(f.v)) {
-        const child: unknown = (f.v as Record<string, unknown>)[k];
-        if (child !== null && typeof child === 'object')
-          stack.push({ v: child, level: f.level + 1, key: k, parent: f });
+  const path: (string | number)[] = [];
+  return deeperThan(value, 1, max, path) ? path.reverse() : null;
+}
+
+/** Whether `v` (at `level`) holds a value deeper than `max`; fills `path` leaf first when it does. */
+function deeperThan(v: object, level: number, max: number, path: (string | number)[]): boolean {
+  if (level > max) return true;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const child: unknown = v[i];
+      if (child !== null && typeof child === 'object' && deeperThan(child, level + 1, max, path)) {
+        path.push(i);
+        return true;
       }
     }
+    return false;
   }
-  return null;
+  for (const k in v) {
+    const child: unknown = (v as Record<string, unknown>)[k];
+    if (child !== null && typeof child === 'object' && deeperThan(child, level + 1, max, path)) {
+      path.push(k);
+      return true;
+    }
+  }
+  return false;
 }
 
 /**
