@@ -1,3 +1,4 @@
+import { isScopeCheck } from './auth.plugin.js';
 import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
@@ -85,7 +86,7 @@ export interface InventoryRoute {
   method: string;
   url: string;
   hidden: boolean;
-  /** has a route-level preHandler (where requireScope sits) */
+  /** has a route-level preHandler or a requireScope check */
   guarded: boolean;
 }
 
@@ -108,7 +109,11 @@ export default fp(
           method,
           url: route.url,
           hidden: route.schema?.hide === true,
-          guarded: Array.isArray(route.preHandler) ? route.preHandler.length > 0 : !!route.preHandler,
+          // requireScope, which the rate limiter moves from preHandler to preValidation, or any
+          // other route-level preHandler.
+          guarded:
+            [route.preHandler ?? []].flat().length > 0 ||
+            [route.preValidation ?? []].flat().some(isScopeCheck),
         });
       }
     });
