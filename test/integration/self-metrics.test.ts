@@ -180,7 +180,10 @@ describe('GET /metrics of the running service', () => {
     );
     expect([...steps].sort()).toEqual(['endpoint', 'exclusions', 'redact', 'triggers']);
     // One insert per block that holds rows (a block of excluded records only inserts nothing).
-    const inserts = moved('tapline_clickhouse_insert_duration_seconds_count', { table: 'requests', outcome: 'ok' });
+    const inserts = moved('tapline_clickhouse_insert_duration_seconds_count', {
+      table: 'requests',
+      outcome: 'ok',
+    });
     expect(inserts).toBeGreaterThanOrEqual(1);
     expect(inserts).toBeLessThanOrEqual(blocks);
     // Consumer lag per partition of the processor's group, read from Kafka at the scrape.
