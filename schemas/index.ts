@@ -5,6 +5,7 @@
  */
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { actionJobSchema } from './action-job.schema.js';
+import { ALERT_SCHEMAS } from './alert.schema.js';
 import { ACCOUNT_SCHEMAS } from './account.schema.js';
 import { AUTH_SCHEMAS } from './auth.schema.js';
 import { bucketCreateSchema, bucketListSchema, bucketSchema, bucketUpdateSchema } from './bucket.schema.js';
@@ -51,6 +52,7 @@ export const ALL_SCHEMAS = [
   ...TOKEN_SCHEMAS,
   ...RULE_SCHEMAS,
   ...WORKFLOW_SCHEMAS,
+  ...ALERT_SCHEMAS,
   ...METRICS_SCHEMAS,
   ...AUTH_SCHEMAS,
   ...ACCOUNT_SCHEMAS,

@@ -47,7 +47,8 @@ export class TriggerStateRepository {
   }
 
   /**
-   * Records one threshold evaluation (for operators and tests: last value, result, time).
+   * Records one threshold evaluation (last value, result, time) and, when the result differs from
+   * the previous one, since when it holds (`result_since`: the Alerts page's firing/resolved since).
    * Returns whether the workflow's alert is open (fired and not resolved since).
    */
   async recordEvaluation(
@@ -59,9 +60,13 @@ export class TriggerStateRepository {
   ): Promise<boolean> {
     const r = await this.pg.query<{ firing: boolean }>(
       `INSERT INTO workflow_trigger_state AS s
-         (workflow_sid, account_sid, last_evaluated_at, last_value, last_result) VALUES ($1, $2, $3, $4, $5)
+         (workflow_sid, account_sid, last_evaluated_at, last_value, last_result, result_since)
+         VALUES ($1, $2, $3, $4, $5, $3)
        ON CONFLICT (workflow_sid) DO UPDATE SET last_evaluated_at = EXCLUDED.last_evaluated_at,
-         last_value = EXCLUDED.last_value, last_result = EXCLUDED.last_result, updated_at = now()
+         last_value = EXCLUDED.last_value, last_result = EXCLUDED.last_result,
+         result_since = CASE WHEN s.last_result IS DISTINCT FROM EXCLUDED.last_result OR s.result_since IS NULL
+           THEN EXCLUDED.last_evaluated_at ELSE s.result_since END,
+         updated_at = now()
        RETURNING firing`,
       [workflowSid, accountSid, slot, value, result],
     );

@@ -303,6 +303,26 @@ describe('dashboard: accessibility and the smaller fixes', () => {
     expect(me.errors).toEqual([]);
   });
 
+  it('lists the error workflow as an alert: never fired, then firing since its first execution', async () => {
+    await page.goto('/alerts');
+    await page.getByRole('heading', { name: 'Alerts', level: 1 }).waitFor();
+    const alert = page.getByTestId('alert').filter({ hasText: 'Checkout errors' });
+    await expect.poll(() => alert.getByTestId('alert-state').textContent()).toBe('Resolved: never fired');
+    await ingest([rec('/checkout', 503, new Date())]);
+    await expect
+      .poll(() => alert.getByTestId('alert-state').textContent(), { timeout: 60_000, interval: 2000 })
+      .toMatch(/^Firing since /);
+    await page.reload();
+    await alert.getByRole('row').nth(1).waitFor();
+    expect(await alert.getByRole('row').nth(1).textContent()).toContain('/checkout');
+    await screenshot(page, 'a11y-06-alerts-1440');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await screenshot(page, 'a11y-07-alerts-390');
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth')).toBe(0);
+    await page.setViewportSize({ width: 1440, height: 900 });
+    expect(me.errors).toEqual([]);
+  });
+
   it('axe finds no serious or critical violation on any page', async () => {
     const wfBase = `/settings/workflows/${bucketSid}/${ENV}/${workflowSid}`;
     const pages: [string, string][] = [
@@ -313,6 +333,7 @@ describe('dashboard: accessibility and the smaller fixes', () => {
       ['/stream', 'Stream'],
       [`/requests/${bucketSid}/${requestSid}`, ''],
       ['/events', 'Events'],
+      ['/alerts', 'Alerts'],
       ['/settings/buckets', 'Buckets'],
       [`/settings/buckets/${bucketSid}`, `Shop ${tag}`],
       ['/settings/exclusions', 'Exclusions'],

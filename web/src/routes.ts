@@ -1,4 +1,5 @@
 import type { ComponentType } from 'react';
+import { AlertsPage } from './pages/alerts';
 import { BucketsPage } from './pages/buckets';
 import { BucketSetupPage } from './pages/bucket-setup';
 import { AccountPage } from './pages/account';
@@ -33,6 +34,7 @@ export const ROUTES: PageRoute[] = [
   { path: '/stream', component: StreamPage, nav: { label: 'Stream', group: 'traffic' } },
   { path: '/requests/:bucketSid/:requestSid', component: RequestPage },
   { path: '/events', component: EventsPage, nav: { label: 'Events', group: 'traffic' } },
+  { path: '/alerts', component: AlertsPage, nav: { label: 'Alerts', group: 'traffic' } },
   { path: '/settings/buckets', component: BucketsPage, nav: { label: 'Buckets', group: 'settings' } },
   { path: '/settings/buckets/:bucketSid', component: BucketSetupPage },
   {

@@ -18,6 +18,7 @@ import sdkRoutes from './sdk.route.js';
 import accountRoutes from './account.route.js';
 import rulesPreviewRoutes from './rules-preview.route.js';
 import workflowsRoutes from './workflows.route.js';
+import alertsRoutes from './alerts.route.js';
 import metricsRoutes from './metrics.route.js';
 
 /**
@@ -49,5 +50,6 @@ export const ROUTES: {
   { plugin: accountRoutes },
   { plugin: rulesPreviewRoutes },
   { plugin: workflowsRoutes },
+  { plugin: alertsRoutes },
   { plugin: metricsRoutes },
 ];

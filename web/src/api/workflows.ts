@@ -14,11 +14,28 @@ import type {
   workflowSchema,
   workflowTestResultSchema,
 } from '../../../schemas/workflow.schema';
+import type { ALERT_STATES } from '../../../schemas/alert.schema';
 import { api } from './client';
 import type { List } from './types';
 
 export type Workflow = FromSchema<typeof workflowSchema>;
 export type WorkflowExecution = FromSchema<typeof workflowExecutionSchema>;
+/** An alert (GET …/alerts, schemas/alert.schema.ts): its trigger and executions as a workflow's. */
+export interface Alert {
+  workflowSid: string;
+  name: string;
+  bucketSid: string;
+  environmentSid: string;
+  triggerType: 'threshold' | 'error';
+  trigger: Workflow['trigger'];
+  isActive: boolean;
+  state: (typeof ALERT_STATES)[number];
+  since: string | null;
+  lastFiredAt: string | null;
+  lastEvaluatedAt: string | null;
+  lastValue: number | null;
+  executions: WorkflowExecution[];
+}
 export type WorkflowTestResult = FromSchema<typeof workflowTestResultSchema>;
 export type WorkflowPreview = FromSchema<typeof workflowPreviewSchema>;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
@@ -52,6 +69,14 @@ const acct = (a: string) => `/v1/accounts/${encodeURIComponent(a)}`;
 const base = (a: string, e: string, b: string) =>
   `${acct(a)}/environments/${encodeURIComponent(e)}/buckets/${encodeURIComponent(b)}/workflows`;
 const one = (a: string, e: string, b: string, w: string) => `${base(a, e, b)}/${encodeURIComponent(w)}`;
+
+export const alerts = {
+  list: (a: string, q: { bucketSid?: string | null; environmentSid?: string | null }) =>
+    api.get<List<Alert>>(`${acct(a)}/alerts`, {
+      bucketSid: q.bucketSid ?? undefined,
+      environmentSid: q.environmentSid ?? undefined,
+    }),
+};
 
 export const workflows = {
   /** Every workflow of the account (all buckets and environments), for the list page. */
