@@ -3,7 +3,14 @@ import pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createAccount } from '../../services/api/accounts.service.js';
-import { launchBrowser, openPage, screenshot, type OpenedPage, signIn } from '../helpers/browser.js';
+import {
+  launchBrowser,
+  openPage,
+  screenshot,
+  SESSION_RATE_LIMIT,
+  type OpenedPage,
+  signIn,
+} from '../helpers/browser.js';
 
 const env = inject('browserEnv');
 
@@ -397,6 +404,58 @@ describe('dashboard: investigate', () => {
     await page.emulateMedia({ colorScheme: 'light' });
   });
 
+  it("keeps a signed-in person's page working past the plan's quota, and the API token keeps all of it", async () => {
+    const quota = 30;
+    const pool = new pg.Pool({ connectionString: env.databaseUrl, max: 1 });
+    const quotaEmail = `quota-${tag}@example.test`;
+    let acc: Awaited<ReturnType<typeof createAccount>>;
+    try {
+      acc = await createAccount(pool, {
+        name: `Quota ${tag}`,
+        email: quotaEmail,
+        password,
+        plan: 'enterprise',
+        rateLimit: quota,
+        bucketName: 'Quota API',
+      });
+    } finally {
+      await pool.end();
+    }
+    const ingest = await fetch(`${env.ingestUrl}/v1/buckets/${acc.bucketSid}/ingest`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${acc.apiToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ records: [0, 1, 2].map((i) => rec('/orders', 'GET', 200, now - i * 1000)) }),
+    });
+    expect(ingest.status).toBe(202);
+    const otherBrowser = await launchBrowser();
+    const other = await openPage(otherBrowser, env.apiUrl, { width: 1440, height: 900 });
+    try {
+      await signIn(other.page, quotaEmail, password);
+      // The page polls while the person's own calls go well past the plan's 30 per hour.
+      for (let i = 0; i < quota * 2; i++) {
+        const res = await other.context.request.get(`${env.apiUrl}/v1/authentication/session`);
+        expect(res.status()).toBe(200);
+      }
+      await other.page.goto(`/overview?bucket=${acc.bucketSid}&range=1h`);
+      const tile = other.page.getByTestId('tile-Requests');
+      await expect
+        .poll(async () => Number(((await tile.textContent()) ?? '').replace(/[^0-9]/g, '') || '0'), {
+          timeout: 60_000,
+        })
+        .toBe(3);
+      expect(await other.page.getByTestId('rate-limit-notice').count()).toBe(0);
+      await screenshot(other.page, 'e-session-past-quota-1440');
+      // The account's API token still has its whole quota: the session spent none of it.
+      const res = await fetch(`${env.apiUrl}/v1/accounts/${acc.accountSid}/buckets`, {
+        headers: { authorization: `Bearer ${acc.apiToken}` },
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-ratelimit-remaining')).toBe(String(quota - 1));
+    } finally {
+      await otherBrowser.close();
+    }
+  });
+
   it('keeps the frame and says when the quota resets once the API answers 429', async () => {
     const pool = new pg.Pool({ connectionString: env.databaseUrl, max: 1 });
     const limitedEmail = `limited-${tag}@example.test`;
@@ -416,9 +475,10 @@ describe('dashboard: investigate', () => {
     const other = await openPage(otherBrowser, env.apiUrl, { width: 1440, height: 900 });
     try {
       await signIn(other.page, limitedEmail, password);
-      // Spend what is left of the quota with the page's own session.
+      // Spend the person's own bound (SESSION_RATE_LIMIT of the browser stack) with the page's
+      // session: a session never spends the plan's quota, so its 429 comes from that bound.
       let reset = '';
-      for (let i = 0; i < 60 && !reset; i++) {
+      for (let i = 0; i < SESSION_RATE_LIMIT + 50 && !reset; i++) {
         const res = await other.context.request.get(`${env.apiUrl}/v1/authentication/session`);
         if (res.status() === 429) reset = res.headers()['x-ratelimit-reset'] ?? '';
       }

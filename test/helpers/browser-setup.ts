@@ -1,5 +1,6 @@
 import { buildWebIfChanged } from '../../infra/web-build.js';
 import type { TestProject } from 'vitest/node';
+import { SESSION_RATE_LIMIT } from './browser.js';
 import { ROOT } from './service-process.js';
 import { startTestStack, type TestStack } from './test-stack.js';
 
@@ -29,7 +30,12 @@ export async function setup(project: TestProject): Promise<void> {
   // React's development build (StrictMode double effects, dev-only warnings) instead of the real one.
   // Built only when web/ changed since the last build (infra/web-build.ts), as `npm start` does.
   buildWebIfChanged(ROOT, { quiet: true, env: { ...process.env, NODE_ENV: 'production' } });
-  stack = await startTestStack('browser', { DEMO_ACCOUNT: 'false' });
+  // A signed-in person's own bound, low enough that a test can reach it (investigate.test.ts) and
+  // far above what a person's pages call in the whole browser run.
+  stack = await startTestStack('browser', {
+    DEMO_ACCOUNT: 'false',
+    SESSION_RATE_LIMIT: String(SESSION_RATE_LIMIT),
+  });
   project.provide('browserEnv', {
     apiUrl: stack.service.apiUrl,
     ingestUrl: stack.service.ingestUrl,

@@ -49,6 +49,9 @@ export interface OpenedPage {
  * Chromium then reports its own, `en-US@posix`, which Intl refuses (the dashboard copes:
  * web/src/lib/locale-guard.ts, tested with it).
  */
+/** Requests per hour a signed-in person may make on the browser tests' stack (SESSION_RATE_LIMIT). */
+export const SESSION_RATE_LIMIT = 2500;
+
 export async function openPage(
   browser: Browser,
   baseURL: string,
