@@ -109,6 +109,9 @@ export const ingestRecordSchema = {
     // processor derives one from the path when it is absent.
     endpoint: nullableString(2048),
     note: nullableString(10000),
+    // Set by an SDK whose host-side sensitive-data rules changed the record (the sizes stay as
+    // captured), as the processor sets it for its own; answered on the stored record.
+    redacted: { type: 'boolean' },
     createdAt: timestamp,
     receivedAt: timestamp,
     firewall: {

@@ -62,6 +62,22 @@ describe('ingest endpoint', () => {
     expect(sids).toHaveLength(2);
   });
 
+  it('accepts the redacted mark an SDK sets after redacting in the host, and answers it', async () => {
+    const acct = await newAccount();
+    const r = makeRecord({ contextSid: 'host-redacted', redacted: true });
+    const res = await ingest(acct.bucketSid, acct.apiToken, [r]);
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ accepted: 1, rejected: [] });
+    const [rec] = await waitFor(async () => {
+      const l = await api(acct.apiToken).get<{ records: Record<string, unknown>[] }>(
+        `/v1/accounts/${acct.accountSid}/buckets/${acct.bucketSid}/requests`,
+      );
+      return l.body.records.length ? l.body.records : undefined;
+    });
+    expect(rec!.contextSid).toBe('host-redacted');
+    expect(rec!.redacted).toBe(true);
+  });
+
   it('accepts gzip bodies', async () => {
     const acct = await newAccount();
     const res = await ingest(acct.bucketSid, acct.apiToken, [makeRecord(), makeRecord()], { gzip: true });
