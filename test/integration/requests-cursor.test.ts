@@ -21,7 +21,7 @@ import { mcpToken } from '../helpers/scoped-token.js';
  */
 
 type Rec = Record<string, unknown>;
-type Page = { hasMore: boolean; records: Rec[]; nextCursor: string | null };
+type Page = { hasMore: boolean; records: Rec[]; nextCursor?: string };
 type Search = { hits: Rec[]; nextCursor: string | null; truncated: { howToGetMore: string } | false };
 
 const PER_MS = 4;
@@ -98,8 +98,8 @@ describe('cursor paging of requests', () => {
         expect(res.status, res.text).toBe(200);
         const page = res.body;
         seen.push(...page.records);
-        expect(page.nextCursor === null, 'nextCursor exactly when hasMore').toBe(!page.hasMore);
-        cursor = page.nextCursor;
+        expect(page.nextCursor === undefined, 'nextCursor exactly when hasMore').toBe(!page.hasMore);
+        cursor = page.nextCursor ?? null;
         pages++;
       } while (typeof cursor === 'string' && pages < 100);
       expect(pages).toBe(Math.ceil(160 / 7));

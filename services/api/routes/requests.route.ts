@@ -76,14 +76,14 @@ export default async function requestsRoutes(
         response: {
           200: {
             type: 'object',
-            required: ['hasMore', 'records', 'nextCursor'],
+            required: ['hasMore', 'records'],
             properties: {
               hasMore: { type: 'boolean' },
               records: { type: 'array', items: ref('requestRecord') },
               nextCursor: {
-                type: ['string', 'null'],
+                type: 'string',
                 description:
-                  'With sort=createdAt and more records: pass it as `cursor` for the next page (docs/search.md). Null otherwise.',
+                  'With sort=createdAt and more records: pass it as `cursor` for the next page (docs/search.md). Absent on the last page, so the list keeps the `{hasMore, records}` shape of every list.',
               },
             },
           },
@@ -116,11 +116,10 @@ export default async function requestsRoutes(
           criteria,
         },
       );
-      return {
-        hasMore: page.hasMore,
-        records: page.records.map(asRecord),
-        nextCursor: page.nextCursor,
-      };
+      const records = page.records.map(asRecord);
+      return page.nextCursor === null
+        ? { hasMore: page.hasMore, records }
+        : { hasMore: page.hasMore, records, nextCursor: page.nextCursor };
     },
   );
 
