@@ -219,10 +219,12 @@ async function main(cfg: Config): Promise<void> {
     const ownIngestListener = cfg.roles.has('ingest') && !separateIngest;
     if (!cfg.roles.has('api') && !ownIngestListener && cfg.metrics.port > 0) {
       const metricsServer = await startMetricsListener(cfg, logger('metrics'));
-      closers.push({
-        name: 'metrics listener',
-        close: () => new Promise<void>((resolve) => metricsServer.close(() => resolve())),
-      });
+      if (metricsServer) {
+        closers.push({
+          name: 'metrics listener',
+          close: () => new Promise<void>((resolve) => metricsServer.close(() => resolve())),
+        });
+      }
     }
 
     const demo = cfg.demoAccount ? await ensureDemoAccount(pool, cfg) : undefined;

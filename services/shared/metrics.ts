@@ -188,7 +188,7 @@ export function registerMetrics(app: FastifyInstance, cfg: Config, listener: 'ap
  * The metrics listener of a process without an API or ingest listener (a processor, actions or
  * scheduler role process): `GET /metrics` on METRICS_HOST:METRICS_PORT, nothing else.
  */
-export async function startMetricsListener(cfg: Config, log: Logger): Promise<http.Server> {
+export async function startMetricsListener(cfg: Config, log: Logger): Promise<http.Server | null> {
   const server = http.createServer((req, res) => {
     const send = (status: number, body: string, type: string) => {
       res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
@@ -230,13 +230,24 @@ export async function startMetricsListener(cfg: Config, log: Logger): Promise<ht
       },
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+  // A port already taken (several role processes on one machine sharing the default) costs the
+  // process its metrics, never its work: it starts without the listener and says so.
+  const listening = await new Promise<boolean>((resolve, reject) => {
+    const failed = (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EADDRINUSE') return reject(err);
+      log.warn(
+        { host: cfg.metrics.host, port: cfg.metrics.port },
+        'metrics listener not started: the port is in use (give each process its own METRICS_PORT)',
+      );
+      resolve(false);
+    };
+    server.once('error', failed);
     server.listen(cfg.metrics.port, cfg.metrics.host, () => {
-      server.off('error', reject);
-      resolve();
+      server.off('error', failed);
+      resolve(true);
     });
   });
+  if (!listening) return null;
   log.info({ host: cfg.metrics.host, port: cfg.metrics.port }, 'metrics listener ready');
   return server;
 }

@@ -43,7 +43,7 @@ describe('dashboard buckets', () => {
     await screenshot(page, '60-bucket-setup-waiting');
 
     // The batch curl as the page shows it, run from the test over HTTP.
-    const curl = (await page.locator('pre code').first().textContent()) ?? '';
+    const curl = (await page.getByTestId('ingest-curl').textContent()) ?? '';
     const url = /curl -X POST (\S+)/.exec(curl)?.[1];
     const body = /-d '(.+)'$/m.exec(curl)?.[1];
     expect(url).toBe(`${env.ingestUrl}${new URL(url!).pathname}`);
