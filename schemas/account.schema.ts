@@ -15,7 +15,7 @@ export const accountSchema = {
     rateLimit: {
       type: 'object',
       description:
-        'The management API’s hourly allowance of the account (spec 8) and its use in the current ' +
+        'The management API’s hourly allowance of the account (docs/auth.md) and its use in the current ' +
         'window, this request included, as counted by the process that answers',
       required: ['limit', 'windowSeconds', 'used', 'resetAt'],
       properties: {

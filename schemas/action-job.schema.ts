@@ -5,7 +5,7 @@ import { timestamp, type Closed } from './common.schema.js';
  * A job on Kafka topic `workflow.actions` (TOPICS.actions), keyed by workflow sid: one workflow hit
  * to be executed by the action runner. Produced by the processor (request/error triggers, after
  * server-side redaction) and by the scheduler (threshold/schedule triggers). `context` carries every
- * value a `{{…}}` template variable of spec 2.12 can name; `executionSid` (`wfx_…`) is the
+ * value a `{{…}}` template variable of the interface (docs/workflows.md) can name; `executionSid` (`wfx_…`) is the
  * execution id the runner records and the request record lists in `workflowExecutions`.
  */
 const anyValue = {} as const;

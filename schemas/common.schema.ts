@@ -69,7 +69,7 @@ export const timeCursorSchema = {
 } as const;
 
 /**
- * Query string of list endpoints: spec 4.12 (`page`, `limit`, `sort`, `order`, and `start_date` /
+ * Query string of list endpoints: the interface (docs/search.md) (`page`, `limit`, `sort`, `order`, and `start_date` /
  * `end_date`, inclusive bounds of the records' `createdAt`; the events list reads them as its
  * time window instead, docs/api.md).
  */

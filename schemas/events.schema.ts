@@ -1,6 +1,6 @@
 import { listOf, nullableTimestamp, timestamp } from './common.schema.js';
 
-/** Event markers (spec 2.7, 4.9, 6). */
+/** Event markers (docs/events-mcp.md). */
 
 export const EVENT_TYPES = ['deployment', 'incident', 'config_change', 'scale', 'custom'] as const;
 
@@ -11,7 +11,7 @@ const bucketSids = {
   maxItems: 100,
   items: { type: 'string', minLength: 1, maxLength: 64 },
 } as const;
-/** `*` (every environment) or an environment sid: 6 alphanumeric characters (spec 2.1). */
+/** `*` (every environment) or an environment sid: 6 alphanumeric characters (docs/auth.md). */
 const environmentSids = {
   type: 'array',
   minItems: 1,
@@ -79,7 +79,7 @@ export const eventCreateSchema = {
   },
 } as const;
 
-/** PUT: any create field; only the provided ones change (spec 4.9). */
+/** PUT: any create field; only the provided ones change (docs/events-mcp.md). */
 export const eventUpdateSchema = {
   $id: 'eventUpdate',
   type: 'object',
@@ -87,14 +87,14 @@ export const eventUpdateSchema = {
   properties: eventCreateSchema.properties,
 } as const;
 
-/** Query of `GET /events` (spec 4.9) plus the list conventions `page`, `sort`, `order`. */
+/** Query of `GET /events` (docs/events-mcp.md) plus the list conventions `page`, `sort`, `order`. */
 export const eventListQuery = {
   type: 'object',
   properties: {
     type,
     startTime: timestamp,
     endTime: timestamp,
-    // The list endpoints' date bounds (spec 4.12): for events, the same window as startTime/endTime.
+    // The list endpoints' date bounds (docs/search.md): for events, the same window as startTime/endTime.
     start_date: timestamp,
     end_date: timestamp,
     bucketSid: { type: 'string', minLength: 1, maxLength: 64 },

@@ -1,5 +1,5 @@
 /**
- * Metrics (spec 2.10, 4.8): query strings and responses of Shape B (the 4.8 paths) and Shape A
+ * Metrics (docs/metrics.md): query strings and responses of Shape B and Shape A
  * (documented extra paths under /metrics/shapeA). See docs/metrics.md.
  */
 import type { FromSchema } from 'json-schema-to-ts';
@@ -24,7 +24,7 @@ const scopeProperties = {
   method: { type: 'string', pattern: '^[A-Za-z-]{1,32}$' },
   startDate: isoDate,
   endDate: isoDate,
-  // Aliases of the list endpoints' spelling (spec 4.12).
+  // Aliases of the list endpoints' spelling (docs/search.md).
   start_date: isoDate,
   end_date: isoDate,
 } as const;
@@ -78,7 +78,7 @@ const nullableNum = { type: ['number', 'null'] } as const;
 const ts = { type: 'string', format: 'date-time' } as const;
 const counts = { type: 'object', additionalProperties: int } as const;
 
-/** Event markers (spec 2.7) overlapping the range, beside the series (spec 6). */
+/** Event markers (docs/events-mcp.md) overlapping the range, beside the series (docs/events-mcp.md). */
 export const metricsEventSchema = {
   $id: 'metricsEventMarker',
   type: 'object',

@@ -2,7 +2,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { environmentSid, nullableTimestamp, timestamp, type Closed } from './common.schema.js';
 
 /**
- * A captured request record (spec 2.9). The ingest schema is what clients send; the stored shape
+ * A captured request record (docs/processing.md). The ingest schema is what clients send; the stored shape
  * is the same record with every server-filled field present.
  */
 const nullableString = (max: number) => ({ type: ['string', 'null'], maxLength: max }) as const;
@@ -170,7 +170,7 @@ export const ingestResultSchema = {
   },
 } as const;
 
-/** A stored record as the API returns it (spec 2.9, Shape B) plus `endpoint`, `tags`, `storedAt`. */
+/** A stored record as the API returns it (docs/processing.md, Shape B) plus `endpoint`, `tags`, `storedAt`. */
 export const requestRecordSchema = {
   $id: 'requestRecord',
   type: 'object',

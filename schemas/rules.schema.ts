@@ -1,5 +1,5 @@
 /**
- * Exclusion and redaction rules (spec 2.5, 2.6, 4.5, 4.6) and the SDK settings document (4.4).
+ * Exclusion and redaction rules (docs/rules.md) and the SDK settings document (docs/rules.md).
  * Both shapes share the routes and the tables (docs/rules.md): Shape B (`name`, `pathPattern`,
  * `fieldPath`, …, with Shape A's scoping `buckets`, `environments`, `redactAt`) and Shape A
  * (`criteria`; `type`, `level`, `scopes`, `pattern`, `applyTo`; `enabled`, `deletedAt`).
@@ -26,7 +26,7 @@ export const ruleMethod = {
   description: 'HTTP method (case-insensitive, stored upper case) or `*` for every method',
 } as const;
 
-/** `*` matches any run of characters, everything else matches exactly (spec 2.5). */
+/** `*` matches any run of characters, everything else matches exactly (docs/rules.md). */
 export const pathPattern = {
   type: 'string',
   minLength: 1,
@@ -94,7 +94,7 @@ export const exclusionSchema = {
   },
 } as const;
 
-/** The fields both Shape A rules answer with (spec 2.5, 2.6), before and after their own. */
+/** The fields both Shape A rules answer with (docs/rules.md), before and after their own. */
 const shapeAHead = {
   sid: { type: 'string' },
   accountSid: { type: 'string' },
@@ -119,7 +119,7 @@ const SHAPE_A_REQUIRED = [
 ] as const;
 
 /**
- * Shape A exclusion (spec 2.5): `criteria` in the stream-view search language (docs/search.md),
+ * Shape A exclusion (docs/rules.md): `criteria` in the stream-view search language (docs/search.md),
  * evaluated on each record by the processor. `deletedAt` set = soft-deleted (no longer applied).
  */
 export const exclusionASchema = {
@@ -287,7 +287,7 @@ export const REDACTION_LEVELS = ['full', 'mask', 'partial'] as const;
 export const APPLY_TO = ['key', 'value'] as const;
 
 /**
- * Shape A redaction (spec 2.6): a predefined type (`pattern`, `applyTo` null) or a custom type
+ * Shape A redaction (docs/rules.md): a predefined type (`pattern`, `applyTo` null) or a custom type
  * (`pattern` an RE2 expression, `applyTo` key or value), redacted at `level` in `scopes`.
  */
 export const redactionASchema = {

@@ -1,5 +1,5 @@
 /**
- * Every scope of spec 5.8 plus the finer ones of the resources Tapline adds (docs/auth.md). The
+ * Every scope of the interface (docs/auth.md) plus the finer ones of the resources Tapline adds (docs/auth.md). The
  * schemas and the services both read them from here: `schemas/` imports nothing from `services/`.
  */
 export const ALL_SCOPES = [

@@ -1,6 +1,6 @@
 import { listOf, nullableTimestamp, timestamp } from './common.schema.js';
 
-/** Stream views: saved searches over a bucket's traffic (spec 2.8; endpoints designed here). */
+/** Stream views: saved searches over a bucket's traffic (docs/search.md; endpoints designed here). */
 
 export const STREAM_VIEW_ICONS = [
   'search',

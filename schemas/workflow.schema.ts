@@ -1,5 +1,5 @@
 /**
- * Workflows (spec 2.12, 4.10) and their execution log. Trigger and action shapes are validated
+ * Workflows (docs/workflows.md) and their execution log. Trigger and action shapes are validated
  * strictly: `oneOf` by `type` with an OpenAPI `discriminator`, so a failing body reports only the
  * errors of the branch its `type` names (the workflow routes compile with ajv's discriminator
  * option). Cron strings are checked with node-cron in the route, beyond what a schema can say.

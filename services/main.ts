@@ -30,7 +30,7 @@ import { CONSUMER_GROUPS, TOPICS } from './shared/topics.js';
 
 /**
  * One entry point for every role (ROLES, default all). Start order: stack, stores, migrations,
- * topics, roles. Stop order (STYLE.md rule 9): stop intake, stop consuming (flush + commit),
+ * topics, roles. Stop order (docs/architecture.md, convention 9): stop intake, stop consuming (flush + commit),
  * close clients, stop the stack.
  */
 async function main(cfg: Config): Promise<void> {

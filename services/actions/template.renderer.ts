@@ -1,7 +1,7 @@
 import type { ActionJob } from '../../schemas/action-job.schema.js';
 
 /**
- * `{{…}}` template substitution in action configs (spec 2.12). Pure and total: any input gives a
+ * `{{…}}` template substitution in action configs (docs/workflows.md). Pure and total: any input gives a
  * result, nothing throws. Rules (docs/workflows.md "Template variables"):
  * - a known variable is replaced by its value: strings as they are, numbers and booleans as text,
  *   objects and arrays as JSON, null/absent as the empty string;
@@ -12,7 +12,7 @@ import type { ActionJob } from '../../schemas/action-job.schema.js';
  *   exactly as written.
  */
 
-/** The variables of spec 2.12, plus workflow/execution ids (documented extras). */
+/** The variables of the interface (docs/workflows.md), plus workflow/execution ids (documented extras). */
 export const TEMPLATE_VARIABLES: Readonly<Record<string, readonly string[]>> = {
   request: ['method', 'path', 'headers', 'body', 'query'],
   response: ['statusCode', 'headers', 'body', 'size'],

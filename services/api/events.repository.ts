@@ -3,7 +3,7 @@ import { isSid, newSid } from '../shared/ids.js';
 import { notFound, validation } from '../shared/errors.js';
 import { iso, offsetOf, pageOf, type ListResult } from './pagination.js';
 
-/** Event marker as the API answers it (spec 2.7). */
+/** Event marker as the API answers it (docs/events-mcp.md). */
 export interface EventMarker {
   sid: string;
   accountSid: string;

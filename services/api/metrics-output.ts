@@ -11,7 +11,7 @@ import {
 } from './metrics-range.js';
 
 /**
- * The answers of the metrics endpoints, Shape B (spec 4.8) and Shape A (spec 2.10), built from the
+ * The answers of the metrics endpoints, Shape B and Shape A (docs/metrics.md), built from the
  * rows of the SQL in metrics-queries.ts. Both tables (rollups and edge minutes) may answer a row
  * for the same key: rows are added up here before anything is judged or divided.
  */

@@ -1,7 +1,7 @@
 import { validation } from '../shared/errors.js';
 
 /**
- * The time model of metrics (spec 2.10, 4.8): minute resolution. A range covers the minute
+ * The time model of metrics (docs/metrics.md): minute resolution. A range covers the minute
  * containing its start through the minute containing its end, both inclusive; intervals are
  * aligned in UTC (weeks start on Monday).
  */

@@ -40,7 +40,7 @@ import {
 } from './metrics-range.js';
 
 /**
- * Metrics (spec 2.10, 4.8): each answer is one or two aggregate queries (metrics-queries.ts) and
+ * Metrics (docs/metrics.md): each answer is one or two aggregate queries (metrics-queries.ts) and
  * their rows shaped into the answer (metrics-output.ts), over the time model of metrics-range.ts.
  */
 
@@ -129,7 +129,7 @@ export class MetricsRepository {
   }
 
   /**
-   * Event markers overlapping the range (spec 2.7, 6), scoped like the events list: an event for
+   * Event markers overlapping the range (docs/events-mcp.md), scoped like the events list: an event for
    * `*` or for the requested bucket / environment. Without a bucket filter every event of the
    * account counts.
    */

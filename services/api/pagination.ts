@@ -7,7 +7,7 @@ import { validation } from '../shared/errors.js';
  */
 export const MAX_PAGE_DEPTH = 10_000;
 
-/** page/limit/sort/order and the creation-date bounds of list endpoints (spec 4.12). */
+/** page/limit/sort/order and the creation-date bounds of list endpoints (docs/search.md). */
 export interface ListQuery {
   page: number;
   limit: number;
@@ -39,7 +39,7 @@ export function offsetOf(q: Pick<ListQuery, 'page' | 'limit'>): number {
 }
 
 /**
- * The list's `start_date` / `end_date` (spec 4.12) as inclusive bounds on `column`, an SQL
+ * The list's `start_date` / `end_date` (docs/search.md) as inclusive bounds on `column`, an SQL
  * fragment (`AND …`, empty without them) with parameters numbered from `$next` and their values.
  * start_date after end_date is a 400.
  */

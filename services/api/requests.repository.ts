@@ -40,7 +40,7 @@ export function likePattern(glob: string): string {
 
 type ApiRecord = Record<string, unknown>;
 
-/** The request and response members spec 2.9 lists as nullable. */
+/** The request and response members the interface (docs/processing.md) lists as nullable. */
 const REQUEST_NULLABLE = ['host', 'method', 'path', 'port', 'url', 'contentType', 'size'] as const;
 const RESPONSE_NULLABLE = ['statusCode', 'headers', 'size', 'contentType'] as const;
 
@@ -308,7 +308,7 @@ export class RequestsRepository {
     r.firewall ??= { blocked: false };
     r.note ??= null;
     r.storedAt = storedAt ? new Date(storedAt.replace(' ', 'T') + 'Z').toISOString() : null;
-    // Spec 2.9's nullable fields are answered as null when a client did not send them (not left
+    // The interface's (docs/processing.md) nullable fields are answered as null when a client did not send them (not left
     // out), so every record has the same keys.
     r.environmentSid ??= null;
     r.contextSid ??= null;

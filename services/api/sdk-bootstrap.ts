@@ -31,7 +31,7 @@ const params = {
 type Q = { redactAt: RedactAt; clientId: string; environmentSid?: string };
 
 /**
- * `GET /v1/buckets/{bucketSid}/sdk` (spec 4.4): what an SDK connected to a bucket applies itself.
+ * `GET /v1/buckets/{bucketSid}/sdk` (docs/rules.md): what an SDK connected to a bucket applies itself.
  * Registered on the API listener and on the ingest listener with the same code; `principalOf`
  * authenticates the request as each listener does. With `redactAt=client` the Shape B redaction
  * rules are the SDK's to apply; with `redactAt=server` they are listed for information only, since

@@ -13,7 +13,7 @@ import {
   type ListResult,
 } from './pagination.js';
 
-/** Stream view as the API answers it (spec 2.8). Views are deleted for good, so `deletedAt` is null. */
+/** Stream view as the API answers it (docs/search.md). Views are deleted for good, so `deletedAt` is null. */
 export interface StreamView {
   sid: string;
   accountSid: string;

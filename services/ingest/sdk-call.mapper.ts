@@ -15,7 +15,7 @@ function bodySize(body: unknown): number | null {
 }
 
 /**
- * Maps one call in the existing SDKs' wire format onto a request record (spec 2.9): host, path,
+ * Maps one call in the existing SDKs' wire format onto a request record (docs/processing.md): host, path,
  * port and queryString come from the absolute `url`; `responseTime` becomes `timings.duration`;
  * tags are kept; traces become JSON strings (the spec types them as strings).
  */

@@ -1,4 +1,4 @@
-// Path patterns of exclusion rules and workflow conditions (spec 2.5): `*` matches any run of
+// Path patterns of exclusion rules and workflow conditions (docs/rules.md): `*` matches any run of
 // characters (including `/` and nothing at all); every other character matches itself exactly,
 // case-sensitively. Forms: exact `/x`, suffix `/x*`, prefix `*/x`, middle `/a/*/b`, several
 // `/a/*/v*/h*`, and `*` alone (every path).

@@ -5,7 +5,7 @@ import { isAuthorizationKey, isSecretKey } from './sensitive/detectors.js';
 import { replaceUserinfoPassword } from './url-userinfo.js';
 
 /**
- * Server-side redaction (spec 2.6). A rule's `fieldPath` is parsed once (services/shared/field-path.ts)
+ * Server-side redaction (docs/rules.md). A rule's `fieldPath` is parsed once (services/shared/field-path.ts)
  * into a root (which part of the record) and segments; applying it walks only the addressed
  * part of one record. What each root covers (docs/processing.md):
  * - `request.body` / `response.body` (and `bodies` = both): a JSON body given as an object/array,

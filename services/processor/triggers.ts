@@ -6,7 +6,7 @@ import type { StoredRecord } from './pipeline.js';
 import type { WorkflowRule } from './rule-snapshot.js';
 
 /**
- * Request and error triggers (spec 2.12), evaluated per stored record after redaction. A trigger's
+ * Request and error triggers (docs/workflows.md), evaluated per stored record after redaction. A trigger's
  * `conditions` is an array of condition objects; every condition must match, and inside one
  * condition every field it gives (`path` with `*` wildcards, `method` or `*`, `statusCode`) must
  * match. An empty array matches every request. `error` triggers fire only for status >= 400.
@@ -182,7 +182,7 @@ export function buildJob(
       timings: { duration, responseTime: duration },
       bucket: { sid: r.bucketSid, name: names.bucketName },
       account: { name: names.accountName },
-      // Environments have no name of their own (spec 2.1): the sid is the name.
+      // Environments have no name of their own (docs/auth.md): the sid is the name.
       environment: { name: env },
     },
   };

@@ -27,7 +27,7 @@ export function timedJob(
       timings: { duration: null, responseTime: null },
       bucket: { sid: wf.bucketSid, name: wf.bucketName },
       account: { name: wf.accountName },
-      // Environments have no name of their own (spec 2.1): the sid stands for it.
+      // Environments have no name of their own (docs/auth.md): the sid stands for it.
       environment: { name: wf.environmentSid },
       ...(metric ? { metric } : {}),
     },

@@ -22,7 +22,7 @@ import { TriggerStateRepository } from './trigger-state.repository.js';
 import { WorkflowDirectory, type TimedWorkflow } from './workflow.directory.js';
 import { metrics } from '../shared/metrics.js';
 
-/** A job run on a cron pattern by exactly one replica per slot (STYLE.md rule 10). */
+/** A job run on a cron pattern by exactly one replica per slot (docs/architecture.md, convention 10). */
 export interface ScheduledJob {
   name: string;
   pattern: string;

@@ -4,7 +4,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { validate as isValidCron } from 'node-cron';
 
 /**
- * The one module that reads process.env (STYLE.md rule 5). Parsed and checked once at import;
+ * The one module that reads process.env (docs/architecture.md, convention 5). Parsed and checked once at import;
  * a bad value stops the process with a message naming the variable.
  */
 const ROLE_NAMES = ['ingest', 'processor', 'actions', 'scheduler', 'api'] as const;

@@ -1,5 +1,5 @@
 /**
- * The one error type (STYLE.md rule 4). `expose` false means the message is internal and a 5xx
+ * The one error type (docs/architecture.md, convention 4). `expose` false means the message is internal and a 5xx
  * body says only "Internal server error".
  */
 export type ErrorCode =

@@ -264,7 +264,7 @@ function drainRequest(req: FastifyRequest): Promise<void> {
 
 /**
  * Runs before the 404 or 405 of a request no route matched. The API counts an authenticated `/v1`
- * request there against its account's rate limit and writes the rate-limit headers (spec 8: on
+ * request there against its account's rate limit and writes the rate-limit headers (docs/auth.md: on
  * every response); a rejection (its 429) is answered instead of the 404 or 405.
  */
 export type UnmatchedHook = (req: FastifyRequest, reply: FastifyReply) => Promise<void>;

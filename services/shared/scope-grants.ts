@@ -1,11 +1,11 @@
 /**
- * The spec's scope list (spec 5.8) is the public contract; Tapline checks finer scopes for the
+ * The spec's scope list (docs/auth.md) is the public contract; Tapline checks finer scopes for the
  * resources it adds beside the spec's (event markers, stream views, MCP token management). Each
  * finer scope is also granted by the spec scope of the family it belongs to, so a token created
  * with exactly the spec's scopes reaches every endpoint (docs/auth.md "Scopes").
  */
 
-/** The scopes of spec 5.8, in its order. */
+/** The scopes of the interface (docs/auth.md), in its order. */
 export const SPEC_SCOPES = [
   'buckets:read',
   'buckets:write',

@@ -1,4 +1,4 @@
-/** The only file that knows ClickHouse table names (STYLE.md rule 1). */
+/** The only file that knows ClickHouse table names (docs/architecture.md, convention 1). */
 export const TABLES = {
   requests: 'requests',
   /** Per-minute aggregates filled by the materialized view `requests_minute_mv` (002_metrics.sql). */

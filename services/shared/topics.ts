@@ -1,4 +1,4 @@
-/** The only file that knows Kafka topic names (STYLE.md rule 1). */
+/** The only file that knows Kafka topic names (docs/architecture.md, convention 1). */
 export const TOPICS = {
   requests: 'traffic.requests',
   requestsDlq: 'traffic.requests.dlq',

@@ -20,7 +20,7 @@ export function testPool(): pg.Pool {
 
 export type TestAccount = NewAccount & { bucketSid: string };
 
-/** A fresh account per test (STYLE.md rule 8): tests never see each other's data. */
+/** A fresh account per test (docs/architecture.md, convention 8): tests never see each other's data. */
 export async function newAccount(
   opts: { plan?: 'standard' | 'pro' | 'enterprise'; rateLimit?: number } = {},
 ): Promise<TestAccount> {

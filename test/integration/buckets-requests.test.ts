@@ -50,7 +50,7 @@ describe('buckets', () => {
 });
 
 describe('requests', () => {
-  it('answers the nullable fields a client left out as null, in the list and in a get (spec 2.9)', async () => {
+  it('answers the nullable fields a client left out as null, in the list and in a get (docs/processing.md)', async () => {
     const acct = await newAccount();
     const a = api(acct.apiToken);
     const sent = await ingest(acct.bucketSid, acct.apiToken, [{ request: { method: 'GET' } }]);

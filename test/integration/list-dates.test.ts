@@ -10,7 +10,7 @@ type ErrorBody = {
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
- * Spec 4.12: list endpoints accept `start_date` and `end_date` beside page, limit, sort and order.
+ * The interface (docs/search.md): list endpoints accept `start_date` and `end_date` beside page, limit, sort and order.
  * Every list answers only what was created within the bounds (events: what happened within
  * them), and refuses a bound that is not a date-time, or a start after the end, with a 400.
  */

@@ -176,7 +176,7 @@ function rec(method: string, path: string, status: number, ctx: string, extra: R
 
 // ------------------------------------------------------------------ exclusions
 
-describe('exclusion rules (spec 2.5)', () => {
+describe('exclusion rules (docs/rules.md)', () => {
   it('exclude the five path-pattern forms and successful preflights; other traffic is stored and counted', async () => {
     const a = await newAccount();
     await createExclusion(a, { pathPattern: '/health', method: '*' });
@@ -321,7 +321,7 @@ describe('rule changes through the API', () => {
 
 // ------------------------------------------------------------------ redaction
 
-describe('server-side redaction (spec 2.6)', () => {
+describe('server-side redaction (docs/rules.md)', () => {
   it('each type on body fields, an array wildcard, a header, a query parameter and $..password; nothing leaks to storage or jobs', async () => {
     const a = await newAccount();
     await createRedaction(a, { fieldPath: '$.request.body.card', redactionType: 'mask' });
@@ -811,7 +811,7 @@ describe('what redaction reaches beyond headers, query and bodies', () => {
 
 // ------------------------------------------------------------------ triggers
 
-describe('request and error triggers (spec 2.12)', () => {
+describe('request and error triggers (docs/workflows.md)', () => {
   it('produce one job per hit with the documented context, and the record lists its executions', async () => {
     const a = await newAccount();
     const bucket = await api(a.apiToken).get<{ name: string }>(`${base(a)}/buckets/${a.bucketSid}`);

@@ -210,7 +210,7 @@ describe('a step added to the processor', () => {
       format: 'JSONEachRow',
     });
     expect(await paths.json()).toEqual([{ path: '/rewritten' }]);
-    // The API returns what is stored: the record text, with storedAt and note, and spec 2.9's
+    // The API returns what is stored: the record text, with storedAt and note, and the interface's (docs/processing.md)
     // nullable fields the record left out as null (this record has no traces).
     const { storedAt, note, ...rest } = a;
     expect(typeof storedAt).toBe('string');

@@ -19,7 +19,7 @@ const limitHeaders = (r: HttpResult) => ({
   reset: r.headers.get('x-ratelimit-reset'),
 });
 
-describe('rate limits (spec 8)', () => {
+describe('rate limits (docs/auth.md)', () => {
   it('counts per account, sends the headers on every answer and 429s after the limit', async () => {
     const acct = await newAccount({ plan: 'enterprise', rateLimit: 5 });
     const a = api(acct.apiToken);

@@ -5,7 +5,7 @@ import { api, newAccount, type HttpResult } from '../helpers/client.js';
 import { tokenWithScopes } from '../helpers/tokens.js';
 
 /**
- * Shape A exclusion and redaction rules through the real API (spec 2.5, 2.6; docs/rules.md
+ * Shape A exclusion and redaction rules through the real API (docs/rules.md
  * "Shape A"): create / list / get / update / soft delete with the spec's fields, the 400s, the
  * predefined-type catalogue, the SDK settings serving client rules, account isolation, and Shape B
  * side by side unchanged.

@@ -269,7 +269,7 @@ describe('authentication and authorization matrix (every operation of the OpenAP
         wrong.push(`${ep.method} ${ep.path} [all but ${scope}] -> ${r2.status} ${r2.text.slice(0, 160)}`);
     }
     expect(wrong).toEqual([]);
-    // The matrix exercised the resource families of spec 5.8, not one scope for everything.
+    // The matrix exercised the resource families of the interface (docs/auth.md), not one scope for everything.
     for (const s of [
       'buckets:read',
       'buckets:write',

@@ -16,7 +16,7 @@ import { newAccount, testEnv } from '../helpers/client.js';
 
 /**
  * The spec's scope list is the public contract: a token created through the API with exactly the
- * spec's scopes (spec 5.8) reaches every operation of the OpenAPI document (routes added later
+ * spec's scopes (docs/auth.md) reaches every operation of the OpenAPI document (routes added later
  * included), the ones Tapline adds for spec resources too (event markers, stream views, MCP token
  * management). Left out: credential-free operations, `/mcp` (MCP tokens only) and operations
  * reserved to administrators' sessions (a 403 naming a users:* scope, docs/auth.md).

@@ -57,7 +57,7 @@ describe('API token updates', () => {
       isActive: true,
       scopes: ['buckets:delete'],
     });
-    // Scopes cannot be changed by an update at all (spec 4.2): refused as an unknown field.
+    // Scopes cannot be changed by an update at all (docs/auth.md): refused as an unknown field.
     expect(grant.status).toBe(400);
     const kept = await admin.get<{ scopes: string[] }>(`${base}/${small.body.sid}`);
     expect(kept.body.scopes).toEqual(['tokens:read']);

@@ -5,7 +5,7 @@ import { runSteps, type StoredRecord } from '../../services/processor/pipeline.j
 import { emptyRules, type ExclusionRule } from '../../services/processor/rule-snapshot.js';
 import { exclusionsStep } from '../../services/processor/steps/exclusions.step.js';
 
-describe('compilePathPattern (spec 2.5)', () => {
+describe('compilePathPattern (docs/rules.md)', () => {
   const cases: [string, string, boolean][] = [
     // exact
     ['/health', '/health', true],

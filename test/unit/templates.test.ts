@@ -35,7 +35,7 @@ const job: ActionJob = {
 };
 const vars = templateVars(job, { sid: 'wfl_x', name: 'Errors' });
 
-describe('template variables (spec 2.12)', () => {
+describe('template variables (docs/workflows.md)', () => {
   it('substitutes every variable of the spec', () => {
     const expected: Record<string, string> = {
       'request.method': 'GET',

@@ -1,5 +1,5 @@
 -- Up Migration
--- The management API's per-account rate counters (spec 8), shared by every API replica: one row
+-- The management API's per-account rate counters (docs/auth.md), shared by every API replica: one row
 -- per key with the start of its current window; the counting is one UPSERT per request.
 
 CREATE TABLE IF NOT EXISTS api_rate_windows (

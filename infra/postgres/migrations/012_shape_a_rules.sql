@@ -1,5 +1,5 @@
 -- Up Migration
--- Shape A exclusion and redaction rules (spec 2.5, 2.6; docs/rules.md "Shape A") live in the same
+-- Shape A exclusion and redaction rules (docs/rules.md "Shape A") live in the same
 -- tables as Shape B, told apart by `shape`. Shape A rows leave the Shape B columns NULL and fill
 -- their own; Shape B rows are unchanged. `deleted_at` is Shape A's soft delete: a row with it set
 -- is no longer applied and is listed only on request. The rules NOTIFY triggers of 002 fire on

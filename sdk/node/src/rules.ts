@@ -392,7 +392,7 @@ export function redactRecord(record: CapturedRecord, rules: CompiledRedaction[],
   }
 }
 
-/** `*` matches any run of characters; everything else matches itself (spec 2.5). */
+/** `*` matches any run of characters; everything else matches itself (docs/rules.md). */
 export function compilePathPattern(pattern: string): (p: string) => boolean {
   if (!pattern.includes('*')) return (p) => p === pattern;
   const pieces = pattern.split('*');

@@ -17,7 +17,7 @@ const log = logger('mcp');
 export const MCP_RATE_LIMITED = -32029;
 
 /**
- * The MCP endpoint (spec 5.9, 6): Streamable HTTP in stateless mode, one server + transport per
+ * The MCP endpoint (docs/auth.md): Streamable HTTP in stateless mode, one server + transport per
  * POST. Only MCP tokens (`mcp_…`) are accepted here, and they are refused everywhere else.
  */
 export default async function mcpRoutes(app: FastifyInstance): Promise<void> {

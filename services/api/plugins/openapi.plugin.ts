@@ -4,7 +4,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { OpenAPIV3 } from 'openapi-types';
 
-/** The version string the spec gives its machine-readable description (spec 9). */
+/** The version string the spec gives its machine-readable description (docs/architecture.md). */
 export const OPENAPI_VERSION = '2.0.1';
 
 /** Error answers every authenticated operation can give (docs/auth.md lists them all). */
@@ -120,7 +120,7 @@ export default fp(
 
     await app.register(swagger, {
       openapi: {
-        // Spec 9: the description follows OpenAPI 3.0.0.
+        // The interface (docs/architecture.md): the description follows OpenAPI 3.0.0.
         openapi: '3.0.0',
         info: {
           title: 'Tapline API',
@@ -132,7 +132,7 @@ export default fp(
         },
         components: {
           securitySchemes: {
-            // Spec 5.1: an API-key scheme in a header, named `bearer`. The header's value is the
+            // The interface (docs/auth.md): an API-key scheme in a header, named `bearer`. The header's value is the
             // whole `Bearer <token>`, as the description says.
             bearer: {
               type: 'apiKey',

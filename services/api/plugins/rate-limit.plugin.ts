@@ -10,7 +10,7 @@ import { setUnmatchedHook } from '../../shared/http-errors.js';
 import { postgresRateStore } from './postgres-rate-store.js';
 import { isScopeCheck } from './auth.plugin.js';
 
-/** Spec 8 counts requests per hour. */
+/** The interface (docs/auth.md) counts requests per hour. */
 export const RATE_WINDOW_MS = 3_600_000;
 /** A plan change reaches the limiter within this long. */
 const PLAN_CACHE_MS = 60_000;

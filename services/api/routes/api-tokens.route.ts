@@ -19,7 +19,7 @@ const tokenParams = {
 
 const KNOWN_SCOPES: ReadonlySet<string> = new Set(ALL_SCOPES);
 
-/** API tokens (spec 4.2). The value is shown once, on create; scopes and value never change. */
+/** API tokens (docs/auth.md). The value is shown once, on create; scopes and value never change. */
 export default async function apiTokensRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<SchemaTypes>();
   const repo = new ApiTokensRepository(app.deps.pg);

@@ -13,7 +13,7 @@ const eventParams = {
   properties: { accountSid: { type: 'string', maxLength: 64 }, eventSid: { type: 'string' } },
 } as const;
 
-/** Event markers (spec 4.9): chart annotations, scoped to buckets and environments. */
+/** Event markers (docs/events-mcp.md): chart annotations, scoped to buckets and environments. */
 export default async function eventsRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<SchemaTypes>();
   const repo = new EventsRepository(app.deps.pg);

@@ -39,7 +39,7 @@ function checkExpiry(expiresAt: string | null | undefined): void {
     throw validation('expiresAt is in the past', { 'body.expiresAt': 'must be in the future' });
 }
 
-/** MCP tokens (spec 4.3): value shown once on create, masked elsewhere; DELETE revokes. */
+/** MCP tokens (docs/events-mcp.md): value shown once on create, masked elsewhere; DELETE revokes. */
 export default async function mcpTokensRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<SchemaTypes>();
   const repo = new McpTokensRepository(app.deps.pg);

@@ -17,7 +17,7 @@ import { resolveRange, type Query } from '../metrics-range.js';
 import { MetricsRepository } from '../metrics.repository.js';
 
 /**
- * Metrics (spec 4.8): Shape B on the spec's paths, Shape A (spec 2.10) under /metrics/shapeA.
+ * Metrics (docs/metrics.md): Shape B on the spec's paths, Shape A (docs/metrics.md) under /metrics/shapeA.
  * Every answer is read from the per-minute aggregates; see docs/metrics.md for the time model.
  */
 export default async function metricsRoutes(fastify: FastifyInstance): Promise<void> {

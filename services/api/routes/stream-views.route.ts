@@ -45,7 +45,7 @@ export function streamViewCriteria(pool: pg.Pool): CriteriaResolver {
   };
 }
 
-/** Stream views (spec 2.8): saved searches under a bucket. Endpoints designed here (spec 4.11). */
+/** Stream views (docs/search.md): saved searches under a bucket. Endpoints designed here (docs/architecture.md). */
 export default async function streamViewsRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<SchemaTypes>();
   const repo = new StreamViewsRepository(app.deps.pg);

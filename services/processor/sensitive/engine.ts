@@ -36,7 +36,7 @@ import {
 } from './types.js';
 
 /**
- * Shape A redaction (spec 2.6; docs/sensitive-data.md): compile an account's rules once,
+ * Shape A redaction (docs/rules.md; docs/sensitive-data.md): compile an account's rules once,
  * then `redactSensitive(record, compiled)` per record. Pure and synchronous: no I/O, the input
  * record is never mutated (changed parts are copied, unchanged ones shared).
  */

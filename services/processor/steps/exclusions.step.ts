@@ -4,7 +4,7 @@ import { pathOnly } from '../path-pattern.js';
 const inEnvironment = (set: ReadonlySet<string> | null, env: string) => set === null || set.has(env);
 
 /**
- * Exclusion rules (spec 2.5), both shapes; a matching record is dropped before anything is stored.
+ * Exclusion rules (docs/rules.md), both shapes; a matching record is dropped before anything is stored.
  * Shape B first (cheaper): a record whose path matches the rule's pattern, whose method is the
  * rule's (or the rule says `*`) and whose status is the rule's (or the rule's is null); the query
  * string is not part of the matched path. Then Shape A: a record matching the rule's criteria

@@ -15,7 +15,7 @@ function bodySize(part: Part): number {
 const hasSize = (part: Part | null | undefined) => typeof part?.size === 'number' && part.size >= 0;
 
 /**
- * Server-side redaction (spec 2.6), before the record is stored or handed to a workflow action:
+ * Server-side redaction (docs/rules.md), before the record is stored or handed to a workflow action:
  * Shape B rules (`redactAt: server` field paths, redaction.ts) first, then Shape A rules (predefined
  * and custom types, sensitive/; `client` ones too, as a safety net behind the SDKs). Both work on
  * copies: the record received stays as it came, and the result is a copy whenever a rule of the

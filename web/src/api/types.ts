@@ -31,7 +31,7 @@ export type ResponseTimeA = FromSchema<typeof shapeAResponseTimeSchema, WithEven
 export type Performance = FromSchema<typeof metricsPerformanceSchema>;
 export type ErrorsB = FromSchema<typeof metricsErrorsSchema>;
 
-/** `{hasMore, records}` of every list endpoint (spec 4.12). */
+/** `{hasMore, records}` of every list endpoint (docs/search.md). */
 export interface List<T> {
   hasMore: boolean;
   records: T[];
