@@ -11,6 +11,7 @@ import {
   type CompiledExclusion,
   type CompiledRedaction,
 } from '../../sdk/node/src/rules.js';
+import { compileSensitive, redactShapeA } from '../../sdk/node/src/shape-a.js';
 import type { CapturedRecord } from '../../sdk/node/src/types.js';
 import { newAccount, testEnv } from '../helpers/client.js';
 import { pythonVenv, REPO, run, SDK_DIR, type PythonEnv } from '../helpers/python-venv.js';
@@ -50,6 +51,14 @@ interface Corpus {
     path: string;
     rate: number;
   }[];
+  shapeA: {
+    name: string;
+    rules: unknown[];
+    compiled: number;
+    skipped: string[];
+    record: CapturedRecord;
+    expected: CapturedRecord;
+  }[];
 }
 
 const corpus = JSON.parse(
@@ -67,6 +76,15 @@ describe('Python SDK: the rules corpus shared with the Node.js SDK', () => {
     expect(compiled).toHaveLength(c.compiled);
     const record = structuredClone(c.record);
     redactRecord(record, compiled, c.environment);
+    expect(record).toEqual(c.expected);
+  });
+
+  it.each(corpus.shapeA.map((c) => [c.name, c] as const))('Shape A sensitive rules: %s', (_name, c) => {
+    const set = compileSensitive(c.rules);
+    expect(set.compiled?.size ?? 0).toBe(c.compiled);
+    expect(set.skipped.map((s) => s.sid).sort()).toEqual(c.skipped);
+    const record = structuredClone(c.record);
+    redactShapeA(record, set);
     expect(record).toEqual(c.expected);
   });
 

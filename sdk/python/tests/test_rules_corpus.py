@@ -18,6 +18,7 @@ from tapline._rules import (
     redact_record,
     sample_rate_of,
 )
+from tapline._sensitive import compile_sensitive, redact_sensitive
 
 CORPUS_PATH = Path(__file__).resolve().parents[3] / "test" / "fixtures" / "sdk-rules-corpus.json"
 CORPUS: dict[str, Any] = json.loads(CORPUS_PATH.read_text(encoding="utf-8"))
@@ -53,3 +54,13 @@ def test_sampling(case: dict[str, Any]) -> None:
         case["sampling"], case["bucketRate"], case["method"], case["endpoint"], case["path"]
     )
     assert rate == pytest.approx(case["rate"])
+
+
+@pytest.mark.parametrize("case", CORPUS["shapeA"], ids=lambda c: str(c["name"]))
+def test_shape_a(case: dict[str, Any]) -> None:
+    compiled = compile_sensitive(case["rules"])
+    assert compiled.size == case["compiled"]
+    assert sorted(s["sid"] for s in compiled.skipped) == case["skipped"]
+    record = copy.deepcopy(case["record"])
+    redact_sensitive(record, compiled)
+    assert record == case["expected"]

@@ -35,6 +35,7 @@ from ._rules import (
     redact_record,
     sample_rate_of,
 )
+from ._sensitive import SensitiveRules, compile_sensitive, redact_sensitive
 from ._transport import (
     SDK_NAME,
     CircuitBreaker,
@@ -148,6 +149,7 @@ class Tapline:
         #: no per-endpoint sampling and a bucket rate of 1: every call is taken without computing a rate
         self._sample_all = not self.sampling
         self._redactions: list[CompiledRedaction] = []
+        self._sensitive: SensitiveRules = compile_sensitive([])
         self._exclusions: list[CompiledExclusion] = []
         self._settings_loaded = False
         self._settings_failures = 0
@@ -319,6 +321,12 @@ class Tapline:
         )
         self._exclusions = [x for x in (compile_exclusion(r) for r in xcl_list) if x is not None]
         self._redactions = redactions
+        # Shape A: the server's sensitive-data engine, ported (_sensitive.py); a rule that does not
+        # compile is skipped and named at debug level.
+        sen = body.get("sensitiveRules")
+        self._sensitive = compile_sensitive(sen if client_side and isinstance(sen, list) else [])
+        if self._sensitive.skipped:
+            self.debug("Shape A rules that do not compile, skipped", skipped=self._sensitive.skipped)
         if client_side and len(redactions) < len(rdc_list):
             self.warn("redaction rules not understood, skipped", rules=len(rdc_list) - len(redactions))
         self._settings_loaded = True
@@ -331,6 +339,7 @@ class Tapline:
             "settings loaded",
             redactions=len(self._redactions),
             exclusions=len(self._exclusions),
+            sensitiveRules=self._sensitive.size,
             settings=remote,
         )
 
@@ -508,6 +517,9 @@ class Tapline:
                 record["environmentSid"] = self.environment
             if self._redactions:
                 redact_record(record, self._redactions, env)
+            # Shape A after Shape B, the server's order; sizes stay as captured.
+            if self._sensitive.rules:
+                redact_sensitive(record, self._sensitive)
             return dumps(record).encode("utf-8")
         except Exception as err:  # noqa: BLE001 - one bad capture must not stop the batch
             self.internal_error(err)
@@ -648,6 +660,7 @@ class Tapline:
                 "settingsLoaded": self._settings_loaded,
                 "redactionRules": len(self._redactions),
                 "exclusionRules": len(self._exclusions),
+                "sensitiveRules": self._sensitive.size,
             }
 
     # ------------------------------------------------------------------------------------------
