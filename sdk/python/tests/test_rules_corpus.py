@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tapline._criteria import compile_criteria, excluded_by_criteria
 from tapline._rules import (
     compile_exclusion,
     compile_redaction,
@@ -64,3 +65,13 @@ def test_shape_a(case: dict[str, Any]) -> None:
     record = copy.deepcopy(case["record"])
     redact_sensitive(record, compiled)
     assert record == case["expected"]
+
+
+@pytest.mark.parametrize("group", CORPUS["criteria"])
+def test_exclusion_criteria(group: dict[str, Any]) -> None:
+    compiled, skipped = compile_criteria(group["rules"])
+    assert len(compiled) == group["compiled"]
+    assert sorted(s["sid"] for s in skipped) == group["skipped"]
+    for c in group["cases"]:
+        hit = excluded_by_criteria(compiled, c["record"], c["environment"])
+        assert (None if hit is None else hit.sid) == c["excludedBy"], c

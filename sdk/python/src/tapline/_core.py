@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 from urllib.parse import quote, urlencode, urlsplit
 
+from ._criteria import CompiledCriteria, compile_criteria, excluded_by_criteria
 from ._record import DEFAULT_BODY_TYPES, Capture, build_record
 from ._rules import (
     CompiledExclusion,
@@ -150,6 +151,7 @@ class Tapline:
         self._sample_all = not self.sampling
         self._redactions: list[CompiledRedaction] = []
         self._sensitive: SensitiveRules = compile_sensitive([])
+        self._criteria: list[CompiledCriteria] = []
         self._exclusions: list[CompiledExclusion] = []
         self._settings_loaded = False
         self._settings_failures = 0
@@ -325,8 +327,11 @@ class Tapline:
         # compile is skipped and named at debug level.
         sen = body.get("sensitiveRules")
         self._sensitive = compile_sensitive(sen if client_side and isinstance(sen, list) else [])
-        if self._sensitive.skipped:
-            self.debug("Shape A rules that do not compile, skipped", skipped=self._sensitive.skipped)
+        xca = body.get("exclusionCriteria")
+        self._criteria, skipped = compile_criteria(xca if isinstance(xca, list) else [])
+        skipped += self._sensitive.skipped
+        if skipped:
+            self.debug("Shape A rules that do not compile, skipped", skipped=skipped)
         if client_side and len(redactions) < len(rdc_list):
             self.warn("redaction rules not understood, skipped", rules=len(rdc_list) - len(redactions))
         self._settings_loaded = True
@@ -340,6 +345,7 @@ class Tapline:
             redactions=len(self._redactions),
             exclusions=len(self._exclusions),
             sensitiveRules=self._sensitive.size,
+            exclusionCriteria=len(self._criteria),
             settings=remote,
         )
 
@@ -515,6 +521,10 @@ class Tapline:
                 record["tags"].append(t)
             if self.environment:
                 record["environmentSid"] = self.environment
+            # Shape A criteria read the whole record (status, tags, endpoint): checked once it is built.
+            if self._criteria and excluded_by_criteria(self._criteria, record, env):
+                self._counters["excluded"] += 1
+                return None
             if self._redactions:
                 redact_record(record, self._redactions, env)
             # Shape A after Shape B, the server's order; sizes stay as captured.
@@ -661,6 +671,7 @@ class Tapline:
                 "redactionRules": len(self._redactions),
                 "exclusionRules": len(self._exclusions),
                 "sensitiveRules": self._sensitive.size,
+                "exclusionCriteria": len(self._criteria),
             }
 
     # ------------------------------------------------------------------------------------------
