@@ -1660,7 +1660,8 @@ def _userinfo_matcher(plan: Plan) -> Matcher | None:
 def redact_sensitive(record: dict[str, Any], compiled: SensitiveRules) -> bool:
     """Applies the rules to a built record in place; True when something was redacted.
 
-    A redacted record is marked ``redacted: true``; its sizes stay as captured.
+    Sizes stay as captured. The record gets no ``redacted`` field: the ingest refuses it on a
+    captured record (the server's engine marks the stored record; its output is the same).
     """
     env = record.get("environmentSid")
     plans = compiled.plans_for(env if isinstance(env, str) else "")
@@ -1723,6 +1724,4 @@ def redact_sensitive(record: dict[str, Any], compiled: SensitiveRules) -> bool:
                 res["headers"] = _redact_headers(res["headers"], sp["response.headers"], hit_any)
             if not sp["response.body"].empty and res.get("body") is not None:
                 res["body"] = _redact_body(res["body"], ct, sp["response.body"], hit_any)
-    if changed:
-        record["redacted"] = True
     return changed
