@@ -11,6 +11,12 @@ import {
   type CompiledExclusion,
   type CompiledRedaction,
 } from '../../sdk/node/src/rules.js';
+import {
+  compileCriteria,
+  compileSensitive,
+  excludedByCriteria,
+  redactShapeA,
+} from '../../sdk/node/src/shape-a.js';
 import type { CapturedRecord } from '../../sdk/node/src/types.js';
 import { newAccount, testEnv } from '../helpers/client.js';
 import { pythonVenv, REPO, run, SDK_DIR, type PythonEnv } from '../helpers/python-venv.js';
@@ -50,6 +56,20 @@ interface Corpus {
     path: string;
     rate: number;
   }[];
+  shapeA: {
+    name: string;
+    rules: unknown[];
+    compiled: number;
+    skipped: string[];
+    record: CapturedRecord;
+    expected: CapturedRecord;
+  }[];
+  criteria: {
+    rules: Parameters<typeof compileCriteria>[0][number][];
+    compiled: number;
+    skipped: string[];
+    cases: { environment: string; record: CapturedRecord; excludedBy: string | null }[];
+  }[];
 }
 
 const corpus = JSON.parse(
@@ -68,6 +88,28 @@ describe('Python SDK: the rules corpus shared with the Node.js SDK', () => {
     const record = structuredClone(c.record);
     redactRecord(record, compiled, c.environment);
     expect(record).toEqual(c.expected);
+  });
+
+  it.each(corpus.shapeA.map((c) => [c.name, c] as const))('Shape A sensitive rules: %s', (_name, c) => {
+    const set = compileSensitive(c.rules);
+    expect(set.compiled?.size ?? 0).toBe(c.compiled);
+    expect(set.skipped.map((s) => s.sid).sort()).toEqual(c.skipped);
+    const record = structuredClone(c.record);
+    redactShapeA(record, set);
+    expect(record).toEqual(c.expected);
+  });
+
+  it('Shape A exclusion criteria', () => {
+    for (const g of corpus.criteria) {
+      const c = compileCriteria(g.rules);
+      expect(c.rules).toHaveLength(g.compiled);
+      expect(c.skipped.map((s) => s.sid).sort()).toEqual(g.skipped);
+      for (const x of g.cases)
+        expect([x, excludedByCriteria(c.rules, x.record, x.environment)?.sid ?? null]).toEqual([
+          x,
+          x.excludedBy,
+        ]);
+    }
   });
 
   it('field paths, exclusions and sampling', () => {

@@ -193,6 +193,90 @@ def test_client_redactions_and_exclusions_never_reach_the_wire() -> None:
         proxy.stop()
 
 
+def test_shape_a_client_redactions_and_criteria_exclusions_never_reach_the_wire() -> None:
+    acct = new_account()
+    base_path = f"/v1/accounts/{acct.account_sid}"
+    for kind, body in [
+        ("redactions", {"type": "email", "level": "full", "scopes": ["*"], "redactAt": "client"}),
+        ("redactions", {"type": "card", "level": "partial", "scopes": ["*"], "redactAt": "client"}),
+        (
+            "redactions",
+            {
+                "type": "shopToken",
+                "pattern": "tok-[A-Za-z0-9]{8}",
+                "applyTo": "value",
+                "level": "full",
+                "scopes": ["request.headers", "request.body"],
+                "redactAt": "client",
+            },
+        ),
+        ("exclusions", {"criteria": "path:/internal/* status:204"}),
+    ]:
+        status, answer = api(acct, "POST", f"{base_path}/{kind}", body)
+        assert status == 201, answer
+
+    proxy = IngestProxy(ingest_url())
+    proxy.start()
+    t = sdk(acct, endpoint=proxy.url)
+    app = FastAPI()
+    app.add_middleware(TaplineASGIMiddleware, tapline=t)
+
+    @app.post("/pay")
+    async def pay(request: Request) -> dict[str, Any]:
+        await request.body()
+        return {"contact": "reply.secret@example.org", "ok": True}
+
+    @app.post("/internal/ping", status_code=204)
+    def ping() -> None:
+        return None
+
+    try:
+        wait_for(
+            lambda: (
+                t.stats()["settingsLoaded"]
+                and t.stats()["sensitiveRules"] == 3
+                and t.stats()["exclusionCriteria"] == 1
+            ),
+            "the Shape A rules",
+        )
+        with serve_asgi(app) as base:
+            body = json.dumps({"user": {"email": "ann.secret@example.org"}, "card": "4111 1111 1111 1111"})
+            status, _, _ = http(
+                "POST",
+                f"{base}/pay?card=4242424242424242&page=2",
+                body.encode(),
+                {"content-type": "application/json", "x-shop-token": "tok-Zq81xWv0"},
+            )
+            assert status == 200
+            assert http("POST", f"{base}/internal/ping", b"x")[0] == 204
+            assert t.flush(15)
+        wire = proxy.wire()
+        assert "/pay" in wire
+        for secret in [
+            "ann.secret",
+            "reply.secret",
+            "4111 1111 1111 1111",
+            "4242424242424242",
+            "tok-Zq81xWv0",
+            "/internal/",
+        ]:
+            assert secret not in wire
+        assert t.stats()["excluded"] == 1
+        [stored] = wait_stored(acct, 1)
+        assert stored["request"]["path"] == "/pay"
+        assert json.loads(stored["request"]["body"]) == {
+            "user": {"email": "[REDACTED:email]"},
+            "card": "**** **** **** 1111",
+        }
+        assert stored["request"]["headers"]["x-shop-token"] == "[REDACTED:shopToken]"
+        assert stored["request"]["queryString"] == {"card": "************4242", "page": "2"}
+        assert json.loads(stored["response"]["body"]) == {"contact": "[REDACTED:email]", "ok": True}
+        assert stored["request"]["size"] == len(body)
+    finally:
+        t.shutdown(5)
+        proxy.stop()
+
+
 HOST_SCRIPT = textwrap.dedent(
     """
     import os, sys

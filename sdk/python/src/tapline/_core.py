@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 from urllib.parse import quote, urlencode, urlsplit
 
+from ._criteria import CompiledCriteria, compile_criteria, excluded_by_criteria
 from ._record import DEFAULT_BODY_TYPES, Capture, build_record
 from ._rules import (
     CompiledExclusion,
@@ -35,6 +36,7 @@ from ._rules import (
     redact_record,
     sample_rate_of,
 )
+from ._sensitive import SensitiveRules, compile_sensitive, redact_sensitive
 from ._transport import (
     SDK_NAME,
     CircuitBreaker,
@@ -148,6 +150,8 @@ class Tapline:
         #: no per-endpoint sampling and a bucket rate of 1: every call is taken without computing a rate
         self._sample_all = not self.sampling
         self._redactions: list[CompiledRedaction] = []
+        self._sensitive: SensitiveRules = compile_sensitive([])
+        self._criteria: list[CompiledCriteria] = []
         self._exclusions: list[CompiledExclusion] = []
         self._settings_loaded = False
         self._settings_failures = 0
@@ -319,6 +323,15 @@ class Tapline:
         )
         self._exclusions = [x for x in (compile_exclusion(r) for r in xcl_list) if x is not None]
         self._redactions = redactions
+        # Shape A: the server's sensitive-data engine, ported (_sensitive.py); a rule that does not
+        # compile is skipped and named at debug level.
+        sen = body.get("sensitiveRules")
+        self._sensitive = compile_sensitive(sen if client_side and isinstance(sen, list) else [])
+        xca = body.get("exclusionCriteria")
+        self._criteria, skipped = compile_criteria(xca if isinstance(xca, list) else [])
+        skipped += self._sensitive.skipped
+        if skipped:
+            self.debug("Shape A rules that do not compile, skipped", skipped=skipped)
         if client_side and len(redactions) < len(rdc_list):
             self.warn("redaction rules not understood, skipped", rules=len(rdc_list) - len(redactions))
         self._settings_loaded = True
@@ -331,6 +344,8 @@ class Tapline:
             "settings loaded",
             redactions=len(self._redactions),
             exclusions=len(self._exclusions),
+            sensitiveRules=self._sensitive.size,
+            exclusionCriteria=len(self._criteria),
             settings=remote,
         )
 
@@ -506,8 +521,15 @@ class Tapline:
                 record["tags"].append(t)
             if self.environment:
                 record["environmentSid"] = self.environment
+            # Shape A criteria read the whole record (status, tags, endpoint): checked once it is built.
+            if self._criteria and excluded_by_criteria(self._criteria, record, env):
+                self._counters["excluded"] += 1
+                return None
             if self._redactions:
                 redact_record(record, self._redactions, env)
+            # Shape A after Shape B, the server's order; sizes stay as captured.
+            if self._sensitive.rules:
+                redact_sensitive(record, self._sensitive)
             return dumps(record).encode("utf-8")
         except Exception as err:  # noqa: BLE001 - one bad capture must not stop the batch
             self.internal_error(err)
@@ -648,6 +670,8 @@ class Tapline:
                 "settingsLoaded": self._settings_loaded,
                 "redactionRules": len(self._redactions),
                 "exclusionRules": len(self._exclusions),
+                "sensitiveRules": self._sensitive.size,
+                "exclusionCriteria": len(self._criteria),
             }
 
     # ------------------------------------------------------------------------------------------
