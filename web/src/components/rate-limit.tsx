@@ -40,7 +40,7 @@ export function RateLimitNotice() {
   if (until === null) return null;
   return (
     <div className="rate-limit-notice" role="alert" data-testid="rate-limit-notice">
-      <strong>This account has used up its API requests for now.</strong> The quota resets at{' '}
+      <strong>You have used up this hour&apos;s dashboard requests.</strong> They reset at{' '}
       <time dateTime={new Date(until).toISOString()}>{formatTime(until)}</time> ({untilText(until, now)}
       ). Pages keep what they last showed and refresh by themselves then.
     </div>
