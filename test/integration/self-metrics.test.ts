@@ -242,9 +242,12 @@ describe('the metrics listener of a process without an API or ingest listener', 
     const token = 'metrics-listener-test-token';
     const open = await startMetricsListener(parseConfig({ METRICS_PORT: '0' }), log);
     const locked = await startMetricsListener(parseConfig({ METRICS_PORT: '0', METRICS_TOKEN: token }), log);
+    if (!open || !locked) throw new Error('a metrics listener on a free port did not start');
     try {
       const openPort = (open.address() as AddressInfo).port;
       const lockedPort = (locked.address() as AddressInfo).port;
+      // A port already taken (a second role process on the same METRICS_PORT): no listener, no failure.
+      expect(await startMetricsListener(parseConfig({ METRICS_PORT: String(openPort) }), log)).toBeNull();
       const plain = await get(openPort, '/metrics');
       expect(plain.status).toBe(200);
       expect(parsePrometheus(plain.text).types.get('tapline_processor_records_total')).toBe('counter');
