@@ -100,9 +100,8 @@ function AlertItem({ alert: al }: { alert: Alert }) {
         {al.lastValue !== null ? ` · last value ${Math.round(al.lastValue * 1000) / 1000}` : ''}
       </p>
       <p className="muted small">
-        {al.triggerType === 'threshold' ? 'Threshold' : 'Error'}: {triggerSummary(al.trigger)} · bucket{' '}
-        <span className="mono">{al.bucketSid}</span> · environment{' '}
-        <span className="mono">{al.environmentSid}</span>
+        Trigger: {triggerSummary(al.trigger)} · bucket <span className="mono">{al.bucketSid}</span> ·
+        environment <span className="mono">{al.environmentSid}</span>
       </p>
       {al.executions.length === 0 ? (
         <p className="muted small">No executions yet.</p>
