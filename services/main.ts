@@ -19,7 +19,7 @@ import {
 } from './shared/clickhouse.js';
 import { ensureClickHouseDatabase } from './shared/clickhouse-database.js';
 import { config, ConfigError, type Config } from './shared/config.js';
-import { CredentialStore } from './shared/credentials.js';
+import { CredentialStore, parseAuthNotice } from './shared/credentials.js';
 import { createKafka, ensureTopics, Partitioners } from './shared/kafka.js';
 import { randomAlnum } from './shared/ids.js';
 import { logger, rootLogger, routeProcessWarnings } from './shared/logger.js';
@@ -106,9 +106,14 @@ async function main(cfg: Config): Promise<void> {
     closers.push({ name: 'credentials', close: () => credentials.stop() });
     const buckets = new BucketDirectory(pool);
     const listener = new PgListener(stack.databaseUrl, logger('pg-listener'));
-    listener.on('tapline_auth', () => {
-      credentials.invalidate();
-      buckets.invalidate();
+    listener.on('tapline_auth', (payload) => {
+      const notice = parseAuthNotice(payload);
+      if ('credential' in notice) credentials.invalidate(notice.credential);
+      else if ('bucketSid' in notice) buckets.invalidate(notice.bucketSid);
+      else {
+        credentials.invalidate();
+        buckets.invalidate();
+      }
     });
     listener.onReconnect(() => {
       credentials.invalidate();

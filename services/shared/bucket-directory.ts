@@ -8,8 +8,8 @@ export interface BucketInfo {
 }
 
 /**
- * Bucket sid -> owner, cached for the ingest hot path; cleared on the `tapline_auth` NOTIFY that
- * any bucket change raises. Unknown sids are cached too (briefly) so a flood of bad sids does not
+ * Bucket sid -> owner, cached for the ingest hot path; forgotten on the `tapline_auth` NOTIFY that
+ * a change of its owner or name raises. Unknown sids are cached too (briefly) so a flood of bad sids does not
  * become a flood of queries.
  */
 export class BucketDirectory {
@@ -20,8 +20,10 @@ export class BucketDirectory {
     private readonly ttlMs = 30_000,
   ) {}
 
-  invalidate(): void {
-    this.cache.clear();
+  /** Forgets one bucket (its NOTIFY), or every bucket when none is named. */
+  invalidate(sid?: string): void {
+    if (sid === undefined) this.cache.clear();
+    else this.cache.delete(sid);
   }
 
   async get(sid: string): Promise<BucketInfo | null> {

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
 import type { Logger } from './logger.js';
 import { randomAlnum } from './ids.js';
+import { metrics } from './metrics.js';
 import { RateBudget } from './window-limiter.js';
 import { effectiveScopes } from './scope-grants.js';
 import { ALL_SCOPES, SESSION_ONLY_SCOPES } from '../../schemas/scopes.js';
@@ -63,6 +64,33 @@ export function randomSecret(): string {
   return randomBytes(32).toString('base64url');
 }
 
+/** A changed credential row, as the `tapline_auth` NOTIFY names it (parseAuthNotice). */
+export type CredentialChange =
+  | { table: 'api_tokens' | 'mcp_tokens' | 'sessions'; sid: string }
+  | { table: 'memberships'; accountSid: string; userSid: string };
+
+const CHANGED_KIND: Record<'api_tokens' | 'mcp_tokens' | 'sessions', CredentialKind> = {
+  api_tokens: 'apiToken',
+  mcp_tokens: 'mcpToken',
+  sessions: 'session',
+};
+
+/**
+ * Reads a `tapline_auth` payload: `<table>:<sid>`, or `memberships:<accountSid>:<userSid>`
+ * (row triggers of migration 021). A bucket's change is `{bucketSid}`; anything else (an unknown
+ * form) is `{all: true}`, so the caller forgets everything rather than keep a stale entry.
+ */
+export function parseAuthNotice(
+  payload: string,
+): { credential: CredentialChange } | { bucketSid: string } | { all: true } {
+  const [table, a, b] = payload.split(':');
+  if (a && (table === 'api_tokens' || table === 'mcp_tokens' || table === 'sessions'))
+    return { credential: { table, sid: a } };
+  if (a && b && table === 'memberships') return { credential: { table, accountSid: a, userSid: b } };
+  if (a && table === 'buckets') return { bucketSid: a };
+  return { all: true };
+}
+
 interface CachedPrincipal {
   principal: Principal | null;
   hash: Buffer;
@@ -72,8 +100,9 @@ interface CachedPrincipal {
 
 /**
  * Resolves bearer values to principals. Lookups are by SHA-256 of the value (an index probe), then
- * compared in constant time. Results are cached briefly; any change to a credential row raises a
- * NOTIFY that clears the cache, so a deactivated or deleted token fails at once.
+ * compared in constant time. Results are cached briefly; a change to a credential row raises a
+ * NOTIFY naming it, which drops that credential from the cache, so a deactivated or deleted token
+ * fails at once.
  * `lastUsedAt` is collected in memory and written every few seconds, not per request.
  */
 export class CredentialStore {
@@ -107,8 +136,32 @@ export class CredentialStore {
     await this.flushLastUsed();
   }
 
-  invalidate(): void {
-    this.cache.clear();
+  /**
+   * Forgets cached principals. With a change, only the credentials it touches: the one token or
+   * session, or every session of one membership; without, everything (a lost NOTIFY connection).
+   * A change to a credential row also forgets the values that named none, since a reactivated
+   * token is unknown until then. Forgetting only what changed keeps one tenant's sign-outs and
+   * revocations from sending every other tenant's tokens back to the database.
+   */
+  invalidate(change?: CredentialChange): void {
+    if (!change) {
+      this.cache.clear();
+      this.unknown.clear();
+      return;
+    }
+    if (change.table === 'memberships') {
+      for (const [value, hit] of this.cache) {
+        const p = hit.principal;
+        if (p?.kind === 'session' && p.accountSid === change.accountSid && p.userSid === change.userSid)
+          this.cache.delete(value);
+      }
+      return;
+    }
+    const kind = CHANGED_KIND[change.table];
+    for (const [value, hit] of this.cache) {
+      if (hit.principal?.kind === kind && hit.principal.credentialSid === change.sid)
+        this.cache.delete(value);
+    }
     this.unknown.clear();
   }
 
@@ -135,9 +188,13 @@ export class CredentialStore {
     const unknownUntil = this.unknown.get(value);
     if (unknownUntil !== undefined && unknownUntil > now) return null;
     // A bounded rate of database look-ups for values not cached (docs/security.md "Limits").
-    this.lookupBudget.takeOrThrow('authentication look-ups');
+    if (!this.lookupBudget.take()) {
+      metrics.authLookups.inc({ result: 'limited' });
+      throw this.lookupBudget.refusal('authentication look-ups');
+    }
     const hash = hashToken(value);
     const found = await this.lookup(value, hash);
+    metrics.authLookups.inc({ result: found ? 'found' : 'unknown' });
     if (!found) {
       this.unknown.delete(value);
       if (this.unknown.size >= 10_000) this.unknown.delete(this.unknown.keys().next().value!);

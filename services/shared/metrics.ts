@@ -52,6 +52,12 @@ export const metrics = {
       await Promise.all([...lagCollectors].map((c) => c()));
     },
   }),
+  authLookups: new Counter({
+    name: 'tapline_auth_lookups_total',
+    help: 'Credential values looked up in Postgres (not answered from the cache), by result: found, unknown, or limited (refused with a 429 by AUTH_LOOKUPS_PER_SECOND)',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  }),
   processorRecords: new Counter({
     name: 'tapline_processor_records_total',
     help: 'Records the processor finished with, by outcome: stored, dropped (see tapline_processor_dropped_records_total), dead_lettered',

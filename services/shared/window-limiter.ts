@@ -84,8 +84,12 @@ export class RateBudget {
 
   /** Takes one, or throws the 429. */
   takeOrThrow(what: string): void {
-    if (this.take()) return;
-    throw rateLimited(`Too many ${what} at once, retry in a second`, {
+    if (!this.take()) throw this.refusal(what);
+  }
+
+  /** The 429 a caller throws when `take` refused. */
+  refusal(what: string): Error {
+    return rateLimited(`Too many ${what} at once, retry in a second`, {
       limit: this.perSecond,
       per: 'second',
       retryAfter: 1,

@@ -4,7 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_RATE_LIMITED } from '../../services/api/mcp/mcp.route.js';
-import { api, http, ingest, makeRecord, newAccount, testEnv } from '../helpers/client.js';
+import { api, http, ingest, makeRecord, newAccount, testEnv, testPool } from '../helpers/client.js';
 import { mcpToken, scopedToken } from '../helpers/scoped-token.js';
 import { freePort, startService, type ServiceProcess } from '../helpers/service-process.js';
 
@@ -53,6 +53,13 @@ function ingestTo(bucketSid: string, token: string) {
     success?: boolean;
     error?: { code: string; details: Record<string, unknown> };
   }>('POST', `${svc.ingestUrl}/v1/buckets/${bucketSid}/ingest`, { token, body: { records: [makeRecord()] } });
+}
+
+/** `tapline_auth_lookups_total{result="found"}` of the small-limits service. */
+async function lookupsFound(): Promise<number> {
+  const text = await (await fetch(`${svc.apiUrl}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('tapline_auth_lookups_total{result="found"}'));
+  return Number(line?.split(' ')[1] ?? 0);
 }
 
 function expect429(res: { status: number; headers: Headers; body: unknown }, per: string): void {
@@ -149,14 +156,22 @@ describe('per-minute limits (ingest listener, /mcp)', () => {
 
   it('bounds the database look-ups of unknown tokens; known tokens keep working', async () => {
     const acct = await newAccount();
-    // Creating a credential NOTIFYs every service to drop its cache: let that arrive first, and
-    // the look-up budget refill, before the token is cached.
+    const other = await newAccount();
+    // Let the look-up budget refill from whatever other files sent, then cache the token.
     await new Promise((r) => setTimeout(r, 1500));
     expect((await ingestTo(acct.bucketSid, acct.apiToken)).status).toBe(202);
-    // The bucket's first record marks it connected, which NOTIFYs every service to drop its cache
-    // (buckets_notify): let that arrive too, then cache the token again.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Another tenant's token is deactivated and its bucket renamed: each NOTIFY names its row, so
+    // this service forgets that token and that bucket alone and keeps `acct`'s token cached
+    // (dropping every cached credential would look it up again below, into an empty budget).
+    await testPool().query('UPDATE api_tokens SET is_active = false WHERE account_sid = $1', [
+      other.accountSid,
+    ]);
+    await testPool().query("UPDATE buckets SET name = name || '-renamed' WHERE sid = $1", [other.bucketSid]);
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await ingestTo(other.bucketSid, other.apiToken)).status).toBe(401);
+    const foundBefore = await lookupsFound();
     expect((await ingestTo(acct.bucketSid, acct.apiToken)).status).toBe(202);
+    expect(await lookupsFound(), 'the cached token was looked up again').toBe(foundBefore);
     const made = Array.from(
       { length: 40 },
       (_, i) => `at_live_${'x'.repeat(30)}${String(i).padStart(4, '0')}`,

@@ -25,7 +25,8 @@ export default async function apiTokensRoutes(fastify: FastifyInstance): Promise
   const repo = new ApiTokensRepository(app.deps.pg);
   // The NOTIFY trigger clears other processes' caches; this process clears its own before
   // answering, so the very next request with the token already fails.
-  const dropCachedCredentials = () => app.deps.credentials.invalidate();
+  const dropCachedCredentials = (sid: string) =>
+    app.deps.credentials.invalidate({ table: 'api_tokens', sid });
 
   app.get(
     '/v1/accounts/:accountSid/apiTokens',
@@ -128,7 +129,7 @@ export default async function apiTokensRoutes(fastify: FastifyInstance): Promise
         req.body,
         expiryCap(req.principal),
       );
-      dropCachedCredentials();
+      dropCachedCredentials(req.params.apiTokenSid);
       return updated;
     },
   );
@@ -146,7 +147,7 @@ export default async function apiTokensRoutes(fastify: FastifyInstance): Promise
     },
     async (req) => {
       await repo.delete(req.params.accountSid, req.params.apiTokenSid);
-      dropCachedCredentials();
+      dropCachedCredentials(req.params.apiTokenSid);
       return { sid: req.params.apiTokenSid, deleted: true };
     },
   );

@@ -134,7 +134,7 @@ export default async function authenticationRoutes(fastify: FastifyInstance): Pr
       await pool.query('UPDATE sessions SET ended_at = now() WHERE sid = $1 AND ended_at IS NULL', [
         p.credentialSid,
       ]);
-      app.deps.credentials.invalidate();
+      app.deps.credentials.invalidate({ table: 'sessions', sid: p.credentialSid });
       return { success: true };
     },
   );
@@ -226,7 +226,7 @@ export default async function authenticationRoutes(fastify: FastifyInstance): Pr
         p.credentialSid,
         req.body.accountSid,
       ]);
-      app.deps.credentials.invalidate();
+      app.deps.credentials.invalidate({ table: 'sessions', sid: p.credentialSid });
       return { accountSid: req.body.accountSid, role };
     },
   );

@@ -44,7 +44,8 @@ export default async function mcpTokensRoutes(fastify: FastifyInstance): Promise
   const app = fastify.withTypeProvider<SchemaTypes>();
   const repo = new McpTokensRepository(app.deps.pg);
   // This process forgets cached credentials before answering; others follow the NOTIFY.
-  const dropCachedCredentials = () => app.deps.credentials.invalidate();
+  const dropCachedCredentials = (sid: string) =>
+    app.deps.credentials.invalidate({ table: 'mcp_tokens', sid });
 
   app.get(
     '/v1/accounts/:accountSid/mcpTokens',
@@ -139,7 +140,7 @@ export default async function mcpTokensRoutes(fastify: FastifyInstance): Promise
         req.body,
         expiryCap(req.principal),
       );
-      dropCachedCredentials();
+      dropCachedCredentials(req.params.mcpTokenSid);
       return updated;
     },
   );
@@ -157,7 +158,7 @@ export default async function mcpTokensRoutes(fastify: FastifyInstance): Promise
     },
     async (req) => {
       await repo.revoke(req.params.accountSid, req.params.mcpTokenSid);
-      dropCachedCredentials();
+      dropCachedCredentials(req.params.mcpTokenSid);
       return { sid: req.params.mcpTokenSid, deleted: true };
     },
   );

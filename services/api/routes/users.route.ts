@@ -169,7 +169,7 @@ export default async function usersRoutes(fastify: FastifyInstance): Promise<voi
           req.body.role,
         ]);
       }
-      app.deps.credentials.invalidate();
+      app.deps.credentials.invalidate({ table: 'memberships', accountSid: a, userSid });
       const [after] = await members(a, userSid);
       return toMember(after!);
     },
@@ -195,7 +195,7 @@ export default async function usersRoutes(fastify: FastifyInstance): Promise<voi
           [a, userSid],
         );
       }
-      app.deps.credentials.invalidate();
+      app.deps.credentials.invalidate({ table: 'memberships', accountSid: a, userSid });
       return { sid: userSid, deleted: true };
     },
   );
