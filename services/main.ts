@@ -237,7 +237,7 @@ async function main(cfg: Config): Promise<void> {
       {
         ms: Date.now() - t0,
         roles: [...cfg.roles],
-        api: cfg.roles.has('api') ? `http://${cfg.host}:${cfg.port}` : undefined,
+        api: cfg.roles.has('api') ? `${cfg.tls ? 'https' : 'http'}://${cfg.host}:${cfg.port}` : undefined,
         ingest: cfg.roles.has('ingest')
           ? `${cfg.tls ? 'https' : 'http'}://${cfg.host}:${cfg.ingestPort}`
           : undefined,
@@ -289,7 +289,7 @@ async function ensureDemoAccount(
     lock.release();
   }
   const { demo, email, password } = made;
-  const apiUrl = cfg.publicUrl ?? `http://${cfg.host}:${cfg.port}`;
+  const apiUrl = cfg.publicUrl ?? `${cfg.tls ? 'https' : 'http'}://${cfg.host}:${cfg.port}`;
   process.stdout.write(
     `\nTapline demo account (shown once; store these values):\n${JSON.stringify(
       { ...demo, apiUrl, ingestUrl: `${cfg.tls ? 'https' : 'http'}://${cfg.host}:${cfg.ingestPort}` },
@@ -303,7 +303,7 @@ async function ensureDemoAccount(
 /** The last lines of a start: where the dashboard is and, on a fresh database, how to sign in. */
 function printDashboard(cfg: Config, demo: { email: string; password: string } | undefined): void {
   const host = cfg.host === '0.0.0.0' || cfg.host === '::' ? 'localhost' : cfg.host;
-  const url = (cfg.publicUrl ?? `http://${host}:${cfg.port}`).replace(/\/?$/, '/');
+  const url = (cfg.publicUrl ?? `${cfg.tls ? 'https' : 'http'}://${host}:${cfg.port}`).replace(/\/?$/, '/');
   const lines = cfg.roles.has('api')
     ? ['', 'Tapline is ready.', `Dashboard:  ${url}`]
     : [

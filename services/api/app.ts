@@ -19,6 +19,8 @@ export async function buildApp(deps: ApiDeps): Promise<FastifyInstance> {
   const app = createHttpServer({
     log: deps.log,
     bodyLimit: 1024 * 1024,
+    tls: deps.cfg.tls,
+    hstsMaxAge: deps.cfg.hstsMaxAge,
     timeouts: {
       requestMs: deps.cfg.limits.httpRequestTimeoutMs,
       connectionMs: deps.cfg.limits.httpConnectionTimeoutMs,

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
 import { TOKEN_PREFIX, hashToken, newTokenValue } from '../shared/credentials.js';
+import { cameOverHttps } from '../shared/http-server.js';
 import { newSid, randomAlnum } from '../shared/ids.js';
 
 export const SESSION_COOKIE = 'tapline_session';
@@ -36,11 +37,7 @@ export async function startSession(
   return { sid, sessionToken, csrfToken, expiresAt };
 }
 
-/** Came in over HTTPS, directly or through a proxy that says so. */
-function secure(req: FastifyRequest): boolean {
-  const fwd = req.headers['x-forwarded-proto'];
-  return req.protocol === 'https' || (typeof fwd === 'string' && fwd.split(',')[0]?.trim() === 'https');
-}
+const secure = cameOverHttps;
 
 /** Sets the session cookie (HttpOnly) and the CSRF cookie (readable by the dashboard's script). */
 export function setSessionCookies(req: FastifyRequest, reply: FastifyReply, s: StartedSession): void {

@@ -63,6 +63,7 @@ export function buildIngestApp(deps: IngestDeps): FastifyInstance {
     log: deps.log,
     bodyLimit: cfg.ingest.maxBytes,
     tls: cfg.tls,
+    hstsMaxAge: cfg.hstsMaxAge,
     timeouts: {
       requestMs: cfg.limits.httpRequestTimeoutMs,
       connectionMs: cfg.limits.httpConnectionTimeoutMs,

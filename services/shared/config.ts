@@ -68,6 +68,7 @@ const schema = {
     },
     TLS_CERT: { type: 'string' },
     TLS_KEY: { type: 'string' },
+    HSTS_MAX_AGE: { type: 'integer', minimum: 0, maximum: 63_072_000, default: 31_536_000 },
     SMTP_URL: { type: 'string', pattern: '^smtps?://' },
     SMTP_FROM: { type: 'string', default: 'Tapline <tapline@localhost>' },
     OUTBOUND_ALLOW: { type: 'string', default: '' },
@@ -168,6 +169,8 @@ export interface Config {
     crashAfterInsert: boolean;
   };
   tls: { cert: string; key: string } | undefined;
+  /** Strict-Transport-Security max-age (s) on answers over HTTPS */
+  hstsMaxAge: number;
   smtp: { url: string | undefined; from: string };
   actions: {
     outboundAllow: string[];
@@ -301,6 +304,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       crashAfterInsert: v.FAULT_CRASH_AFTER_INSERT,
     },
     tls: cert && key ? { cert, key } : undefined,
+    hstsMaxAge: v.HSTS_MAX_AGE,
     smtp: { url: v.SMTP_URL, from: v.SMTP_FROM },
     actions: {
       outboundAllow: v.OUTBOUND_ALLOW.split(',')

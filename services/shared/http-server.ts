@@ -1,6 +1,11 @@
 import fs from 'node:fs';
 import { createGunzip, createInflate } from 'node:zlib';
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyInstance,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import type { Ajv } from 'ajv';
 import type { Config } from './config.js';
 import { AppError } from './errors.js';
@@ -11,6 +16,12 @@ import { LazyChildLogger } from './lazy-logger.js';
 import { ALL_SCHEMAS } from '../../schemas/index.js';
 import { createAjv } from './schemas.js';
 
+/** The request came over HTTPS, directly or through a proxy that says so (X-Forwarded-Proto). */
+export function cameOverHttps(req: FastifyRequest): boolean {
+  const fwd = req.headers['x-forwarded-proto'];
+  return req.protocol === 'https' || (typeof fwd === 'string' && fwd.split(',')[0]?.trim() === 'https');
+}
+
 /** Fastify with the service's common settings: logger, request ids, TLS, gzip bodies, envelope errors. */
 export function createHttpServer(opts: {
   log: Logger;
@@ -18,6 +29,8 @@ export function createHttpServer(opts: {
   tls?: Config['tls'];
   /** Config['limits'] (HTTP_REQUEST_TIMEOUT_MS, HTTP_CONNECTION_TIMEOUT_MS); defaults as there */
   timeouts?: { requestMs: number; connectionMs: number };
+  /** Strict-Transport-Security max-age in seconds (HSTS_MAX_AGE), sent on answers over HTTPS */
+  hstsMaxAge?: number;
   extra?: Partial<FastifyServerOptions>;
 }): FastifyInstance {
   // A request must arrive whole (headers and body) within requestMs, its headers within
@@ -70,8 +83,13 @@ export function createHttpServer(opts: {
     compile(httpPart === 'body' ? strict : coercing, schema),
   );
   // Callback-style hooks: an async hook costs a promise per request on the ingest hot path.
+  // HSTS on every answer that travelled over HTTPS: this listener's own TLS, or a proxy in front
+  // that says so. Browsers ignore the header over plain HTTP, so a forged X-Forwarded-Proto on a
+  // plain connection changes nothing.
+  const hsts = `max-age=${opts.hstsMaxAge ?? 31_536_000}`;
   app.addHook('onRequest', (req, reply, done) => {
     void reply.header('x-request-id', req.id);
+    if (opts.tls || cameOverHttps(req)) void reply.header('strict-transport-security', hsts);
     done();
   });
   // Compressed bodies: the body limit then applies to the decompressed size (gzip-bomb safe).

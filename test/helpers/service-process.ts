@@ -81,15 +81,17 @@ export async function startService(env: Record<string, string>, logFile: string)
   });
   fs.closeSync(out);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const apiUrl = `http://127.0.0.1:${env.PORT}`;
-  const ingestUrl = `http://127.0.0.1:${env.INGEST_PORT}`;
+  const scheme = env.TLS_CERT ? 'https' : 'http';
+  const apiUrl = `${scheme}://127.0.0.1:${env.PORT}`;
+  const ingestUrl = `${scheme}://127.0.0.1:${env.INGEST_PORT}`;
   let dead = false;
   void exited.then(() => (dead = true));
   await waitFor(
     async () => {
       if (dead) throw new Error(`service exited early; see ${logFile}`);
       const roles = env.ROLES ?? 'all';
-      if (roles === 'all' || roles.includes('api')) {
+      // Over TLS (a test's own certificate, which fetch does not trust) the log says when.
+      if (scheme === 'http' && (roles === 'all' || roles.includes('api'))) {
         const res = await fetch(`${apiUrl}/readyz`).catch(() => undefined);
         return res?.status === 200;
       }
