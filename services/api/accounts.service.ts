@@ -1,3 +1,4 @@
+import { RECOMMENDED_REDACTIONS } from '../../schemas/recommended-redactions.js';
 import type pg from 'pg';
 import { ALL_SCOPES, TOKEN_PREFIX, hashToken, newTokenValue } from '../shared/credentials.js';
 import { newSid } from '../shared/ids.js';
@@ -26,6 +27,11 @@ export async function createAccount(
     bucketName?: string;
     /** the first user's password (hashed with scrypt); without it the user cannot sign in yet */
     password?: string;
+    /**
+     * Starts the account with RECOMMENDED_REDACTIONS (default): a fresh install redacts
+     * credentials, secrets and card numbers before anything is stored, without any setting.
+     */
+    recommendedRedactions?: boolean;
   },
 ): Promise<NewAccount> {
   const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
@@ -87,6 +93,16 @@ export async function createAccount(
         accountSid,
         input.bucketName,
       ]);
+    }
+    if (input.recommendedRedactions ?? true) {
+      // One millisecond apart, first rule newest: lists (newest first by default) show them in
+      // the order of RECOMMENDED_REDACTIONS rather than in a tie's arbitrary order.
+      for (const [i, r] of RECOMMENDED_REDACTIONS.entries())
+        await client.query(
+          `INSERT INTO redactions (sid, account_sid, shape, description, scopes, type, redact_at, level, is_active, created_at)
+           VALUES ($1, $2, 'A', $3, ARRAY['*'], $4, 'server', $5, true, now() - make_interval(secs => $6::double precision / 1000))`,
+          [newSid('redaction'), accountSid, r.description, r.type, r.level, i],
+        );
     }
     await client.query('COMMIT');
     return { accountSid, userSid, sessionToken, apiToken, ...(bucketSid ? { bucketSid } : {}) };

@@ -150,8 +150,8 @@ describe('dashboard journey (part 1)', () => {
     token = tok.json.token as string;
     expect(token).toMatch(/^at_live_/);
     const rule = await call(main.context, 'POST', `/v1/accounts/${accountSid}/redactions`, {
-      name: 'auth header',
-      fieldPath: '$.request.headers.authorization',
+      name: 'customer reference header',
+      fieldPath: '$.request.headers.x-customer-ref',
       redactionType: 'replace',
       replacementValue: '[REDACTED]',
     });
@@ -179,7 +179,11 @@ describe('dashboard journey (part 1)', () => {
               request: {
                 method: 'GET',
                 path: `/secure/${n}`,
-                headers: { Authorization: 'Bearer s3cret-token-value', accept: 'application/json' },
+                headers: {
+                  Authorization: 'Bearer s3cret-token-value',
+                  'X-Customer-Ref': 'cust-8812-private',
+                  accept: 'application/json',
+                },
               },
             }),
           ]);
@@ -193,6 +197,8 @@ describe('dashboard journey (part 1)', () => {
       .toBe(true);
     const stored = await listRequests('path:/secure/*');
     const hit = stored.find((r) => r.sid === redactedSid)!;
+    // The field rule added above, and the recommended redactions the new account started with.
+    expect(JSON.stringify(hit.request.headers)).not.toContain('cust-8812-private');
     expect(JSON.stringify(hit.request.headers)).not.toContain('s3cret');
     await expect.poll(async () => (await listRequests('status:>=400')).length, { timeout: 30_000 }).toBe(3);
   });
@@ -307,11 +313,12 @@ describe('dashboard journey (part 1)', () => {
     const path = row.find((r) => r.sid === redactedSid)!.request.path!;
     await table.getByRole('link', { name: path, exact: true }).click();
     await page.waitForURL(`**/requests/${bucketSid}/${redactedSid}**`);
-    const redacted = page.getByTestId('redacted').first();
+    const redacted = page.getByTestId('redacted').filter({ hasText: '[REDACTED]' }).first();
     await redacted.waitFor();
     expect(await redacted.textContent()).toContain('[REDACTED]');
     expect(await redacted.getAttribute('title')).toMatch(/redaction rule/i);
     expect(await page.locator('body').textContent()).not.toContain('s3cret');
+    expect(await page.locator('body').textContent()).not.toContain('cust-8812-private');
     await screenshot(page, '30-request');
     const since = main.errors.length;
     await page.goto(`/requests/${bucketSid}/req_doesnotexist000000000000000`);

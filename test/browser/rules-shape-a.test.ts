@@ -212,7 +212,7 @@ describe('dashboard: Shape A rules', () => {
     expect(me.errors).toEqual([]);
   });
 
-  it('offers the recommended redactions while an account has none, and adds them in one click', async () => {
+  it('starts a new account with the recommended redactions active; once removed, adds them back in one click', async () => {
     const pool = new pg.Pool({ connectionString: env.databaseUrl, max: 1 });
     const fresh = { email: `recommended-${tag}@example.test`, password: 'recommended password 1' };
     let freshSid = '';
@@ -229,29 +229,57 @@ describe('dashboard: Shape A rules', () => {
     } finally {
       await pool.end();
     }
+    const listRules = async () => {
+      const res = await fetch(`${env.apiUrl}/v1/accounts/${freshSid}/redactions?limit=100`, {
+        headers: { authorization: `Bearer ${freshToken}` },
+      });
+      return (
+        (await res.json()) as {
+          records: { sid: string; type?: string; level?: string; redactAt: string; enabled?: boolean }[];
+        }
+      ).records;
+    };
     // A second person gets a browser of their own (one Chromium process holds one context well).
     const second = await launchBrowser();
     const other = await openPage(second, env.apiUrl);
     try {
       await signIn(other.page, fresh.email, fresh.password);
       await other.page.goto('/settings/redactions');
+      // The new account's rules are listed as active, like any rule.
+      for (const label of [
+        'Authorization headers and credentials',
+        'Passwords, secrets, tokens and cookies',
+        'API keys',
+        'JSON Web Tokens',
+        'Card numbers (last 4 digits kept)',
+      ])
+        await other.page.getByRole('row').filter({ hasText: label }).first().waitFor();
+      expect(await other.page.getByRole('checkbox', { name: 'Active: API keys' }).isChecked()).toBe(true);
+      expect(await other.page.getByRole('button', { name: 'Add the recommended redactions' }).count()).toBe(
+        0,
+      );
+      await screenshot(other.page, '75-redactions-new-account-defaults');
+      // Removable like any rule: one through the page, the rest through the API.
+      await other.page.getByRole('button', { name: 'Delete API keys' }).click();
+      await other.page.getByRole('dialog').getByRole('button', { name: 'Delete redaction' }).click();
+      await expect.poll(async () => (await listRules()).length).toBe(4);
+      for (const r of await listRules()) {
+        const del = await fetch(`${env.apiUrl}/v1/accounts/${freshSid}/redactions/${r.sid}`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${freshToken}` },
+        });
+        expect(del.status).toBe(200);
+      }
+      await other.page.reload();
       await other.page.getByText('No redaction rules').waitFor();
       await other.page.getByText(/traffic is stored as sent/).waitFor();
-      await screenshot(other.page, '75-redactions-empty-recommended');
       await other.page.getByRole('button', { name: 'Add the recommended redactions' }).click();
       await other.page.getByText('5 recommended redactions are added.').waitFor();
       for (const label of ['Passwords', 'API keys', 'Card numbers (last 4 digits kept)'])
         await other.page.getByRole('row').filter({ hasText: label }).first().waitFor();
       await screenshot(other.page, '76-redactions-recommended-added');
 
-      const res = await fetch(`${env.apiUrl}/v1/accounts/${freshSid}/redactions?limit=100`, {
-        headers: { authorization: `Bearer ${freshToken}` },
-      });
-      const rules = (
-        (await res.json()) as {
-          records: { type?: string; level?: string; redactAt: string; enabled?: boolean }[];
-        }
-      ).records;
+      const rules = await listRules();
       expect(rules.map((r) => [r.type, r.level, r.redactAt, r.enabled]).sort()).toEqual([
         ['api_key', 'full', 'server', true],
         ['authorization', 'full', 'server', true],

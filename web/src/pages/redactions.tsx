@@ -24,6 +24,7 @@ import { useAccountSid, useSession } from '../lib/session';
 import { RedactionAForm, redactionALabel } from './rules-shape-a';
 import { RuleFormEnd, RuleRowEnd } from '../components/rule-row';
 import { useRuleList } from '../lib/rule-list';
+import { RECOMMENDED_REDACTIONS } from '../../../schemas/recommended-redactions';
 
 type RedactionType = RedactionInput['redactionType'];
 const TYPES: { value: RedactionType; label: string }[] = [
@@ -142,27 +143,14 @@ const EXAMPLE = {
   timings: { duration: 38 },
 };
 
-/**
- * The redactions most accounts want first, by data type, applied by Tapline (server) to every bucket
- * and environment: secrets in full, card numbers but their last 4 digits. Each is an ordinary rule
- * afterwards (listed, editable, deletable).
- */
-const RECOMMENDED: { type: string; level: 'full' | 'partial'; description: string }[] = [
-  { type: 'authorization', level: 'full', description: 'Authorization headers and credentials' },
-  { type: 'password', level: 'full', description: 'Passwords' },
-  { type: 'api_key', level: 'full', description: 'API keys' },
-  { type: 'jwt', level: 'full', description: 'JSON Web Tokens' },
-  { type: 'card', level: 'partial', description: 'Card numbers (last 4 digits kept)' },
-];
-
-/** One click for the RECOMMENDED rules, shown while an account has no redaction at all. */
+/** One click for the recommended rules (every new account starts with them), shown while an account has no redaction at all. */
 function RecommendedRedactions({ onAdded }: { onAdded: (count: number) => void }) {
   const a = useAccountSid();
   const qc = useQueryClient();
   const add = useMutation({
     mutationFn: async () => {
       // One after the other: a failure stops at the rule it names, the ones before stay listed.
-      for (const r of RECOMMENDED)
+      for (const r of RECOMMENDED_REDACTIONS)
         await redactions.createA(a, {
           type: r.type,
           level: r.level,
@@ -170,7 +158,7 @@ function RecommendedRedactions({ onAdded }: { onAdded: (count: number) => void }
           redactAt: 'server',
           enabled: true,
         });
-      return RECOMMENDED.length;
+      return RECOMMENDED_REDACTIONS.length;
     },
     onSettled: () => qc.invalidateQueries({ queryKey: ['redactions', a] }),
     onSuccess: onAdded,
@@ -178,9 +166,10 @@ function RecommendedRedactions({ onAdded }: { onAdded: (count: number) => void }
   return (
     <div className="stack">
       <p className="small muted">
-        Recommended, by data type: Authorization headers and credentials, passwords, API keys and JSON Web
-        Tokens in full, card numbers but their last 4 digits. Tapline redacts them before records are stored
-        or sent to a workflow, in every bucket and environment; each is an ordinary rule afterwards.
+        Recommended, by data type (every new account starts with them): Authorization headers and credentials,
+        passwords, secrets, tokens, cookies, API keys and JSON Web Tokens in full, card numbers but their last
+        4 digits. Tapline redacts them before records are stored or sent to a workflow, in every bucket and
+        environment; each is an ordinary rule afterwards.
       </p>
       <FormError error={add.error} />
       <div>
