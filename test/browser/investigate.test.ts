@@ -237,6 +237,26 @@ describe('dashboard: investigate', () => {
     await page.keyboard.press('Escape');
   });
 
+  it('says a zoomed quiet range has no traffic in it, with a way back, not "No traffic yet"', async () => {
+    await openOverview();
+    // 50 to 30 minutes ago: between the last 12 minutes and the traffic of 70 minutes ago.
+    const from = new Date(now - 50 * MIN).toISOString();
+    const to = new Date(now - 30 * MIN).toISOString();
+    await page.goto(`/overview?bucket=${bucketSid}&range=custom&from=${from}&to=${to}`);
+    await page.getByText('No traffic in this range').waitFor();
+    expect(await page.getByText(/No traffic yet/).count()).toBe(0);
+    await screenshot(page, 'e-zoomed-quiet');
+    await page.getByRole('button', { name: '← Back to the previous range' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('range')).toBe('1h');
+    await page.getByTestId('chart-Throughput').waitFor();
+    expect(await page.getByText('No traffic in this range').count()).toBe(0);
+    // Or straight to the last 30 days.
+    await page.goto(`/overview?bucket=${bucketSid}&range=custom&from=${from}&to=${to}`);
+    await page.getByRole('button', { name: 'Show the last 30 days' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('range')).toBe('30d');
+    expect(me.errors).toEqual([]);
+  });
+
   it('shows errors over time by status class; a point opens the stream for that minute and status', async () => {
     await page.goto(`/errors?bucket=${bucketSid}&range=1h`);
     const chart = page.getByTestId('chart-Errors over time');
@@ -498,6 +518,12 @@ describe('dashboard: investigate', () => {
       await other.page.setViewportSize({ width: 390, height: 844 });
       await other.page.getByRole('button', { name: 'Menu' }).waitFor();
       await screenshot(other.page, 'e-rate-limited-390');
+      // Sign out stays in the header and ends the session, though the person is past their bound.
+      await other.page.getByRole('button', { name: 'Sign out' }).click();
+      await other.page.waitForURL(/\/signin/);
+      await other.page.getByLabel('Email').waitFor();
+      const after = await other.context.request.get(`${env.apiUrl}/v1/authentication/session`);
+      expect(after.status()).toBe(401);
     } finally {
       await otherBrowser.close();
     }
