@@ -29,15 +29,14 @@ const CARD = '4111 1111 1111 1111';
  * screenshot of every page at 1440 and 390 px in both themes (.cache/screenshots/walk-*.png).
  * Every step waits on the page or polls the API.
  */
-/** A screenshot's name for a page path: the path's words, without the test's own sids and tag. */
-function shotName(path: string, tag: string, ...sids: string[]): string {
+/**
+ * A screenshot's name for a page path: the path's words, each of the test's own sids replaced by
+ * what it names (`names`: sid -> word), so that names stay the same from run to run.
+ */
+function shotName(path: string, names: Record<string, string>): string {
   let p = path;
-  for (const sid of sids) p = p.replaceAll(sid, '');
-  const name = p
-    .replaceAll(tag, '')
-    .replace(/[^A-Za-z0-9]+/g, '-')
-    .replace(/^-|-$/g, '');
-  return name || 'root';
+  for (const [sid, word] of Object.entries(names)) p = p.replaceAll(sid, word);
+  return p.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'root';
 }
 
 describe('dashboard: accessibility and the smaller fixes', () => {
@@ -343,6 +342,14 @@ describe('dashboard: accessibility and the smaller fixes', () => {
     expect(me.errors).toEqual([]);
   });
 
+  it('counts a single error as "1 error" on the overview', async () => {
+    // The one 503 of the alert above is the only error of the last 24 hours.
+    await page.goto('/overview');
+    const sub = page.getByTestId('tile-sub-Error rate');
+    await expect.poll(() => sub.textContent(), { timeout: 30_000 }).toBe('1 error');
+    expect(me.errors).toEqual([]);
+  });
+
   it('axe finds no serious or critical violation on any page, light or dark; screenshots of each at 1440 and 390 px', async () => {
     const wfBase = `/settings/workflows/${bucketSid}/${ENV}/${workflowSid}`;
     const pages: [string, string][] = [
@@ -409,7 +416,11 @@ describe('dashboard: accessibility and the smaller fixes', () => {
         );
         // A screenshot at 1440 and at 390 px, for a person to look at; at 390 px the page itself
         // never scrolls sideways (a wide table scrolls inside its own frame).
-        const name = shotName(path, tag, bucketSid, workflowSid, requestSid);
+        const name = shotName(path, {
+          [bucketSid]: 'bucket',
+          [workflowSid]: 'workflow',
+          [requestSid]: 'request',
+        });
         await screenshot(page, `walk-${name}-1440-${colorScheme}`);
         await page.setViewportSize({ width: 390, height: 844 });
         try {

@@ -591,6 +591,8 @@ describe('dashboard: investigate', () => {
     // Recent requests: all four; recent errors: the 422 only, linking to the stream filtered to it.
     const recent = page.getByTestId('recent-Recent requests');
     await expect.poll(() => recent.locator('tbody tr').count(), { timeout: 20_000 }).toBe(4);
+    // Today's rows show their time alone (as the stream does), no date.
+    expect(await recent.locator('tbody td').first().textContent()).toMatch(/^\d\d:\d\d:\d\d/);
     const errors = page.getByTestId('recent-Recent errors');
     await expect.poll(() => errors.locator('tbody tr').count()).toBe(1);
     expect(await errors.locator('tbody tr').textContent()).toContain('422');

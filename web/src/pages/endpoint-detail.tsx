@@ -8,7 +8,7 @@ import { TimeChart } from '../components/time-chart';
 import { count, ms, percent } from '../lib/format';
 import { useMetricsScope } from '../lib/metrics-scope';
 import { useAccountSid } from '../lib/session';
-import { formatDateTime, TIME_ZONE } from '../lib/time';
+import { formatDateTime, formatDay, formatTime, localDay, TIME_ZONE } from '../lib/time';
 import { useQueryState, useRange, useSharedHref } from '../lib/url-state';
 
 /** Rows of the recent requests and recent errors panels. */
@@ -240,7 +240,7 @@ function StatusBreakdown({
                             {percent(share)}
                           </span>
                         </td>
-                        <td className="num">{ms(m.p95ResponseTime)}</td>
+                        <td className="num nowrap">{ms(m.p95ResponseTime)}</td>
                         {get('bucket') ? (
                           <td>
                             <Link href={href('/stream', { q: `${baseQ} status:${m.group}` })}>
@@ -357,6 +357,8 @@ function RecentRequests({
   const range = useRange();
   const startDate = range.start.toISOString();
   const endDate = range.live ? undefined : range.end.toISOString();
+  // Times alone for today's rows, with their day before (as in the stream).
+  const today = localDay(Date.now());
   const list = useQuery({
     queryKey: ['requests', a, bucket, q, startDate, endDate, 'recent'],
     queryFn: () => requests.list(a, bucket, { q, startDate, endDate, limit: RECENT }),
@@ -392,7 +394,8 @@ function RecentRequests({
                   return (
                     <tr key={r.sid}>
                       <td className="nowrap mono small" title={formatDateTime(r.createdAt)}>
-                        {formatDateTime(r.createdAt)}
+                        {localDay(r.createdAt) === today ? '' : `${formatDay(r.createdAt)} `}
+                        {formatTime(r.createdAt)}
                       </td>
                       <td className="mono">
                         <Link href={href(`/requests/${bucket}/${r.sid}`)}>{r.request.path ?? '–'}</Link>

@@ -270,7 +270,7 @@ function Tiles({ summary, error, pending }: { summary?: SummaryA; error: unknown
       <Tile
         label="Error rate"
         value={percent(cur)}
-        sub={`${count(summary.errors.current.amount)} errors`}
+        sub={`${count(summary.errors.current.amount)} ${summary.errors.current.amount === 1 ? 'error' : 'errors'}`}
         change={{
           amount: cur !== null && prev !== null ? cur - prev : null,
           units: 'points',
@@ -313,7 +313,11 @@ function Tile({
       <div className={`tile-change${tone ? ` ${tone}` : ''}`} data-testid={`tile-change-${label}`}>
         {text}
       </div>
-      {sub ? <div className="muted small">{sub}</div> : null}
+      {sub ? (
+        <div className="muted small" data-testid={`tile-sub-${label}`}>
+          {sub}
+        </div>
+      ) : null}
     </div>
   );
 }
