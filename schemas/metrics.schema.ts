@@ -6,7 +6,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import type { Closed } from './common.schema.js';
 
 export const METRIC_INTERVALS = ['minute', 'hour', 'day', 'week', 'month'] as const;
-export const PERFORMANCE_GROUPS = ['endpoint', 'method', 'status', 'environment'] as const;
+export const PERFORMANCE_GROUPS = ['endpoint', 'method', 'status', 'environment', 'route'] as const;
 export const AVERAGE_UNITS = ['rpm', 'rps'] as const;
 
 /** ISO 8601: a date-time with an offset (`Z` or `±hh:mm`) or a bare date (a whole UTC day). */
@@ -47,6 +47,10 @@ export const performanceQuery = {
     ...scopeProperties,
     groupBy: { type: 'string', enum: PERFORMANCE_GROUPS, default: 'endpoint' },
     limit,
+    /** adds each group's requests per interval of this length (`throughput`) */
+    interval: { type: 'string', enum: METRIC_INTERVALS },
+    /** adds each group's duration histogram (`histogram`) */
+    histogram: { type: 'boolean', default: false },
   },
 } as const;
 
@@ -160,6 +164,7 @@ export const metricsPerformanceSchema = {
   properties: {
     ...rangeProps,
     groupBy: { type: 'string' },
+    interval: { type: 'string' },
     metrics: {
       type: 'array',
       items: {
@@ -172,15 +177,34 @@ export const metricsPerformanceSchema = {
           'p50ResponseTime',
           'p95ResponseTime',
           'p99ResponseTime',
+          'bytes',
+          'averageBytes',
         ],
         properties: {
           group: { type: 'string' },
+          /** groupBy=route: the group's HTTP method and endpoint template */
+          method: { type: 'string' },
+          endpoint: { type: 'string' },
           requestCount: int,
           errorRate: num,
           averageResponseTime: num,
           p50ResponseTime: num,
           p95ResponseTime: num,
           p99ResponseTime: num,
+          /** request plus response sizes summed, and per request (rounded) */
+          bytes: int,
+          averageBytes: int,
+          /** with `interval`: requests per interval from the range's start */
+          throughput: { type: 'array', items: int },
+          /** with `histogram=true`: durations per bin of [from, to) ms */
+          histogram: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['from', 'to', 'count'],
+              properties: { from: num, to: num, count: int },
+            },
+          },
         },
       },
     },

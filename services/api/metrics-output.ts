@@ -1,4 +1,4 @@
-import { PERCENTILE_LEVELS } from '../shared/metrics-sql.js';
+import { HIST_GRID, PERCENTILE_LEVELS } from '../shared/metrics-sql.js';
 import type { EventMarker } from './events.repository.js';
 import {
   MINUTE,
@@ -34,7 +34,14 @@ interface SumsRow {
 
 export type SummaryRow = SumsRow & { src: Num; k: string; v: string; code: Num; blk_n: Num; byte_n: Num };
 export type SeriesRow = SumsRow & { tb: Num; status_class: Num };
-export type PerformanceRow = SumsRow & { grp: string; pct: (number | null)[] };
+export type PerformanceRow = SumsRow & {
+  grp: string;
+  byte_n: Num;
+  pct: (number | null)[];
+  /** grid index -> count (JSON keys are strings), when the histogram was asked for */
+  hist?: Record<string, Num>;
+};
+export type PerformanceSeriesRow = { key: string; tb: Num; req_n: Num };
 export type ErrorsRow = { src: Num; k: string; v: string; code: Num; req_n: Num; err_n: Num };
 export type ComparisonRow = SumsRow & { cur: Num; blk_n: Num };
 export type ResponseTimeRow = SumsRow & { tb: Num; dur_min: Num; dur_max: Num; pct: (number | null)[] };
@@ -166,19 +173,72 @@ export function throughputOut(range: TimeRange, iv: Interval, series: SeriesPoin
   };
 }
 
-export function performanceOut(range: TimeRange, groupBy: GroupBy, rows: PerformanceRow[]) {
+/** Histogram bins per doubling of the duration: each bin spans a factor of about 1.41. */
+const BINS_PER_DOUBLING = 2;
+const HIST_ZERO_INDEX = -32768;
+
+/**
+ * A merged duration histogram (grid index -> count, `HIST_GRID` indexes per doubling) in coarse
+ * bins of [from, to) milliseconds, from the first bin with a duration to the last, empty bins
+ * between included; durations of 0 ms are the bin [0, 0].
+ */
+export function histogramBins(hist: Record<string, Num>): { from: number; to: number; count: number }[] {
+  const per = HIST_GRID / BINS_PER_DOUBLING;
+  const counts = new Map<number, number>();
+  let zero = 0;
+  for (const [key, value] of Object.entries(hist)) {
+    const index = Number(key);
+    const c = n(value);
+    if (c <= 0) continue;
+    if (index === HIST_ZERO_INDEX) zero += c;
+    else {
+      const bin = Math.floor(index / per);
+      counts.set(bin, (counts.get(bin) ?? 0) + c);
+    }
+  }
+  const out = zero > 0 ? [{ from: 0, to: 0, count: zero }] : [];
+  if (counts.size === 0) return out;
+  const bins = [...counts.keys()];
+  const bound = (bin: number) => round3(2 ** (bin / BINS_PER_DOUBLING));
+  for (let b = Math.min(...bins); b <= Math.max(...bins); b++)
+    out.push({ from: bound(b), to: bound(b + 1), count: counts.get(b) ?? 0 });
+  return out;
+}
+
+export function performanceOut(
+  range: TimeRange,
+  groupBy: GroupBy,
+  rows: PerformanceRow[],
+  series?: { interval: Interval; starts: number[]; rows: PerformanceSeriesRow[] },
+) {
+  const counts = new Map<string, Map<number, number>>();
+  for (const r of series?.rows ?? []) {
+    let m = counts.get(r.key);
+    if (!m) counts.set(r.key, (m = new Map()));
+    const t = n(r.tb) * 1000;
+    m.set(t, (m.get(t) ?? 0) + n(r.req_n));
+  }
   return {
     ...rangeOut(range),
     groupBy,
-    metrics: rows.map((r) => ({
-      group: r.grp,
-      requestCount: n(r.req_n),
-      errorRate: rate(n(r.err_n), n(r.req_n)),
-      averageResponseTime: avgOf(r.dur_sum, r.dur_n),
-      p50ResponseTime: round3(n(r.pct[0])),
-      p95ResponseTime: round3(n(r.pct[1])),
-      p99ResponseTime: round3(n(r.pct[2])),
-    })),
+    ...(series ? { interval: series.interval } : {}),
+    metrics: rows.map((r) => {
+      const sp = r.grp.indexOf(' ');
+      return {
+        group: r.grp,
+        ...(groupBy === 'route' ? { method: r.grp.slice(0, sp), endpoint: r.grp.slice(sp + 1) } : {}),
+        requestCount: n(r.req_n),
+        errorRate: rate(n(r.err_n), n(r.req_n)),
+        averageResponseTime: avgOf(r.dur_sum, r.dur_n),
+        p50ResponseTime: round3(n(r.pct[0])),
+        p95ResponseTime: round3(n(r.pct[1])),
+        p99ResponseTime: round3(n(r.pct[2])),
+        bytes: n(r.byte_n),
+        averageBytes: n(r.req_n) > 0 ? Math.round(n(r.byte_n) / n(r.req_n)) : 0,
+        ...(series ? { throughput: series.starts.map((t) => counts.get(r.grp)?.get(t) ?? 0) } : {}),
+        ...(r.hist ? { histogram: histogramBins(r.hist) } : {}),
+      };
+    }),
   };
 }
 

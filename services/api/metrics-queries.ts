@@ -69,7 +69,12 @@ const GROUPS: Record<GroupBy, { dim: Dim; rollup: string; minute: string }> = {
   method: { dim: 'method', rollup: 'value', minute: 'toString(method)' },
   status: { dim: 'status', rollup: 'value', minute: 'toString(status_code)' },
   environment: { dim: 'all', rollup: 'environment_sid', minute: 'toString(environment_sid)' },
+  // The rollups have no method-and-endpoint dimension: read from requests_minute only.
+  route: { dim: 'all', rollup: "''", minute: "concat(toString(method), ' ', endpoint)" },
 };
+
+/** Groupings the rollups cannot answer: every minute of the range is read from requests_minute. */
+const MINUTES_ONLY: ReadonlySet<GroupBy> = new Set(['route']);
 
 /**
  * Settings of every metrics query. The implicit min/max/count projection is analysed for every
@@ -274,12 +279,22 @@ export function responseTimeSql(s: MetricsScope, iv: Interval): Sql {
   };
 }
 
-export function performanceSql(s: MetricsScope, groupBy: GroupBy, limit: number): Sql {
+/**
+ * Per group: counts, bytes and merged percentiles; with `histogram` also the merged duration
+ * histogram (`hist`, grid index -> count).
+ */
+export function performanceSql(s: MetricsScope, groupBy: GroupBy, limit: number, histogram = false): Sql {
   const g = GROUPS[groupBy];
-  const b = blocksOf(s, 1440, [], groupBy === 'environment');
-  const src = histogramSource(b, g.dim, `${COUNT_COLUMNS}, duration_hist, duration_min, duration_max`, g);
+  const b = blocksOf(s, MINUTES_ONLY.has(groupBy) ? 1 : 1440, [], groupBy === 'environment');
+  const src = histogramSource(
+    b,
+    g.dim,
+    `${COUNT_COLUMNS}, bytes, duration_hist, duration_min, duration_max`,
+    g,
+  );
   return {
-    query: `SELECT key AS grp, ${SUMS}, ${MERGE.percentiles} AS pct
+    query: `SELECT key AS grp, ${SUMS}, ${MERGE.bytes} AS byte_n, ${MERGE.percentiles} AS pct
+              ${histogram ? `, ${MERGE.histogram} AS hist` : ''}
             FROM ${src}
             GROUP BY grp
             HAVING req_n > 0
@@ -287,6 +302,28 @@ export function performanceSql(s: MetricsScope, groupBy: GroupBy, limit: number)
             LIMIT {limit:UInt32}
             ${QUERY_SETTINGS}`,
     query_params: { ...b.params, limit },
+  };
+}
+
+/** Requests per group and interval start (epoch s), for the groups named in `groups`. */
+export function performanceSeriesSql(s: MetricsScope, groupBy: GroupBy, iv: Interval, groups: string[]): Sql {
+  const g = GROUPS[groupBy];
+  const b = blocksOf(s, MINUTES_ONLY.has(groupBy) ? 1 : LEVEL_OF[iv], [], groupBy === 'environment');
+  return {
+    query: `${branches(
+      b,
+      {
+        select: `${g.rollup} AS key, toUInt32(${BUCKET_EXPR[iv]('t')}) AS tb, ${MERGE.requests} AS req_n`,
+        where: `dim = '${g.dim}' AND ${g.rollup} IN {groups:Array(String)}`,
+        groupBy: 'key, tb',
+      },
+      {
+        select: `${g.minute} AS key, toUInt32(${BUCKET_EXPR[iv]('minute')}) AS tb, ${MERGE.requests} AS req_n`,
+        groupBy: 'key, tb HAVING key IN {groups:Array(String)}',
+      },
+    )}
+      ${QUERY_SETTINGS}`,
+    query_params: { ...b.params, groups },
   };
 }
 

@@ -7,7 +7,8 @@ import { validation } from '../shared/errors.js';
  */
 
 export type Interval = 'minute' | 'hour' | 'day' | 'week' | 'month';
-export type GroupBy = 'endpoint' | 'method' | 'status' | 'environment';
+/** `route`: one group per HTTP method and endpoint template ("GET /orders/{id}"). */
+export type GroupBy = 'endpoint' | 'method' | 'status' | 'environment' | 'route';
 
 export const MINUTE = 60_000;
 export const DEFAULT_RANGE_MS = 24 * 3600_000;

@@ -14,6 +14,7 @@ import {
   type ComparisonRow,
   type ErrorsRow,
   type PerformanceRow,
+  type PerformanceSeriesRow,
   type ResponseTimeRow,
   type SeriesRow,
   type SummaryRow,
@@ -22,6 +23,7 @@ import {
   comparisonSql,
   errorsSql,
   lastTrafficSql,
+  performanceSeriesSql,
   performanceSql,
   responseTimeSql,
   seriesSql,
@@ -85,9 +87,26 @@ export class MetricsRepository {
     return throughputOut(q.range, iv, series, events);
   }
 
-  async performance(q: Query, groupBy: GroupBy, limit: number) {
-    const rows = await this.rows<PerformanceRow>(performanceSql(this.scope(q), groupBy, limit));
-    return performanceOut(q.range, groupBy, rows);
+  /**
+   * Per group; `interval` adds each group's requests per interval (`throughput`), `histogram` its
+   * merged duration histogram in coarse bins.
+   */
+  async performance(
+    q: Query,
+    groupBy: GroupBy,
+    limit: number,
+    opts: { interval?: Interval; histogram?: boolean } = {},
+  ) {
+    const scope = this.scope(q);
+    const starts = opts.interval ? intervalsOf(q.range, opts.interval) : [];
+    const rows = await this.rows<PerformanceRow>(performanceSql(scope, groupBy, limit, opts.histogram));
+    if (!opts.interval) return performanceOut(q.range, groupBy, rows);
+    const groups = rows.map((r) => r.grp);
+    const seriesRows =
+      groups.length === 0
+        ? []
+        : await this.rows<PerformanceSeriesRow>(performanceSeriesSql(scope, groupBy, opts.interval, groups));
+    return performanceOut(q.range, groupBy, rows, { interval: opts.interval, starts, rows: seriesRows });
   }
 
   async errors(q: Query, statusCode: number | undefined, limit: number) {

@@ -75,6 +75,8 @@ export const MERGE = {
   min: 'min(duration_min)',
   max: 'max(duration_max)',
   percentiles: percentiles(PERCENTILE_LEVELS),
+  /** the merged duration histogram itself: grid index -> count (see HIST_GRID) */
+  histogram: HIST,
   p95: percentile(0.95),
   avg: 'sum(duration_sum) / nullIf(sum(duration_count), 0)',
   errorRate: '100 * sum(errors) / nullIf(sum(requests), 0)',

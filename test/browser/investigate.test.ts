@@ -237,6 +237,26 @@ describe('dashboard: investigate', () => {
     await page.keyboard.press('Escape');
   });
 
+  it('says a zoomed quiet range has no traffic in it, with a way back, not "No traffic yet"', async () => {
+    await openOverview();
+    // 50 to 30 minutes ago: between the last 12 minutes and the traffic of 70 minutes ago.
+    const from = new Date(now - 50 * MIN).toISOString();
+    const to = new Date(now - 30 * MIN).toISOString();
+    await page.goto(`/overview?bucket=${bucketSid}&range=custom&from=${from}&to=${to}`);
+    await page.getByText('No traffic in this range').waitFor();
+    expect(await page.getByText(/No traffic yet/).count()).toBe(0);
+    await screenshot(page, 'e-zoomed-quiet');
+    await page.getByRole('button', { name: '← Back to the previous range' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('range')).toBe('1h');
+    await page.getByTestId('chart-Throughput').waitFor();
+    expect(await page.getByText('No traffic in this range').count()).toBe(0);
+    // Or straight to the last 30 days.
+    await page.goto(`/overview?bucket=${bucketSid}&range=custom&from=${from}&to=${to}`);
+    await page.getByRole('button', { name: 'Show the last 30 days' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('range')).toBe('30d');
+    expect(me.errors).toEqual([]);
+  });
+
   it('shows errors over time by status class; a point opens the stream for that minute and status', async () => {
     await page.goto(`/errors?bucket=${bucketSid}&range=1h`);
     const chart = page.getByTestId('chart-Errors over time');
@@ -504,8 +524,91 @@ describe('dashboard: investigate', () => {
       await other.page.setViewportSize({ width: 390, height: 844 });
       await other.page.getByRole('button', { name: 'Menu' }).waitFor();
       await screenshot(other.page, 'e-rate-limited-390');
+      // Sign out stays in the header and ends the session, though the person is past their bound.
+      await other.page.getByRole('button', { name: 'Sign out' }).click();
+      await other.page.waitForURL(/\/signin/);
+      await other.page.getByLabel('Email').waitFor();
+      const after = await other.context.request.get(`${env.apiUrl}/v1/authentication/session`);
+      expect(after.status()).toBe(401);
     } finally {
       await otherBrowser.close();
     }
+  });
+
+  it('lists endpoints per method with a sparkline, percentiles and sizes; an endpoint page shows status codes, the distribution, recent requests and errors', async () => {
+    // POST /orders beside GET /orders: three 201s and a 422 within one minute, 2,000 bytes each.
+    const at = Math.floor((now - 2 * MIN) / MIN) * MIN + 30_000;
+    const posts = [201, 201, 201, 422].map((status, i) => ({
+      ...rec('/orders', 'POST', status, at + i * 1000),
+      request: { method: 'POST', path: '/orders', host: 'shop.example.com', headers: {}, size: 500 },
+      response: { statusCode: status, size: 1500 },
+      timings: { duration: status === 422 ? 15 : 120 },
+    }));
+    const sent = await fetch(`${env.ingestUrl}/v1/buckets/${bucketSid}/ingest`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ records: posts }),
+    });
+    expect(sent.status, await sent.clone().text()).toBe(202);
+
+    await page.goto(`/endpoints?bucket=${bucketSid}&range=1h`);
+    const rows = page.getByTestId('endpoint-row');
+    const row = (method: string, endpoint: string) =>
+      rows
+        .filter({ has: page.getByRole('cell', { name: method, exact: true }) })
+        .filter({ has: page.getByRole('link', { name: endpoint, exact: true }) });
+    const post = row('POST', '/orders');
+    // Each row's cells: method, endpoint, sparkline, requests, error rate, average, p50, p95, p99, size.
+    const cells = async (r: typeof post) =>
+      (await r.getByRole('cell').allTextContents()).map((t) => t.trim());
+    await expect.poll(async () => (await cells(post))[3], { timeout: 60_000 }).toBe('4');
+    const p = await cells(post);
+    expect(p[4]).toBe('25%');
+    // p50 is read from the duration histogram: within 1% of the 120 ms sent.
+    expect(p[6]).toMatch(/^\d+ ms$/);
+    expect(Math.abs(parseFloat(p[6]!) - 120)).toBeLessThanOrEqual(1.2);
+    expect(p[9]).toBe('2 KB');
+    const get = await cells(row('GET', '/orders'));
+    expect(get[3]).toBe('24');
+    expect(get[4]).toBe('0%');
+    expect(await row('GET', '/checkout').count()).toBe(0);
+    expect((await cells(row('POST', '/checkout')))[4]).toBe('100%');
+    // The sparkline: the row's requests per minute of the range.
+    expect(await post.getByRole('img').getAttribute('aria-label')).toBe(
+      'POST /orders requests per minute: 4 requests, at most 4 per minute',
+    );
+    await screenshot(page, 'e-endpoints-per-method');
+
+    await post.getByRole('link', { name: '/orders' }).click();
+    await page.getByRole('heading', { level: 1, name: 'POST /orders' }).waitFor();
+    const statuses = page.getByTestId('status-breakdown');
+    await statuses.getByRole('row').nth(2).waitFor();
+    const statusRows = await statuses.locator('tbody tr').allTextContents();
+    expect(statusRows).toHaveLength(2);
+    expect(statusRows[0]).toContain('201');
+    expect(statusRows[0]).toContain('75%');
+    expect(statusRows[1]).toContain('422');
+    // The distribution: its bins hold the four response times.
+    const histogram = page.getByTestId('latency-histogram');
+    await histogram.waitFor();
+    const binCounts = await histogram.locator('table tbody tr td:last-child').allTextContents();
+    expect(binCounts.reduce((sum, c) => sum + Number(c), 0)).toBe(4);
+    expect(await histogram.locator('.histogram-bar').count()).toBe(binCounts.length);
+    // Recent requests: all four; recent errors: the 422 only, linking to the stream filtered to it.
+    const recent = page.getByTestId('recent-Recent requests');
+    await expect.poll(() => recent.locator('tbody tr').count(), { timeout: 20_000 }).toBe(4);
+    // Today's rows show their time alone (as the stream does), no date.
+    expect(await recent.locator('tbody td').first().textContent()).toMatch(/^\d\d:\d\d:\d\d/);
+    const errors = page.getByTestId('recent-Recent errors');
+    await expect.poll(() => errors.locator('tbody tr').count()).toBe(1);
+    expect(await errors.locator('tbody tr').textContent()).toContain('422');
+    await screenshot(page, 'e-endpoint-page');
+    await errors.getByRole('link', { name: 'All in the stream →' }).click();
+    await page.waitForURL(/\/stream\?/);
+    expect(new URL(page.url()).searchParams.get('q')).toBe('endpoint:"/orders" method:POST status:>=400');
+    const table = page.getByRole('region', { name: 'Requests' });
+    await expect.poll(() => table.locator('tbody tr').count(), { timeout: 20_000 }).toBe(1);
+    expect(await table.locator('tbody tr').textContent()).toContain('422');
+    expect(me.errors).toEqual([]);
   });
 });

@@ -94,3 +94,16 @@ export async function signIn(page: Page, email: string, password: string): Promi
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
 }
+
+/**
+ * Relative luminance (0 black .. 1 white) of the page's background, from the computed colour of
+ * <html> (the stylesheet's `:root`): tells which theme a page is drawn in.
+ */
+export async function backgroundLuminance(page: Page): Promise<number> {
+  const rgb = await page.evaluate<string>('getComputedStyle(document.documentElement).backgroundColor');
+  const [r, g, b] = (rgb.match(/[\d.]+/g) ?? ['0', '0', '0']).slice(0, 3).map((v) => {
+    const c = Number(v) / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+}

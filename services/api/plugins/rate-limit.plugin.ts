@@ -60,6 +60,9 @@ class PlanLimits {
  * (`createRateLimit`) and this hook writes the headers. A call is counted after authentication
  * (the auth hook) and after the route's scope check: a call refused with 401 or 403 spends nothing.
  */
+/** The one /v1 route that is not counted (see the onRoute hook). */
+const SIGN_OUT = '/v1/authentication/signout';
+
 export default fp(
   async (app: FastifyInstance) => {
     await app.register(rateLimit, { global: false, store: postgresRateStore(app.deps.pg) });
@@ -109,7 +112,9 @@ export default fp(
     // Every /v1 route counts in preValidation, after its scope check, which moves there from
     // preHandler: refused for scope = not counted; refused by validation (400) = counted.
     app.addHook('onRoute', (route) => {
-      if (!route.url.startsWith('/v1/')) return;
+      // Signing out is never refused for the rate limit: a person past their bound can still end
+      // the session.
+      if (!route.url.startsWith('/v1/') || route.url === SIGN_OUT) return;
       const validation = [route.preValidation ?? []].flat();
       // A HEAD route copies its GET route's options: already arranged.
       if (validation.includes(count)) return;

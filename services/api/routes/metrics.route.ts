@@ -73,7 +73,10 @@ export default async function metricsRoutes(fastify: FastifyInstance): Promise<v
       schema: schema(performanceQuery, 'metricsPerformance', 'Response times per group (Shape B)'),
     },
     async (req) =>
-      repo.performance(await scope(req.params.accountSid, req.query), req.query.groupBy, req.query.limit),
+      repo.performance(await scope(req.params.accountSid, req.query), req.query.groupBy, req.query.limit, {
+        interval: req.query.interval,
+        histogram: req.query.histogram,
+      }),
   );
 
   app.get(

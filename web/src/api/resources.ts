@@ -78,8 +78,21 @@ export const metrics = {
     api.get<ThroughputA>(`${acct(a)}/metrics/shapeA/throughput`, { ...s, interval, averageUnits: 'rpm' }),
   responseTime: (a: string, s: MetricsScope, interval: string) =>
     api.get<ResponseTimeA>(`${acct(a)}/metrics/shapeA/responseTime`, { ...s, interval }),
-  performance: (a: string, s: MetricsScope, groupBy = 'endpoint', limit = 500) =>
-    api.get<Performance>(`${acct(a)}/metrics/performance`, { ...s, groupBy, limit }),
+  /** `interval` adds each group's requests per interval, `histogram` its duration histogram. */
+  performance: (
+    a: string,
+    s: MetricsScope,
+    groupBy = 'endpoint',
+    limit = 500,
+    opts: { interval?: string; histogram?: boolean } = {},
+  ) =>
+    api.get<Performance>(`${acct(a)}/metrics/performance`, {
+      ...s,
+      groupBy,
+      limit,
+      interval: opts.interval,
+      histogram: opts.histogram || undefined,
+    }),
   errors: (a: string, s: MetricsScope, limit = 100) =>
     api.get<ErrorsB>(`${acct(a)}/metrics/errors`, { ...s, limit }),
 };

@@ -30,8 +30,9 @@ export function Layout({ children }: { children: ReactNode }) {
 }
 
 /**
- * The app's frame without a session: brand, theme and navigation around the page. Shown when the
- * session itself cannot be read for now (the API refused it with 429), so the menu stays.
+ * The app's frame without a session: brand, theme, Sign out and navigation around the page. Shown
+ * when the session itself cannot be read for now (the API refused it with 429), so the menu and the
+ * way out stay.
  */
 export function FrameOnly({ children }: { children: ReactNode }) {
   return (
@@ -39,6 +40,7 @@ export function FrameOnly({ children }: { children: ReactNode }) {
       header={
         <div className="user">
           <ThemeSwitch />
+          <SignOutButton />
         </div>
       }
     >
@@ -216,8 +218,6 @@ function EnvironmentFilter() {
 
 function UserMenu() {
   const { session } = useSession();
-  const qc = useQueryClient();
-  const [, navigate] = useLocation();
   const email = session.user?.email ?? 'API token';
   return (
     <div className="user">
@@ -226,18 +226,27 @@ function UserMenu() {
         {email}
         <span className="badge">{session.role}</span>
       </span>
-      <button
-        type="button"
-        className="btn btn-ghost"
-        onClick={async () => {
-          await auth.signOut().catch(() => undefined);
-          qc.clear();
-          navigate('/signin', { replace: true });
-        }}
-      >
-        Sign out
-      </button>
+      <SignOutButton />
     </div>
+  );
+}
+
+/** Ends the session and opens the sign-in page; the API never refuses it for the rate limit. */
+function SignOutButton() {
+  const qc = useQueryClient();
+  const [, navigate] = useLocation();
+  return (
+    <button
+      type="button"
+      className="btn btn-ghost"
+      onClick={async () => {
+        await auth.signOut().catch(() => undefined);
+        qc.clear();
+        navigate('/signin', { replace: true });
+      }}
+    >
+      Sign out
+    </button>
   );
 }
 

@@ -1,16 +1,24 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { Link } from 'wouter';
-import { metrics } from '../api/resources';
+import { metrics, requests } from '../api/resources';
 import { RangePicker } from '../components/range-picker';
-import { ErrorBox, Loading } from '../components/state';
+import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
 import { TimeChart } from '../components/time-chart';
 import { count, ms, percent } from '../lib/format';
 import { useMetricsScope } from '../lib/metrics-scope';
 import { useAccountSid } from '../lib/session';
-import { useQueryState, useSharedHref } from '../lib/url-state';
+import { formatDateTime, formatDay, formatTime, localDay, TIME_ZONE } from '../lib/time';
+import { useQueryState, useRange, useSharedHref } from '../lib/url-state';
 
-/** One endpoint template's own charts: throughput by status class and response-time percentiles. */
+/** Rows of the recent requests and recent errors panels. */
+const RECENT = 10;
+
+/**
+ * One endpoint template (and method): throughput by status class and response-time percentiles
+ * over time, requests per status code, the response-time distribution, and its recent requests
+ * and recent errors (with a bucket picked), each linking to the stream filtered to them.
+ */
 export function EndpointDetailPage() {
   const a = useAccountSid();
   const { get } = useQueryState();
@@ -48,6 +56,9 @@ export function EndpointDetailPage() {
       p99: r.map((v) => (v.requests ? (v.percentiles?.['99']?.value ?? null) : null)),
     };
   }, [thr.data, rt.data]);
+  const bucket = get('bucket');
+  // The stream's search for this endpoint (and method).
+  const baseQ = `endpoint:"${endpoint}"${method ? ` method:${method}` : ''}`;
   const total = thr.data?.summary.total.count ?? 0;
   const errors =
     (thr.data?.summary.httpStatus['400'].count ?? 0) + (thr.data?.summary.httpStatus['500'].count ?? 0);
@@ -82,12 +93,8 @@ export function EndpointDetailPage() {
         <div className="tile">
           <div className="tile-label">Requests in the stream</div>
           <div className="tile-value small">
-            {get('bucket') ? (
-              <Link
-                href={href('/stream', { q: `endpoint:"${endpoint}"${method ? ` method:${method}` : ''}` })}
-              >
-                Show requests →
-              </Link>
+            {bucket ? (
+              <Link href={href('/stream', { q: baseQ })}>Show requests →</Link>
             ) : (
               <span className="muted">pick a bucket</span>
             )}
@@ -136,6 +143,281 @@ export function EndpointDetailPage() {
           )}
         </section>
       </div>
+      <div className="grid-2">
+        <StatusBreakdown scope={scope} refetchInterval={base.refetchInterval} baseQ={baseQ} />
+        <LatencyHistogram scope={scope} refetchInterval={base.refetchInterval} />
+      </div>
+      {bucket ? (
+        <div className="grid-2">
+          <RecentRequests
+            title="Recent requests"
+            bucket={bucket}
+            q={baseQ}
+            refetchInterval={base.refetchInterval}
+            empty="No request in this range"
+          />
+          <RecentRequests
+            title="Recent errors"
+            bucket={bucket}
+            q={`${baseQ} status:>=400`}
+            refetchInterval={base.refetchInterval}
+            empty="No error in this range"
+          />
+        </div>
+      ) : (
+        <section className="panel">
+          <h2>Recent requests and errors</h2>
+          <p className="muted">Pick a bucket above to see this endpoint&apos;s recent requests and errors.</p>
+        </section>
+      )}
     </div>
+  );
+}
+
+type Scope = ReturnType<typeof useMetricsScope>['scope'];
+
+/** Requests per status code of the endpoint, each linking to the stream of those requests. */
+function StatusBreakdown({
+  scope,
+  refetchInterval,
+  baseQ,
+}: {
+  scope: Scope;
+  refetchInterval: number | false;
+  baseQ: string;
+}) {
+  const a = useAccountSid();
+  const { get } = useQueryState();
+  const href = useSharedHref();
+  const statuses = useQuery({
+    queryKey: ['performance', a, scope, 'status'],
+    queryFn: () => metrics.performance(a, scope, 'status', 100),
+    placeholderData: keepPreviousData,
+    refetchInterval,
+    enabled: !!scope.endpoint,
+  });
+  return (
+    <section className="panel">
+      <h2>Status codes</h2>
+      <QueryView
+        query={statuses}
+        isEmpty={(d) => d.metrics.length === 0}
+        empty={<Empty title="No requests in this range" />}
+      >
+        {(d) => {
+          const total = d.metrics.reduce((sum, m) => sum + m.requestCount, 0);
+          const rows = [...d.metrics].sort((x, y) => Number(x.group) - Number(y.group));
+          return (
+            <div className="table-wrap">
+              <table className="table" data-testid="status-breakdown">
+                <thead>
+                  <tr>
+                    <th scope="col">Status</th>
+                    <th scope="col" className="num">
+                      Requests
+                    </th>
+                    <th scope="col">Share</th>
+                    <th scope="col" className="num">
+                      p95
+                    </th>
+                    {get('bucket') ? <th scope="col">In the stream</th> : null}
+                  </tr>
+                </thead>
+                <tbody>
+                  {rows.map((m) => {
+                    const share = total ? (m.requestCount / total) * 100 : 0;
+                    return (
+                      <tr key={m.group}>
+                        <td>
+                          <span className={`status status-${m.group[0]}xx`}>{m.group}</span>
+                        </td>
+                        <td className="num">{count(m.requestCount)}</td>
+                        <td>
+                          <span className="share">
+                            <span className="share-track" aria-hidden="true">
+                              <span className="share-bar" style={{ width: `${share}%` }} />
+                            </span>
+                            {percent(share)}
+                          </span>
+                        </td>
+                        <td className="num nowrap">{ms(m.p95ResponseTime)}</td>
+                        {get('bucket') ? (
+                          <td>
+                            <Link href={href('/stream', { q: `${baseQ} status:${m.group}` })}>
+                              {m.group} requests →
+                            </Link>
+                          </td>
+                        ) : null}
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            </div>
+          );
+        }}
+      </QueryView>
+    </section>
+  );
+}
+
+/**
+ * How the endpoint's response times are spread over the range: the stored duration histograms,
+ * merged, in bins that each span a factor of about 1.41 (bars), with the same figures in a table
+ * for screen readers.
+ */
+function LatencyHistogram({ scope, refetchInterval }: { scope: Scope; refetchInterval: number | false }) {
+  const a = useAccountSid();
+  const hist = useQuery({
+    queryKey: ['performance', a, scope, 'histogram'],
+    queryFn: () => metrics.performance(a, scope, 'endpoint', 1, { histogram: true }),
+    placeholderData: keepPreviousData,
+    refetchInterval,
+    enabled: !!scope.endpoint,
+  });
+  return (
+    <section className="panel">
+      <h2>Response time distribution</h2>
+      <QueryView
+        query={hist}
+        isEmpty={(d) => (d.metrics[0]?.histogram ?? []).length === 0}
+        empty={<Empty title="No response times in this range" />}
+      >
+        {(d) => {
+          const m = d.metrics[0]!;
+          const bins = m.histogram ?? [];
+          const max = Math.max(1, ...bins.map((b) => b.count));
+          const label = (b: (typeof bins)[number]) => (b.to === 0 ? '0 ms' : `${ms(b.from)} – ${ms(b.to)}`);
+          const marks = [
+            { name: 'p50', value: m.p50ResponseTime },
+            { name: 'p95', value: m.p95ResponseTime },
+            { name: 'p99', value: m.p99ResponseTime },
+          ];
+          return (
+            <figure className="histogram" data-testid="latency-histogram">
+              <div className="histogram-bars" aria-hidden="true">
+                {bins.map((b) => (
+                  <div
+                    key={b.from}
+                    className={`histogram-bar${marks.some((k) => k.value >= b.from && k.value < b.to) ? ' marked' : ''}`}
+                    style={{ height: `${Math.max(b.count ? 2 : 0, (b.count / max) * 100)}%` }}
+                    title={`${label(b)}: ${count(b.count)} requests`}
+                  />
+                ))}
+              </div>
+              <div className="histogram-axis muted small" aria-hidden="true">
+                <span>{label(bins[0]!).split(' – ')[0]}</span>
+                <span>{ms(bins[bins.length - 1]!.to)}</span>
+              </div>
+              <figcaption className="muted small">
+                Requests per response time (bins grow by a factor of about 1.41); the bars in full colour hold{' '}
+                {marks.map((k) => `${k.name} ${ms(k.value)}`).join(', ')}.
+              </figcaption>
+              <table className="sr-only">
+                <caption>Requests per response time</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Response time</th>
+                    <th scope="col">Requests</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {bins.map((b) => (
+                    <tr key={b.from}>
+                      <td>{label(b)}</td>
+                      <td>{b.count}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </figure>
+          );
+        }}
+      </QueryView>
+    </section>
+  );
+}
+
+/** The newest requests of the endpoint matching `q` in the page's range, linking to each. */
+function RecentRequests({
+  title,
+  bucket,
+  q,
+  refetchInterval,
+  empty,
+}: {
+  title: string;
+  bucket: string;
+  q: string;
+  refetchInterval: number | false;
+  empty: string;
+}) {
+  const a = useAccountSid();
+  const href = useSharedHref();
+  const range = useRange();
+  const startDate = range.start.toISOString();
+  const endDate = range.live ? undefined : range.end.toISOString();
+  // Times alone for today's rows, with their day before (as in the stream).
+  const today = localDay(Date.now());
+  const list = useQuery({
+    queryKey: ['requests', a, bucket, q, startDate, endDate, 'recent'],
+    queryFn: () => requests.list(a, bucket, { q, startDate, endDate, limit: RECENT }),
+    placeholderData: keepPreviousData,
+    refetchInterval,
+  });
+  return (
+    <section className="panel" data-testid={`recent-${title}`}>
+      <div className="panel-head">
+        <h2>{title}</h2>
+        <Link href={href('/stream', { q })}>All in the stream →</Link>
+      </div>
+      <QueryView query={list} isEmpty={(d) => d.records.length === 0} empty={<Empty title={empty} />}>
+        {(d) => (
+          <div className="table-wrap">
+            <table className="table">
+              <caption className="sr-only">
+                {title}, newest first (times in {TIME_ZONE})
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Time</th>
+                  <th scope="col">Path</th>
+                  <th scope="col">Status</th>
+                  <th scope="col" className="num">
+                    Duration
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {d.records.map((r) => {
+                  const status = r.response?.statusCode ?? null;
+                  return (
+                    <tr key={r.sid}>
+                      <td className="nowrap mono small" title={formatDateTime(r.createdAt)}>
+                        {localDay(r.createdAt) === today ? '' : `${formatDay(r.createdAt)} `}
+                        {formatTime(r.createdAt)}
+                      </td>
+                      <td className="mono">
+                        <Link href={href(`/requests/${bucket}/${r.sid}`)}>{r.request.path ?? '–'}</Link>
+                      </td>
+                      <td>
+                        {status ? (
+                          <span className={`status status-${String(status)[0]}xx`}>{status}</span>
+                        ) : (
+                          <span className="muted">none</span>
+                        )}
+                      </td>
+                      <td className="num nowrap">
+                        {ms(typeof r.timings?.duration === 'number' ? r.timings.duration : null)}
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </QueryView>
+    </section>
   );
 }

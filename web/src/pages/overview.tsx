@@ -27,7 +27,7 @@ const NO_MARKERS: MetricsEvent[] = [];
 export function OverviewPage() {
   const a = useAccountSid();
   const { can } = useSession();
-  const { get } = useQueryState();
+  const { get, set } = useQueryState();
   const { scope, previousScope, range, interval, refetchInterval } = useMetricsScope();
   const [pick, setPick] = useState<Date | null>(null);
   const common = { placeholderData: keepPreviousData, refetchInterval };
@@ -105,7 +105,22 @@ export function OverviewPage() {
     return [{ label: 'p95, previous period', color: P95_COLOR, values }];
   }, [prevRt.data, r.x, span, step]);
   const markers = throughput.data?.events ?? NO_MARKERS;
-  const noTraffic = summary.data && (summary.data.requests.current.amount ?? 0) === 0;
+  const noTraffic = !!summary.data && (summary.data.requests.current.amount ?? 0) === 0;
+  // A quiet range is not a new bucket: whether the scope had any traffic in the last 30 days
+  // decides between "send your first request" and "nothing in this range", read only when the
+  // range is empty.
+  const recentEnd = Math.ceil(Date.now() / 60_000) * 60_000;
+  const recentScope = {
+    ...scope,
+    startDate: new Date(recentEnd - 30 * 86_400_000).toISOString(),
+    endDate: new Date(recentEnd).toISOString(),
+  };
+  const recent = useQuery({
+    queryKey: ['summary', a, recentScope],
+    queryFn: () => metrics.summary(a, recentScope),
+    enabled: noTraffic,
+  });
+  const everTraffic = (recent.data?.requests.current.amount ?? 0) > 0;
   const bucket = get('bucket');
 
   return (
@@ -115,7 +130,26 @@ export function OverviewPage() {
         <RangePicker />
       </div>
       <Tiles summary={summary.data} error={summary.error} pending={summary.isPending} />
-      {noTraffic ? (
+      {noTraffic && recent.isPending ? null : noTraffic && everTraffic ? (
+        <Empty title="No traffic in this range">
+          <p>
+            {range.id === 'custom'
+              ? 'Nothing was received between these times.'
+              : 'Nothing was received lately.'}{' '}
+            Requests of the last 30 days are there in a wider range.
+          </p>
+          <div className="actions">
+            {range.id === 'custom' ? (
+              <button type="button" className="btn" onClick={() => window.history.back()}>
+                ← Back to the previous range
+              </button>
+            ) : null}
+            <button type="button" className="btn" onClick={() => set({ range: '30d', from: null, to: null })}>
+              Show the last 30 days
+            </button>
+          </div>
+        </Empty>
+      ) : noTraffic ? (
         <Empty title="No traffic yet: send your first request">
           {bucket ? (
             <IngestSnippet bucketSid={bucket} />
@@ -236,7 +270,7 @@ function Tiles({ summary, error, pending }: { summary?: SummaryA; error: unknown
       <Tile
         label="Error rate"
         value={percent(cur)}
-        sub={`${count(summary.errors.current.amount)} errors`}
+        sub={`${count(summary.errors.current.amount)} ${summary.errors.current.amount === 1 ? 'error' : 'errors'}`}
         change={{
           amount: cur !== null && prev !== null ? cur - prev : null,
           units: 'points',
@@ -279,7 +313,11 @@ function Tile({
       <div className={`tile-change${tone ? ` ${tone}` : ''}`} data-testid={`tile-change-${label}`}>
         {text}
       </div>
-      {sub ? <div className="muted small">{sub}</div> : null}
+      {sub ? (
+        <div className="muted small" data-testid={`tile-sub-${label}`}>
+          {sub}
+        </div>
+      ) : null}
     </div>
   );
 }
