@@ -8,6 +8,7 @@ import type { ClickHouseClient } from '../shared/clickhouse.js';
 import { MERGE } from '../shared/metrics-sql.js';
 import { TABLES } from '../shared/tables.js';
 import type { Sql } from './metrics-queries.js';
+import { labelsSql, overrideParams, type Override } from './consumer-labels.js';
 import { rangeOut, scopeOf, type TimeRange } from './metrics-range.js';
 
 /**
@@ -21,14 +22,6 @@ import { rangeOut, scopeOf, type TimeRange } from './metrics-range.js';
  * The account's names set through the API go into each query as arrays, so ClickHouse resolves,
  * searches, sorts and pages on the effective label.
  */
-
-export interface Override {
-  id: string;
-  name: string | null;
-  nameAt: number;
-  group: string | null;
-  groupAt: number;
-}
 
 interface StatsRow {
   cid: string;
@@ -63,34 +56,6 @@ const SORT_SQL: Record<NonNullable<ConsumerListQuery['sort']>, string> = {
   name: "lower(if(name = '', cid, name))",
 };
 
-/**
- * The effective labels of consumers as a subquery (`cid`, `name`, `grp`, `fs`, `ls`: first and last
- * seen, epoch ms), from consumer_labels of the account (and buckets in scope) and the overrides
- * passed as the parameters `oid`, `onm`, `ont`, `ogr`, `ogt`.
- */
-function labelsSql(where: string): string {
-  return `SELECT consumer_id AS cid,
-      indexOf({oid:Array(String)}, consumer_id) AS oi,
-      if(oi > 0 AND {ont:Array(Int64)}[oi] >= toUnixTimestamp64Milli(max(name_at)), {onm:Array(String)}[oi], argMaxMerge(name)) AS name,
-      if(oi > 0 AND {ogt:Array(Int64)}[oi] >= toUnixTimestamp64Milli(max(group_at)), {ogr:Array(String)}[oi], argMaxMerge(grp)) AS grp,
-      toUnixTimestamp64Milli(min(first_seen)) AS fs,
-      toUnixTimestamp64Milli(max(last_seen)) AS ls
-    FROM ${TABLES.consumerLabels}
-    WHERE ${where}
-    GROUP BY consumer_id`;
-}
-
-/** The override arrays as query parameters (an unset name or group never wins: instant -1). */
-export function overrideParams(overrides: readonly Override[]): Record<string, unknown> {
-  return {
-    oid: overrides.map((o) => o.id),
-    onm: overrides.map((o) => o.name ?? ''),
-    ont: overrides.map((o) => (o.name === null ? -1 : o.nameAt)),
-    ogr: overrides.map((o) => o.group ?? ''),
-    ogt: overrides.map((o) => (o.group === null ? -1 : o.groupAt)),
-  };
-}
-
 /** The account (and bucket) condition and parameters of a scope, for both ClickHouse tables. */
 function scopeFilter(s: ConsumerScope): { where: string; params: Record<string, unknown> } {
   const where = ['account_sid = {a:String}'];
@@ -104,17 +69,6 @@ function scopeFilter(s: ConsumerScope): { where: string; params: Record<string, 
     params.bs = s.bucketSids;
   }
   return { where: where.join(' AND '), params };
-}
-
-/**
- * The ids of the consumers whose effective group is `{grp:String}`, as a subquery for
- * `consumer_id IN (…)` (the metrics' `group=`), with its parameters.
- */
-export function groupMembersSql(accountSid: string, overrides: readonly Override[], group: string): Sql {
-  return {
-    query: `SELECT cid FROM (${labelsSql('account_sid = {a:String}')}) WHERE grp = {grp:String}`,
-    query_params: { a: accountSid, grp: group, ...overrideParams(overrides) },
-  };
 }
 
 /** A source with its defaults written out, as stored and answered (schemas/consumers.schema.ts). */
@@ -307,13 +261,15 @@ export class ConsumersRepository {
 
   /**
    * One consumer over the range: its figures and the endpoints it called (count, errors, p95
-   * each). Undefined when the consumer was never seen in scope and has no name or group set.
+   * each). Undefined when the consumer was never seen in scope and has no name or group set, or
+   * with `inRangeOnly` when it has no call in the range and environment (an MCP token's view).
    */
-  async get(s: ConsumerScope, id: string) {
+  async get(s: ConsumerScope, id: string, opts: { inRangeOnly?: boolean } = {}) {
     const overrides = await this.overrides(s.accountSid);
     const [stats] = await this.rows<StatsRow>(this.statsSql(s, overrides, { id }));
     let summary: ConsumerSummary;
     if (stats) summary = this.toSummary(stats);
+    else if (opts.inRangeOnly) return undefined;
     else {
       // Not seen in the range: its labels (seen before, or set through the API) with zero counts.
       const { where, params } = scopeFilter(s);

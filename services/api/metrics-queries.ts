@@ -1,5 +1,6 @@
 import { MERGE } from '../shared/metrics-sql.js';
 import { TABLES } from '../shared/tables.js';
+import { IN_GROUP, labelsSql, overrideParams } from './consumer-labels.js';
 import type { GroupBy, Interval, MetricsScope } from './metrics-range.js';
 
 /**
@@ -63,12 +64,18 @@ const BUCKET_EXPR: Record<Interval, (col: string) => string> = {
 
 type Dim = 'all' | 'method' | 'status' | 'endpoint' | 'error';
 
-/** groupBy -> (rollup dimension and group expression, the same group from a requests_minute row). */
+/**
+ * groupBy -> (rollup dimension and group expression, the same group from a requests_minute row).
+ * A consumer or group has no rollup row: those groupings read `consumers_minute` only, the group
+ * from the effective labels joined as `lb` (consumer-labels.ts).
+ */
 const GROUPS: Record<GroupBy, { dim: Dim; rollup: string; minute: string }> = {
   endpoint: { dim: 'endpoint', rollup: 'value', minute: 'endpoint' },
   method: { dim: 'method', rollup: 'value', minute: 'toString(method)' },
   status: { dim: 'status', rollup: 'value', minute: 'toString(status_code)' },
   environment: { dim: 'all', rollup: 'environment_sid', minute: 'toString(environment_sid)' },
+  consumer: { dim: 'all', rollup: "''", minute: 'consumer_id' },
+  group: { dim: 'all', rollup: "''", minute: 'lb.grp' },
 };
 
 /**
@@ -91,6 +98,8 @@ const QUERY_SETTINGS = 'SETTINGS optimize_use_implicit_projections = 0';
  */
 interface Blocks {
   params: Record<string, unknown>;
+  /** the single minutes' table: requests_minute, or consumers_minute for a consumer scope */
+  minuteTable: string;
   filters: string;
   rollupFilters: string;
   rollup: string;
@@ -102,6 +111,7 @@ function blocksOf(
   maxLevel = 1440,
   also: MetricsScope[] = [],
   perEnvironment = false,
+  groupBy?: GroupBy,
 ): Blocks {
   const params: Record<string, unknown> = { a: s.accountSid };
   const filters = ['account_sid = {a:String}'];
@@ -119,6 +129,16 @@ function blocksOf(
   // The rollups have no endpoint or method column: a scope narrowed to them reads every minute of
   // `requests_minute` (one segment), which costs more than the rollups (docs/metrics.md).
   if (s.endpoint !== undefined || s.method !== undefined) maxLevel = 1;
+  // A consumer scope (a consumer, a group, or a grouping by either) reads consumers_minute, which
+  // holds only the rows with a consumer, minute by minute (007_consumers.sql).
+  filter('consumer_id = {cid:String}', 'cid', s.consumer);
+  filter(IN_GROUP, 'grp', s.group);
+  const byConsumer =
+    s.consumer !== undefined || s.group !== undefined || groupBy === 'consumer' || groupBy === 'group';
+  if (byConsumer) {
+    maxLevel = 1;
+    Object.assign(params, overrideParams(s.overrides ?? []));
+  }
   const rollup: string[] = [];
   const minutes: string[] = [];
   let k = 0;
@@ -136,6 +156,7 @@ function blocksOf(
   }
   return {
     params,
+    minuteTable: byConsumer ? TABLES.consumersMinute : TABLES.requestsMinute,
     filters: filters.join(' AND '),
     // With an environment, `filters` already names it.
     rollupFilters: [
@@ -175,7 +196,7 @@ function branches(
   // (the rollups lack endpoint and method), and `0` makes it read nothing.
   if (b.minutes !== '' || b.rollup === '')
     parts.push(`SELECT ${minute.select}
-      FROM ${TABLES.requestsMinute}
+      FROM ${b.minuteTable}
       WHERE ${b.filters} AND (${b.minutes || '0'})
       GROUP BY ${minute.groupBy}`);
   return parts.join('\n      UNION ALL ');
@@ -242,6 +263,7 @@ function histogramSource(
   dim: Dim,
   columns: string,
   key?: { rollup: string; minute: string },
+  withLabels = false,
 ): string {
   const parts: string[] = [];
   if (b.rollup !== '')
@@ -252,7 +274,7 @@ function histogramSource(
   // (the rollups lack endpoint and method), and `0` makes it read nothing.
   if (b.minutes !== '' || b.rollup === '')
     parts.push(`SELECT ${key ? `${key.minute} AS key, ` : ''}minute AS t, ${columns}
-      FROM ${TABLES.requestsMinute}
+      FROM ${b.minuteTable}${withLabels ? ` LEFT JOIN (${labelsSql('account_sid = {a:String}')}) AS lb ON lb.cid = consumer_id` : ''}
       WHERE ${b.filters} AND (${b.minutes || '0'})`);
   return `(${parts.join('\n      UNION ALL ')})`;
 }
@@ -276,8 +298,14 @@ export function responseTimeSql(s: MetricsScope, iv: Interval): Sql {
 
 export function performanceSql(s: MetricsScope, groupBy: GroupBy, limit: number): Sql {
   const g = GROUPS[groupBy];
-  const b = blocksOf(s, 1440, [], groupBy === 'environment');
-  const src = histogramSource(b, g.dim, `${COUNT_COLUMNS}, duration_hist, duration_min, duration_max`, g);
+  const b = blocksOf(s, 1440, [], groupBy === 'environment', groupBy);
+  const src = histogramSource(
+    b,
+    g.dim,
+    `${COUNT_COLUMNS}, duration_hist, duration_min, duration_max`,
+    g,
+    groupBy === 'group',
+  );
   return {
     query: `SELECT key AS grp, ${SUMS}, ${MERGE.percentiles} AS pct
             FROM ${src}

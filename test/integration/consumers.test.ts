@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Kafka, logLevel, type Consumer, type KafkaMessage } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Tapline } from '../../sdk/node/src/index.js';
@@ -16,6 +18,7 @@ import {
   waitFor,
   type TestAccount,
 } from '../helpers/client.js';
+import { mcpToken } from '../helpers/scoped-token.js';
 
 /**
  * API consumers (docs/consumers.md) on the real stack: each way a call gets its consumer (the
@@ -593,5 +596,192 @@ describe('consumers: identification rules on the server', () => {
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR' } });
     expect((await api(a.apiToken).get(identification(a))).body).toMatchObject({ sources: got.body.sources });
+  });
+});
+
+describe('consumers: metrics filters, groupings and search terms', () => {
+  it('consumer= and group= narrow every metrics endpoint; groupBy=consumer and groupBy=group; consumer: and group: search', async () => {
+    const a = await newAccount();
+    const ctx = `met-${tag()}`;
+    const durations: Record<string, number[]> = { c1: [], c2: [], anon: [] };
+    const records: Record<string, unknown>[] = [];
+    const add = (who: 'c1' | 'c2' | 'anon', i: number, status: number) => {
+      const duration = who === 'c1' ? 10 + i * 3 : who === 'c2' ? 200 + i * 11 : 50 + i;
+      durations[who]!.push(duration);
+      records.push(
+        makeRecord({
+          contextSid: `${ctx}-${who}-${i}`,
+          ...(who === 'anon' ? {} : { consumer: { id: who, group: who === 'c1' ? 'gold' : 'silver' } }),
+          request: { method: 'GET', path: who === 'c2' ? '/slow' : '/fast', headers: {} },
+          response: { statusCode: status, headers: {}, size: 5 },
+          timings: { duration },
+        }),
+      );
+    };
+    for (let i = 0; i < 10; i++) add('c1', i, i < 2 ? 500 : 200);
+    for (let i = 0; i < 5; i++) add('c2', i, i === 0 ? 404 : 200);
+    for (let i = 0; i < 7; i++) add('anon', i, 200);
+    expect((await ingest(a.bucketSid, a.apiToken, records)).status).toBe(202);
+    await storedRecords(a, 22, ctx);
+    const m = (path: string, query: string) =>
+      api(a.apiToken).get<Record<string, unknown>>(`/v1/accounts/${a.accountSid}/metrics/${path}?${query}`);
+    await waitFor(
+      async () => ((await m('summary', 'consumer=c1')).body.totalRequests === 10 ? true : undefined),
+      { what: 'consumer metrics' },
+    );
+
+    // summary
+    expect((await m('summary', '')).body).toMatchObject({ totalRequests: 22, totalErrors: 3 });
+    expect((await m('summary', 'consumer=c1')).body).toMatchObject({
+      totalRequests: 10,
+      totalErrors: 2,
+      requestsByStatus: { '2xx': 8, '5xx': 2 },
+    });
+    expect((await m('summary', 'group=silver')).body).toMatchObject({ totalRequests: 5, totalErrors: 1 });
+    expect((await m('summary', 'consumer=c1&group=silver')).body).toMatchObject({ totalRequests: 0 });
+    // throughput
+    const tp = (await m('throughput', 'consumer=c2&interval=hour')).body as {
+      data: { requestCount: number; errorCount: number }[];
+    };
+    expect(tp.data.reduce((n, d) => n + d.requestCount, 0)).toBe(5);
+    expect(tp.data.reduce((n, d) => n + d.errorCount, 0)).toBe(1);
+    // errors
+    expect((await m('errors', 'consumer=c1')).body).toMatchObject({ totalErrors: 2 });
+    expect((await m('errors', 'group=gold')).body).toMatchObject({ totalErrors: 2 });
+    // performance: narrowed, and grouped by consumer and by group, percentiles within the bound
+    const perf = (await m('performance', 'groupBy=consumer')).body as {
+      groupBy: string;
+      metrics: { group: string; requestCount: number; p95ResponseTime: number }[];
+    };
+    expect(perf.groupBy).toBe('consumer');
+    expect(perf.metrics.map((x) => [x.group, x.requestCount])).toEqual([
+      ['c1', 10],
+      ['c2', 5],
+    ]);
+    expectPercentile(perf.metrics[1]!.p95ResponseTime, exactQuantile(durations.c2!, 0.95), 'c2 p95');
+    const byGroup = (await m('performance', 'groupBy=group')).body as typeof perf;
+    expect(byGroup.metrics.map((x) => [x.group, x.requestCount])).toEqual([
+      ['gold', 10],
+      ['silver', 5],
+    ]);
+    const narrowed = (await m('performance', 'groupBy=endpoint&consumer=c1')).body as typeof perf;
+    expect(narrowed.metrics.map((x) => [x.group, x.requestCount])).toEqual([['/fast', 10]]);
+    // Shape A
+    const sa = (await m('shapeA/summary', 'group=gold')).body as {
+      requests: { current: { amount: number } };
+    };
+    expect(sa.requests.current.amount).toBe(10);
+    const sat = (await m('shapeA/throughput', 'consumer=c2&interval=hour')).body as {
+      summary: { total: { count: number } };
+    };
+    expect(sat.summary.total.count).toBe(5);
+    const sar = (await m('shapeA/responseTime', 'consumer=c1&interval=hour')).body as {
+      summary: { requests: number; percentiles: Record<string, { value: number }> };
+    };
+    expect(sar.summary.requests).toBe(10);
+    expectPercentile(sar.summary.percentiles['50']!.value, exactQuantile(durations.c1!, 0.5), 'c1 p50');
+
+    // A group set through the API regroups the consumer at once.
+    expect(
+      (await api(a.apiToken).put(`/v1/accounts/${a.accountSid}/consumers/c2`, { group: 'gold' })).status,
+    ).toBe(200);
+    expect((await m('summary', 'group=gold')).body).toMatchObject({ totalRequests: 15 });
+    expect((await m('summary', 'group=silver')).body).toMatchObject({ totalRequests: 0 });
+
+    // Search terms over the stream: consumer: and group: (the group the record carried).
+    const search = async (q: string) =>
+      (await listAllRequests(a.apiToken, a.accountSid, a.bucketSid, `q=${encodeURIComponent(q)}`)).length;
+    expect(await search('consumer:c1')).toBe(10);
+    expect(await search('consumer:c1,c2')).toBe(15);
+    expect(await search('group:silver')).toBe(5);
+    expect(await search(`-consumer:c1 context:${ctx}-c2-0`)).toBe(1);
+    // A term without a value is a 400 naming it.
+    const bad = await api(a.apiToken).get(
+      `/v1/accounts/${a.accountSid}/buckets/${a.bucketSid}/requests?q=${encodeURIComponent('consumer:')}`,
+    );
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR' } });
+  });
+});
+
+describe('consumers: MCP tools', () => {
+  it("list_consumers, get_consumer and the consumer argument keep to the token's environment and buckets", async () => {
+    const a = await newAccount();
+    const second = await api(a.apiToken).post<{ sid: string }>(`/v1/accounts/${a.accountSid}/buckets`, {
+      name: 'second',
+    });
+    expect(second.status, second.text).toBe(201);
+    const b2 = second.body.sid;
+    const ctx = `mcp-${tag()}`;
+    const rec = (env: string, id: string, i: number, status = 200) =>
+      makeRecord({
+        contextSid: `${ctx}-${env}-${id}-${i}`,
+        environmentSid: env,
+        consumer: { id },
+        request: { method: 'GET', path: '/things', headers: {} },
+        response: { statusCode: status, headers: {}, size: 1 },
+        timings: { duration: 20 + i },
+      });
+    await ingest(a.bucketSid, a.apiToken, [
+      ...Array.from({ length: 4 }, (_, i) => rec('prod01', 'shop-app', i, i === 0 ? 500 : 200)),
+      ...Array.from({ length: 2 }, (_, i) => rec('prod01', 'partner', i)),
+      ...Array.from({ length: 3 }, (_, i) => rec('stag01', 'staging-only', i)),
+    ]);
+    await ingest(b2, a.apiToken, [rec('prod01', 'other-bucket-app', 0)]);
+    await storedRecords(a, 9, ctx);
+    await waitFor(
+      async () =>
+        (await api(a.apiToken).get<ListAnswer>(`/v1/accounts/${a.accountSid}/consumers?bucketSid=${b2}`)).body
+          .records?.length
+          ? true
+          : undefined,
+      { what: 'the second bucket counted' },
+    );
+
+    const client = new Client({ name: 'tapline-consumers-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${testEnv().apiUrl}/mcp`), {
+        requestInit: {
+          headers: { authorization: `Bearer ${(await mcpToken(a, 'prod01', [a.bucketSid])).token}` },
+        },
+      }),
+    );
+    try {
+      const call = async (name: string, args: Record<string, unknown>) => {
+        const res = (await client.callTool({ name, arguments: args })) as {
+          isError?: boolean;
+          content: { text: string }[];
+        };
+        return {
+          isError: Boolean(res.isError),
+          body: JSON.parse(res.content[0]!.text) as Record<string, unknown>,
+        };
+      };
+      const list = await call('list_consumers', {});
+      expect(list.isError).toBe(false);
+      // The token's environment and bucket only: not staging, not the second bucket.
+      expect((list.body.consumers as Summary[]).map((c) => [c.id, c.requestCount, c.errorCount])).toEqual([
+        ['shop-app', 4, 1],
+        ['partner', 2, 0],
+      ]);
+      const one = await call('get_consumer', { consumerId: 'shop-app' });
+      expect(one.body).toMatchObject({
+        id: 'shop-app',
+        requestCount: 4,
+        endpoints: [{ endpoint: '/things' }],
+      });
+      expect((await call('get_consumer', { consumerId: 'staging-only' })).isError).toBe(true);
+      expect((await call('list_consumers', { bucketSid: b2 })).isError).toBe(true);
+      // The consumer argument on the metrics and search tools.
+      const summary = await call('get_metrics_summary', { consumer: 'partner' });
+      expect(summary.body.current).toMatchObject({ requests: 2, errors: 0 });
+      const hits = await call('search_requests', { consumer: 'shop-app' });
+      expect((hits.body.hits as unknown[]).length).toBe(4);
+      const bad = await call('list_consumers', { sort: 'loudest' });
+      expect(bad.isError).toBe(true);
+      expect(JSON.stringify(bad.body)).toContain('sort');
+    } finally {
+      await client.close();
+    }
   });
 });
