@@ -15,9 +15,11 @@ import {
   makeRecord,
   newAccount,
   testEnv,
+  testPool,
   waitFor,
   type TestAccount,
 } from '../helpers/client.js';
+import { startReceiver } from '../helpers/http-receiver.js';
 import { mcpToken } from '../helpers/scoped-token.js';
 
 /**
@@ -782,6 +784,115 @@ describe('consumers: MCP tools', () => {
       expect(JSON.stringify(bad.body)).toContain('sort');
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe('consumers: workflows', () => {
+  it('a per-consumer threshold fires once per breaching consumer; request conditions on consumer and group', async () => {
+    const a = await newAccount();
+    const rx = await startReceiver();
+    const wfBase = `/v1/accounts/${a.accountSid}/environments/prod01/buckets/${a.bucketSid}/workflows`;
+    const body = {
+      consumer: '{{consumer.id}}',
+      name: '{{consumer.name}}',
+      group: '{{consumer.group}}',
+      value: '{{metric.value}}',
+      message: '{{trigger.message}}',
+    };
+    try {
+      const th = await api(a.apiToken).post<{ sid: string }>(wfBase, {
+        name: 'any consumer above 5% errors',
+        trigger: {
+          type: 'threshold',
+          perConsumer: true,
+          conditions: [{ metric: 'error_rate', operator: 'greater_than', value: 5, timeWindow: '10m' }],
+        },
+        actions: [{ type: 'webhook', config: { url: `${rx.url}/threshold`, body } }],
+      });
+      expect(th.status, th.text).toBe(201);
+      expect((th.body as unknown as { trigger: Record<string, unknown> }).trigger).toMatchObject({
+        perConsumer: true,
+      });
+      const rq = await api(a.apiToken).post(wfBase, {
+        name: 'gold errors',
+        trigger: { type: 'error', conditions: [{ group: 'gold' }] },
+        actions: [{ type: 'webhook', config: { url: `${rx.url}/gold`, body } }],
+      });
+      expect(rq.status, rq.text).toBe(201);
+      const rc = await api(a.apiToken).post(wfBase, {
+        name: 'one consumer',
+        trigger: { type: 'request', conditions: [{ consumer: 'calm', path: '/w/*' }] },
+        actions: [{ type: 'webhook', config: { url: `${rx.url}/calm`, body } }],
+      });
+      expect(rc.status, rc.text).toBe(201);
+
+      const rec = (id: string, i: number, error: boolean, group?: string) =>
+        makeRecord({
+          consumer: group ? { id, name: `Name ${id}`, group } : { id },
+          request: { method: 'GET', path: `/w/${i}`, headers: {} },
+          response: { statusCode: error ? 503 : 200, headers: {}, size: 1 },
+        });
+      // noisy: 50% errors; flaky: 10%; calm: none. Only noisy and flaky breach 5%.
+      const records = [
+        ...Array.from({ length: 10 }, (_, i) => rec('noisy', i, i % 2 === 0, 'gold')),
+        ...Array.from({ length: 10 }, (_, i) => rec('flaky', i, i === 0)),
+        ...Array.from({ length: 10 }, (_, i) => rec('calm', i, false)),
+      ];
+      expect((await ingest(a.bucketSid, a.apiToken, records)).status).toBe(202);
+
+      const calls = await waitFor(
+        () => (rx.callsTo('/threshold').length >= 2 ? rx.callsTo('/threshold') : undefined),
+        { timeoutMs: 60_000, what: 'two per-consumer threshold webhooks' },
+      );
+      const fired = new Map(calls.map((c) => [(c.json as Record<string, string>).consumer, c.json]));
+      expect(fired.get('noisy')).toMatchObject({
+        consumer: 'noisy',
+        name: 'Name noisy',
+        group: 'gold',
+        value: '50',
+      });
+      expect(fired.get('flaky')).toMatchObject({ consumer: 'flaky', name: '', value: '10' });
+      expect((fired.get('flaky') as { message: string }).message).toMatch(
+        /^consumer flaky: error_rate is 10 /,
+      );
+
+      // More evaluations while both still breach: no second fire for either, none for calm.
+      const since = Date.now();
+      await waitFor(
+        async () => {
+          const r = await testPool().query<{ last_evaluated_at: Date }>(
+            'SELECT last_evaluated_at FROM workflow_trigger_state WHERE workflow_sid = $1',
+            [th.body.sid],
+          );
+          const at = r.rows[0]?.last_evaluated_at;
+          return at && at.getTime() >= since + 4000 ? true : undefined;
+        },
+        { timeoutMs: 30_000, what: 'two more evaluations' },
+      );
+      expect(
+        rx
+          .callsTo('/threshold')
+          .map((c) => (c.json as Record<string, string>).consumer)
+          .sort(),
+      ).toEqual(['flaky', 'noisy']);
+
+      // The error trigger on group gold: noisy's 5 errors; the request trigger on consumer calm: its 10.
+      await waitFor(
+        () => (rx.callsTo('/gold').length >= 5 && rx.callsTo('/calm').length >= 10 ? true : undefined),
+        {
+          timeoutMs: 30_000,
+          what: 'request and error trigger webhooks',
+        },
+      );
+      expect(rx.callsTo('/gold')).toHaveLength(5);
+      expect(new Set(rx.callsTo('/gold').map((c) => (c.json as Record<string, string>).consumer))).toEqual(
+        new Set(['noisy']),
+      );
+      expect(rx.callsTo('/calm')).toHaveLength(10);
+      expect((rx.callsTo('/calm')[0]!.json as Record<string, string>).consumer).toBe('calm');
+    } finally {
+      await rx.close();
     }
   });
 });

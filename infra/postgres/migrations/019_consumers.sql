@@ -29,3 +29,14 @@ CREATE TABLE consumers (
   PRIMARY KEY (account_sid, consumer_id)
 );
 CREATE INDEX consumers_group ON consumers (account_sid, group_name) WHERE group_name IS NOT NULL;
+
+-- Per-consumer threshold triggers (`trigger.perConsumer`, docs/consumers.md): whether a workflow's
+-- alert is open for a consumer. A breach fires once (the claim sets `firing` when it was not set);
+-- the consumer's condition clearing resets it, so the next breach fires again.
+CREATE TABLE consumer_threshold_state (
+  workflow_sid  text NOT NULL REFERENCES workflows (sid) ON DELETE CASCADE,
+  consumer_id   text NOT NULL,
+  firing        boolean NOT NULL DEFAULT false,
+  fired_at      timestamptz,
+  PRIMARY KEY (workflow_sid, consumer_id)
+);
