@@ -80,9 +80,23 @@ function claimText(v: unknown): string | undefined {
   return typeof v === 'string' && v !== '' ? v.slice(0, MAX_ID) : undefined;
 }
 
+/** Hashed ids remembered per compiled bucket: a client sends the same key on every call. */
+const HASH_CACHE_SIZE = 10_000;
+
 function compileSource(src: IdentificationSource, key: Buffer, accountSid: string): Reader {
+  const hashed = new Map<string, string>();
+  const hashOf = (value: string): string => {
+    let id = hashed.get(value);
+    if (id === undefined) {
+      id = credentialId(key, accountSid, value);
+      // Bounded: emptied when full (the set of keys in use is refilled within moments).
+      if (hashed.size >= HASH_CACHE_SIZE) hashed.clear();
+      hashed.set(value, id);
+    }
+    return id;
+  };
   const asId = (value: string, hash: boolean): Consumer => ({
-    id: hash ? credentialId(key, accountSid, value) : value.slice(0, MAX_ID),
+    id: hash ? hashOf(value) : value.slice(0, MAX_ID),
   });
   switch (src.type) {
     case 'header': {
