@@ -84,6 +84,12 @@ export const actionJobSchema = {
         },
         account: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
         environment: { type: 'object', required: ['name'], properties: { name: nullableString } },
+        /** the call's consumer (docs/consumers.md); the breaching consumer of a per-consumer threshold */
+        consumer: {
+          type: 'object',
+          required: ['id', 'name', 'group'],
+          properties: { id: { type: 'string' }, name: nullableString, group: nullableString },
+        },
         metric: {
           type: 'object',
           required: ['value', 'threshold', 'timeWindow'],

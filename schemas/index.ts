@@ -9,6 +9,7 @@ import { ALERT_SCHEMAS } from './alert.schema.js';
 import { ACCOUNT_SCHEMAS } from './account.schema.js';
 import { AUTH_SCHEMAS } from './auth.schema.js';
 import { bucketCreateSchema, bucketListSchema, bucketSchema, bucketUpdateSchema } from './bucket.schema.js';
+import { CONSUMER_SCHEMAS } from './consumers.schema.js';
 import { deletedSchema, errorSchema, type Closed } from './common.schema.js';
 import { EVENT_SCHEMAS } from './events.schema.js';
 import { STREAM_VIEW_SCHEMAS } from './stream-view.schema.js';
@@ -56,6 +57,7 @@ export const ALL_SCHEMAS = [
   ...METRICS_SCHEMAS,
   ...AUTH_SCHEMAS,
   ...ACCOUNT_SCHEMAS,
+  ...CONSUMER_SCHEMAS,
 ] as const satisfies readonly { $id: string }[];
 
 /** Every registered schema, as the `references` of `FromSchema`, so that a `$ref` to an `$id` resolves. */

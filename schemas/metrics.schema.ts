@@ -6,7 +6,15 @@ import type { FromSchema } from 'json-schema-to-ts';
 import type { Closed } from './common.schema.js';
 
 export const METRIC_INTERVALS = ['minute', 'hour', 'day', 'week', 'month'] as const;
-export const PERFORMANCE_GROUPS = ['endpoint', 'method', 'status', 'environment', 'route'] as const;
+export const PERFORMANCE_GROUPS = [
+  'endpoint',
+  'method',
+  'status',
+  'environment',
+  'route',
+  'consumer',
+  'group',
+] as const;
 export const AVERAGE_UNITS = ['rpm', 'rps'] as const;
 
 /** ISO 8601: a date-time with an offset (`Z` or `±hh:mm`) or a bare date (a whole UTC day). */
@@ -22,6 +30,9 @@ const scopeProperties = {
   /** one endpoint template as stored (e.g. `/users/{id}`) and/or one HTTP method */
   endpoint: { type: 'string', minLength: 1, maxLength: 2048 },
   method: { type: 'string', pattern: '^[A-Za-z-]{1,32}$' },
+  /** one consumer id, or the consumers of one group (docs/consumers.md) */
+  consumer: { type: 'string', minLength: 1, maxLength: 256 },
+  group: { type: 'string', minLength: 1, maxLength: 256 },
   startDate: isoDate,
   endDate: isoDate,
   // Aliases of the list endpoints' spelling (docs/search.md).

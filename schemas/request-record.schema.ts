@@ -83,6 +83,22 @@ export const timingsSchema = {
   },
 } as const;
 
+/**
+ * Who made the call (docs/consumers.md): an id of the app's choosing (a customer, partner app or
+ * API key id), with an optional display name and group. Sent by an SDK or mapped from OTLP
+ * `enduser.*`; the processor fills it from the bucket's identification rules when absent.
+ */
+export const consumerSchema = {
+  type: 'object',
+  required: ['id'],
+  additionalProperties: false,
+  properties: {
+    id: { type: 'string', minLength: 1, maxLength: 256 },
+    name: { type: 'string', maxLength: 256 },
+    group: { type: 'string', maxLength: 256 },
+  },
+} as const;
+
 const tag = {
   type: 'object',
   required: ['key', 'value'],
@@ -128,6 +144,7 @@ export const ingestRecordSchema = {
       items: { anyOf: [{ type: 'string', maxLength: 65536 }, { type: 'object' }] },
     },
     tags: { type: 'array', maxItems: 100, items: tag },
+    consumer: consumerSchema,
   },
 } as const;
 
@@ -224,6 +241,15 @@ export const requestRecordSchema = {
     traces: { type: ['array', 'null'] },
     tags: { type: 'array', items: { type: 'object', additionalProperties: true } },
     workflowExecutions: { type: ['array', 'null'], items: { type: 'object', additionalProperties: true } },
+    consumer: {
+      type: ['object', 'null'],
+      description: 'who made the call (docs/consumers.md); null when no consumer is identified',
+      properties: {
+        id: { type: 'string' },
+        name: { type: ['string', 'null'] },
+        group: { type: ['string', 'null'] },
+      },
+    },
   },
 } as const;
 

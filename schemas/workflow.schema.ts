@@ -39,10 +39,22 @@ export const MAX_ACTIONS = 20;
 
 // ---------------------------------------------------------------- trigger
 
+/** A consumer id or group (docs/consumers.md) a request/error condition requires. */
+const consumerConditions = {
+  consumer: { type: 'string', minLength: 1, maxLength: 256, description: "the call's consumer id" },
+  group: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 256,
+    description: "the group the call's consumer carried",
+  },
+} as const;
+
 const requestCondition = {
   type: 'object',
   additionalProperties: false,
   properties: {
+    ...consumerConditions,
     path: pathPattern,
     method: ruleMethod,
     statusCode: {
@@ -67,6 +79,7 @@ const errorCondition = {
       description: 'an error status (400-599), or a class `4xx` / `5xx` (also `5**`)',
     },
     path: pathPattern,
+    ...consumerConditions,
   },
 } as const;
 
@@ -121,6 +134,11 @@ export const workflowTriggerSchema = {
       properties: {
         type: { const: 'threshold' },
         conditions: { type: 'array', minItems: 1, maxItems: MAX_CONDITIONS, items: thresholdCondition },
+        perConsumer: {
+          type: 'boolean',
+          description:
+            'evaluate the conditions per API consumer (docs/consumers.md): fires once per consumer per breach',
+        },
         schedule: noSchedule,
       },
     },
@@ -380,6 +398,7 @@ export const workflowSchema = {
       properties: {
         type: { type: 'string', enum: TRIGGER_TYPES },
         conditions: { type: 'array', items: { type: 'object', additionalProperties: true } },
+        perConsumer: { type: 'boolean', description: 'threshold triggers: evaluated per API consumer' },
         schedule: { type: 'string' },
         timezone: { type: 'string' },
       },

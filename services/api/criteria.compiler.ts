@@ -103,6 +103,10 @@ function conditionSql(b: Builder, c: Condition): string {
       return anyOf(c.values.map((v) => `environment_sid = ${b.p(v, 'String')}`));
     case 'context':
       return anyOf(c.values.map((v) => `context_sid = ${b.p(v, 'String')}`));
+    case 'consumer':
+      return anyOf(c.values.map((v) => `consumer_id = ${b.p(v, 'String')}`));
+    case 'group':
+      return anyOf(c.values.map((v) => `consumer_group = ${b.p(v, 'String')}`));
     case 'direction':
       return `direction = ${b.p(c.value, 'String')}`;
     case 'blocked':

@@ -1,5 +1,6 @@
 import { MERGE } from '../shared/metrics-sql.js';
 import { TABLES } from '../shared/tables.js';
+import { IN_GROUP, labelsSql, overrideParams } from './consumer-labels.js';
 import type { GroupBy, Interval, MetricsScope } from './metrics-range.js';
 
 /**
@@ -63,7 +64,11 @@ const BUCKET_EXPR: Record<Interval, (col: string) => string> = {
 
 type Dim = 'all' | 'method' | 'status' | 'endpoint' | 'error';
 
-/** groupBy -> (rollup dimension and group expression, the same group from a requests_minute row). */
+/**
+ * groupBy -> (rollup dimension and group expression, the same group from a requests_minute row).
+ * A consumer or group has no rollup row: those groupings read `consumers_minute` only, the group
+ * from the effective labels joined as `lb` (consumer-labels.ts).
+ */
 const GROUPS: Record<GroupBy, { dim: Dim; rollup: string; minute: string }> = {
   endpoint: { dim: 'endpoint', rollup: 'value', minute: 'endpoint' },
   method: { dim: 'method', rollup: 'value', minute: 'toString(method)' },
@@ -71,6 +76,8 @@ const GROUPS: Record<GroupBy, { dim: Dim; rollup: string; minute: string }> = {
   environment: { dim: 'all', rollup: 'environment_sid', minute: 'toString(environment_sid)' },
   // The rollups have no method-and-endpoint dimension: read from requests_minute only.
   route: { dim: 'all', rollup: "''", minute: "concat(toString(method), ' ', endpoint)" },
+  consumer: { dim: 'all', rollup: "''", minute: 'consumer_id' },
+  group: { dim: 'all', rollup: "''", minute: 'lb.grp' },
 };
 
 /** Groupings the rollups cannot answer: every minute of the range is read from requests_minute. */
@@ -96,6 +103,8 @@ const QUERY_SETTINGS = 'SETTINGS optimize_use_implicit_projections = 0';
  */
 interface Blocks {
   params: Record<string, unknown>;
+  /** the single minutes' table: requests_minute, or consumers_minute for a consumer scope */
+  minuteTable: string;
   filters: string;
   rollupFilters: string;
   rollup: string;
@@ -107,6 +116,7 @@ function blocksOf(
   maxLevel = 1440,
   also: MetricsScope[] = [],
   perEnvironment = false,
+  groupBy?: GroupBy,
 ): Blocks {
   const params: Record<string, unknown> = { a: s.accountSid };
   const filters = ['account_sid = {a:String}'];
@@ -124,6 +134,16 @@ function blocksOf(
   // The rollups have no endpoint or method column: a scope narrowed to them reads every minute of
   // `requests_minute` (one segment), which costs more than the rollups (docs/metrics.md).
   if (s.endpoint !== undefined || s.method !== undefined) maxLevel = 1;
+  // A consumer scope (a consumer, a group, or a grouping by either) reads consumers_minute, which
+  // holds only the rows with a consumer, minute by minute (007_consumers.sql).
+  filter('consumer_id = {cid:String}', 'cid', s.consumer);
+  filter(IN_GROUP, 'grp', s.group);
+  const byConsumer =
+    s.consumer !== undefined || s.group !== undefined || groupBy === 'consumer' || groupBy === 'group';
+  if (byConsumer) {
+    maxLevel = 1;
+    Object.assign(params, overrideParams(s.overrides ?? []));
+  }
   const rollup: string[] = [];
   const minutes: string[] = [];
   let k = 0;
@@ -141,6 +161,7 @@ function blocksOf(
   }
   return {
     params,
+    minuteTable: byConsumer ? TABLES.consumersMinute : TABLES.requestsMinute,
     filters: filters.join(' AND '),
     // With an environment, `filters` already names it.
     rollupFilters: [
@@ -168,7 +189,7 @@ function blocksOf(
 function branches(
   b: Blocks,
   rollup: { select: string; where: string; groupBy: string },
-  minute: { select: string; groupBy: string },
+  minute: { select: string; groupBy: string; join?: string },
 ): string {
   const parts: string[] = [];
   if (b.rollup !== '')
@@ -180,7 +201,7 @@ function branches(
   // (the rollups lack endpoint and method), and `0` makes it read nothing.
   if (b.minutes !== '' || b.rollup === '')
     parts.push(`SELECT ${minute.select}
-      FROM ${TABLES.requestsMinute}
+      FROM ${b.minuteTable}${minute.join ?? ''}
       WHERE ${b.filters} AND (${b.minutes || '0'})
       GROUP BY ${minute.groupBy}`);
   return parts.join('\n      UNION ALL ');
@@ -247,6 +268,7 @@ function histogramSource(
   dim: Dim,
   columns: string,
   key?: { rollup: string; minute: string },
+  withLabels = false,
 ): string {
   const parts: string[] = [];
   if (b.rollup !== '')
@@ -257,12 +279,15 @@ function histogramSource(
   // (the rollups lack endpoint and method), and `0` makes it read nothing.
   if (b.minutes !== '' || b.rollup === '')
     parts.push(`SELECT ${key ? `${key.minute} AS key, ` : ''}minute AS t, ${columns}
-      FROM ${TABLES.requestsMinute}
+      FROM ${b.minuteTable}${withLabels ? LABELS_JOIN : ''}
       WHERE ${b.filters} AND (${b.minutes || '0'})`);
   return `(${parts.join('\n      UNION ALL ')})`;
 }
 
 const COUNT_COLUMNS = 'requests, errors, duration_sum, duration_count';
+
+/** Each consumers_minute row's consumer labels (`lb.grp`: its group), for groupBy=group. */
+const LABELS_JOIN = ` LEFT JOIN (${labelsSql('account_sid = {a:String}')}) AS lb ON lb.cid = consumer_id`;
 
 /** Per interval plus the whole range (tb NULL): counts, min/max/avg and merged percentiles. */
 export function responseTimeSql(s: MetricsScope, iv: Interval): Sql {
@@ -285,12 +310,13 @@ export function responseTimeSql(s: MetricsScope, iv: Interval): Sql {
  */
 export function performanceSql(s: MetricsScope, groupBy: GroupBy, limit: number, histogram = false): Sql {
   const g = GROUPS[groupBy];
-  const b = blocksOf(s, MINUTES_ONLY.has(groupBy) ? 1 : 1440, [], groupBy === 'environment');
+  const b = blocksOf(s, MINUTES_ONLY.has(groupBy) ? 1 : 1440, [], groupBy === 'environment', groupBy);
   const src = histogramSource(
     b,
     g.dim,
     `${COUNT_COLUMNS}, bytes, duration_hist, duration_min, duration_max`,
     g,
+    groupBy === 'group',
   );
   return {
     query: `SELECT key AS grp, ${SUMS}, ${MERGE.bytes} AS byte_n, ${MERGE.percentiles} AS pct
@@ -308,7 +334,7 @@ export function performanceSql(s: MetricsScope, groupBy: GroupBy, limit: number,
 /** Requests per group and interval start (epoch s), for the groups named in `groups`. */
 export function performanceSeriesSql(s: MetricsScope, groupBy: GroupBy, iv: Interval, groups: string[]): Sql {
   const g = GROUPS[groupBy];
-  const b = blocksOf(s, MINUTES_ONLY.has(groupBy) ? 1 : LEVEL_OF[iv], [], groupBy === 'environment');
+  const b = blocksOf(s, MINUTES_ONLY.has(groupBy) ? 1 : LEVEL_OF[iv], [], groupBy === 'environment', groupBy);
   return {
     query: `${branches(
       b,
@@ -320,6 +346,7 @@ export function performanceSeriesSql(s: MetricsScope, groupBy: GroupBy, iv: Inte
       {
         select: `${g.minute} AS key, toUInt32(${BUCKET_EXPR[iv]('minute')}) AS tb, ${MERGE.requests} AS req_n`,
         groupBy: 'key, tb HAVING key IN {groups:Array(String)}',
+        ...(groupBy === 'group' ? { join: LABELS_JOIN } : {}),
       },
     )}
       ${QUERY_SETTINGS}`,

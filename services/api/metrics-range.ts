@@ -1,4 +1,5 @@
 import { validation } from '../shared/errors.js';
+import type { Override } from './consumer-labels.js';
 
 /**
  * The time model of metrics (docs/metrics.md): minute resolution. A range covers the minute
@@ -8,7 +9,7 @@ import { validation } from '../shared/errors.js';
 
 export type Interval = 'minute' | 'hour' | 'day' | 'week' | 'month';
 /** `route`: one group per HTTP method and endpoint template ("GET /orders/{id}"). */
-export type GroupBy = 'endpoint' | 'method' | 'status' | 'environment' | 'route';
+export type GroupBy = 'endpoint' | 'method' | 'status' | 'environment' | 'route' | 'consumer' | 'group';
 
 export const MINUTE = 60_000;
 export const DEFAULT_RANGE_MS = 24 * 3600_000;
@@ -29,6 +30,14 @@ export interface MetricsFilters {
   /** one endpoint template and/or HTTP method: read from `requests_minute` (the rollups lack them) */
   endpoint?: string;
   method?: string;
+  /**
+   * one consumer id and/or the consumers of one group (docs/consumers.md): read from
+   * `consumers_minute`, like a grouping by consumer or group
+   */
+  consumer?: string;
+  group?: string;
+  /** the names and groups set through the API, for `group` and a grouping by group */
+  overrides?: readonly Override[];
 }
 
 /** A requested range: `start` floored to its minute, `end` = the last minute included (ms). */
@@ -116,6 +125,9 @@ export function scopeOf(
     environmentSid: opts.environmentSid,
     ...(opts.endpoint !== undefined ? { endpoint: opts.endpoint } : {}),
     ...(opts.method !== undefined ? { method: opts.method.toUpperCase() } : {}),
+    ...(opts.consumer !== undefined ? { consumer: opts.consumer } : {}),
+    ...(opts.group !== undefined ? { group: opts.group } : {}),
+    ...(opts.overrides !== undefined ? { overrides: opts.overrides } : {}),
     from: clamp(Math.max(range.start, oldest) / 1000),
     to: clamp(range.end / 1000),
   };

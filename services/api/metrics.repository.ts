@@ -63,6 +63,9 @@ export class MetricsRepository {
       environmentSid: q.environmentSid,
       endpoint: q.endpoint,
       method: q.method,
+      consumer: q.consumer,
+      group: q.group,
+      overrides: q.overrides,
       retentionDays: this.retentionDays,
       now: Date.now(),
     });

@@ -1,4 +1,5 @@
 import type { Logger } from '../shared/logger.js';
+import { compileIdentification, type CompiledIdentification } from './consumer-identification.js';
 import { tryCompileExclusionCriteria, type CompiledExclusionCriteria } from './exclusion-criteria.js';
 import { compilePathPattern, type PathMatcher } from './path-pattern.js';
 import { compileRedaction, type CompiledRedaction } from './redaction.js';
@@ -56,6 +57,8 @@ export interface BucketRules {
   /** Shape A redactions of the bucket (environments are checked per record by the engine); null = none */
   sensitive: CompiledSensitiveRules | null;
   workflows: readonly CompiledWorkflow[];
+  /** the bucket's consumer identification sources (docs/consumers.md); null = none */
+  identification: CompiledIdentification | null;
 }
 
 export interface ProcessorRules {
@@ -127,7 +130,15 @@ function validSensitive(rules: readonly SensitiveRedactionRule[], log?: Logger) 
 
 const inScope = (set: ReadonlySet<string> | null, v: string) => set === null || set.has(v);
 
-export function compileProcessorRules(rules: AccountRules, log?: Logger): ProcessorRules {
+/**
+ * `consumerKey`: the HMAC key of hashed credential ids (the processor's, derived from the secrets
+ * key); without it no identification source applies.
+ */
+export function compileProcessorRules(
+  rules: AccountRules,
+  log?: Logger,
+  consumerKey?: Buffer,
+): ProcessorRules {
   const exclusions = rules.exclusions.map(compileExclusion);
   const criteriaExclusions = compileCriteriaExclusions(rules.criteriaExclusions, log);
   const redactions: CompiledRedaction[] = [];
@@ -153,6 +164,9 @@ export function compileProcessorRules(rules: AccountRules, log?: Logger): Proces
           redactions: redactions.filter((x) => inScope(x.buckets, bucketSid)),
           sensitive: mine.length ? compileSensitiveRules(mine) : null,
           workflows: workflows.filter((w) => w.bucketSid === bucketSid),
+          identification: consumerKey
+            ? compileIdentification(rules.identification.get(bucketSid) ?? [], consumerKey, rules.accountSid)
+            : null,
         };
         perBucket.set(bucketSid, b);
       }
@@ -169,4 +183,5 @@ export const NO_RULES: BucketRules = {
   redactions: [],
   sensitive: null,
   workflows: [],
+  identification: null,
 };

@@ -29,6 +29,7 @@ import { endpointTemplate } from './steps/endpoint.step.js';
  * | direction | `direction`, else 'in' |
  * | tag | `tags` as a map (a repeated key: the last value wins, as in the row) |
  * | blocked | `firewall.blocked` truthy |
+ * | consumer, group | the record's own `consumer.id` / `consumer.group`, else '' (identification runs after exclusions) |
  *
  * Pure: no I/O. `compileExclusionCriteria` parses once (at rule load); `matches` runs per record.
  */
@@ -142,6 +143,12 @@ function conditionMatches(c: Condition, v: View): boolean {
       return c.values.includes(str(r.environmentSid));
     case 'context':
       return c.values.includes(str(r.contextSid));
+    case 'consumer':
+    case 'group': {
+      // The record's own consumer: exclusions run before server-side identification.
+      const consumer = r.consumer as Record<string, unknown> | null | undefined;
+      return c.values.includes(str(consumer?.[c.field === 'consumer' ? 'id' : 'group']));
+    }
     case 'direction':
       return (typeof r.direction === 'string' ? r.direction : 'in') === c.value;
     case 'blocked':

@@ -4,6 +4,7 @@ import { QUERY_LIMITS, withQuerySettings } from '../shared/clickhouse.js';
 import type { Config } from '../shared/config.js';
 import { logger, type Logger } from '../shared/logger.js';
 import { metrics } from '../shared/metrics.js';
+import { secretBox } from '../shared/secret-box.js';
 import type { PgListener } from '../shared/pg-listener.js';
 import type { Pool } from '../shared/postgres.js';
 import { CONSUMER_GROUPS, TOPICS } from '../shared/topics.js';
@@ -157,12 +158,14 @@ export async function startProcessor(deps: {
   const { cfg, pool, listener, kafka, producer } = deps;
   const ch = withQuerySettings(deps.ch, QUERY_LIMITS.processor);
   const rulesLog = logger('rules');
+  // The HMAC key of hashed credential consumer ids (docs/consumers.md).
+  const consumerKey = secretBox(cfg).derive('consumer-id');
   const rules = new RuleSnapshot<ProcessorRules>({
     pool,
     listener,
     log: rulesLog,
     reloadMs: cfg.rulesReloadMs,
-    compile: (r) => compileProcessorRules(r, rulesLog),
+    compile: (r) => compileProcessorRules(r, rulesLog, consumerKey),
   });
   await rules.start();
   const processor = new ProcessorConsumer({

@@ -15,6 +15,15 @@ function size(part: Record<string, unknown> | null | undefined): number {
   return Buffer.byteLength(typeof body === 'string' ? body : JSON.stringify(body));
 }
 
+const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** The consumer columns of a record's `consumer` (docs/consumers.md); '' when it has none. */
+function consumerColumns(c: unknown): Pick<RequestRow, 'consumer_id' | 'consumer_name' | 'consumer_group'> {
+  if (typeof c !== 'object' || c === null) return { consumer_id: '', consumer_name: '', consumer_group: '' };
+  const { id, name, group } = c as Record<string, unknown>;
+  return { consumer_id: text(id), consumer_name: text(name), consumer_group: text(group) };
+}
+
 /**
  * The ClickHouse row of a record: indexed columns for queries plus the whole record as JSON,
  * `text` when given (the record's own JSON text, as a string or its UTF-8 bytes), else serialised.
@@ -64,5 +73,6 @@ export function toRow(
     record: text ?? Buffer.from(JSON.stringify(r)),
     kafka_partition: partition,
     kafka_offset: offset,
+    ...consumerColumns(r.consumer),
   };
 }

@@ -3,6 +3,7 @@ import type { Logger } from '../shared/logger.js';
 import type { PgListener } from '../shared/pg-listener.js';
 import type { Level, RuleScope } from './sensitive/index.js';
 import type { WorkflowAction as SchemaWorkflowAction } from '../../schemas/workflow.schema.js';
+import type { IdentificationSource } from '../../schemas/consumers.schema.js';
 
 /**
  * In-memory snapshot of every account's active rules (exclusions and redactions of both shapes,
@@ -100,6 +101,8 @@ export interface AccountRules {
   redactions: RedactionRule[];
   sensitiveRedactions: SensitiveRedactionRule[];
   workflows: WorkflowRule[];
+  /** bucket sid -> its consumer identification sources in order (docs/consumers.md) */
+  identification: Map<string, IdentificationSource[]>;
 }
 
 export function emptyRules(accountSid: string, accountName = ''): AccountRules {
@@ -112,6 +115,7 @@ export function emptyRules(accountSid: string, accountName = ''): AccountRules {
     redactions: [],
     sensitiveRedactions: [],
     workflows: [],
+    identification: new Map(),
   };
 }
 
@@ -294,6 +298,11 @@ export class RuleSnapshot<T> {
          FROM workflows WHERE is_active ${filter} ORDER BY created_at, sid`,
         params,
       );
+      const ids = await client.query<{ account_sid: string; bucket_sid: string; sources: unknown }>(
+        `SELECT account_sid, bucket_sid, sources FROM consumer_identification
+         WHERE jsonb_array_length(sources) > 0 ${filter} ORDER BY bucket_sid`,
+        params,
+      );
       const out = new Map<string, AccountRules>();
       const of = (sid: string) => {
         let a = out.get(sid);
@@ -311,6 +320,10 @@ export class RuleSnapshot<T> {
         else a.redactions.push(toRedaction(row));
       }
       for (const row of w.rows) of(row.account_sid).workflows.push(toWorkflow(row));
+      // Stored by the API after validation (schemas/consumers.schema.ts).
+      for (const row of ids.rows)
+        if (Array.isArray(row.sources))
+          of(row.account_sid).identification.set(row.bucket_sid, row.sources as IdentificationSource[]);
       if (out.size) {
         const sids = [...out.keys()];
         const accounts = await client.query<{ sid: string; name: string }>(
@@ -345,6 +358,7 @@ function fingerprint(r: AccountRules): string {
     r.redactions,
     r.sensitiveRedactions,
     r.workflows,
+    [...r.identification],
   ]);
 }
 

@@ -8,8 +8,8 @@ import type { WorkflowRule } from './rule-snapshot.js';
 /**
  * Request and error triggers (docs/workflows.md), evaluated per stored record after redaction. A trigger's
  * `conditions` is an array of condition objects; every condition must match, and inside one
- * condition every field it gives (`path` with `*` wildcards, `method` or `*`, `statusCode`) must
- * match. An empty array matches every request. `error` triggers fire only for status >= 400.
+ * condition every field it gives (`path` with `*` wildcards, `method` or `*`, `statusCode`, and
+ * `consumer` / `group`: the record's consumer id and group, exactly) must match. An empty array matches every request. `error` triggers fire only for status >= 400.
  * Threshold and schedule triggers belong to the scheduler.
  */
 
@@ -19,6 +19,9 @@ export interface RecordFacts {
   method: string;
   path: string;
   statusCode: number | null;
+  /** the record's consumer id and group (docs/consumers.md), '' when none */
+  consumer: string;
+  group: string;
 }
 
 type Check = (f: RecordFacts) => boolean;
@@ -73,6 +76,12 @@ function pathCheck(v: unknown): Check | null {
   return (f) => match(f.path);
 }
 
+/** `consumer` / `group` conditions: the exact id or group. */
+function textCheck(v: unknown, field: 'consumer' | 'group'): Check | null {
+  if (typeof v !== 'string' || v === '') return null;
+  return (f) => f[field] === v;
+}
+
 /** `{field, value}` conditions are read as `{[field]: value}`. */
 function normalise(c: Record<string, unknown>): Record<string, unknown> {
   if (typeof c.field === 'string' && 'value' in c) return { [c.field]: c.value };
@@ -83,7 +92,13 @@ export function compileConditions(conditions: readonly Record<string, unknown>[]
   const checks: Check[] = [];
   for (const raw of conditions) {
     const c = normalise(raw);
-    for (const check of [pathCheck(c.path), methodCheck(c.method), statusCheck(c.statusCode ?? c.status)])
+    for (const check of [
+      pathCheck(c.path),
+      methodCheck(c.method),
+      statusCheck(c.statusCode ?? c.status),
+      textCheck(c.consumer, 'consumer'),
+      textCheck(c.group, 'group'),
+    ])
       if (check) checks.push(check);
   }
   if (checks.length === 0) return () => true;
@@ -124,7 +139,27 @@ export function factsOf(r: StoredRecord): RecordFacts {
   const method = typeof r.request.method === 'string' ? r.request.method.toUpperCase() : '';
   const path = typeof r.request.path === 'string' ? pathOnly(r.request.path) : '';
   const sc = r.response?.statusCode;
-  return { method, path, statusCode: typeof sc === 'number' ? sc : null };
+  const c = consumerOf(r);
+  return {
+    method,
+    path,
+    statusCode: typeof sc === 'number' ? sc : null,
+    consumer: c?.id ?? '',
+    group: c?.group ?? '',
+  };
+}
+
+/** The record's consumer (the one it carried or the identification step gave it), if any. */
+function consumerOf(r: StoredRecord): { id: string; name: string | null; group: string | null } | null {
+  const c = r.consumer;
+  if (typeof c !== 'object' || c === null) return null;
+  const { id, name, group } = c as Record<string, unknown>;
+  if (typeof id !== 'string' || id === '') return null;
+  return {
+    id,
+    name: typeof name === 'string' ? name : null,
+    group: typeof group === 'string' ? group : null,
+  };
 }
 
 export interface JobContextNames {
@@ -154,6 +189,7 @@ export function buildJob(
   // A record without an environment (the existing SDKs send none) fires in the workflow's.
   const env = recordEnvironment(r) ?? (w.environmentSid !== '*' ? w.environmentSid : null);
   const duration = num(r.timings?.duration);
+  const consumer = consumerOf(r);
   return {
     v: 1,
     executionSid,
@@ -184,6 +220,7 @@ export function buildJob(
       account: { name: names.accountName },
       // Environments have no name of their own (docs/auth.md): the sid is the name.
       environment: { name: env },
+      ...(consumer ? { consumer } : {}),
     },
   };
 }

@@ -10,6 +10,7 @@ export function timedJob(
   wf: TimedWorkflow,
   trigger: { type: 'threshold' | 'schedule'; message: string; status?: 'firing' | 'resolved' },
   metric?: { value: number | null; threshold: number | null; timeWindow: string },
+  consumer?: { id: string; name: string | null; group: string | null },
 ): ActionJob {
   return {
     v: 1,
@@ -30,6 +31,7 @@ export function timedJob(
       // Environments have no name of their own (docs/auth.md): the sid stands for it.
       environment: { name: wf.environmentSid },
       ...(metric ? { metric } : {}),
+      ...(consumer ? { consumer } : {}),
     },
   };
 }

@@ -17,7 +17,7 @@ import {
   round,
   type WindowMetrics,
 } from './threshold.evaluator.js';
-import { scopeKey, windowMetrics, type Scope } from './threshold.query.js';
+import { consumerWindowMetrics, scopeKey, windowMetrics, type Scope } from './threshold.query.js';
 import { TriggerStateRepository } from './trigger-state.repository.js';
 import { WorkflowDirectory, type TimedWorkflow } from './workflow.directory.js';
 import { metrics } from '../shared/metrics.js';
@@ -180,7 +180,7 @@ export class Scheduler {
    */
   private async evaluateThresholds(slot: Date): Promise<void> {
     const { ch, log } = this.deps;
-    const planned = this.directory
+    let planned = this.directory
       .all('threshold')
       .map((wf) => ({ wf, ...parseThresholdConditions(wf.trigger) }))
       .filter((p) => {
@@ -188,6 +188,17 @@ export class Scheduler {
           log.debug({ workflowSid: p.wf.sid, errors: p.errors }, 'no usable condition');
         return p.conditions.length > 0;
       });
+    const perConsumer = planned.filter((p) => p.wf.trigger.perConsumer === true);
+    planned = planned.filter((p) => p.wf.trigger.perConsumer !== true);
+    let consumerFires = 0;
+    for (const p of perConsumer) {
+      if (this.stopped) return;
+      try {
+        consumerFires += await this.evaluatePerConsumer(p.wf, p.conditions, slot);
+      } catch (err) {
+        log.error({ err, workflowSid: p.wf.sid }, 'per-consumer threshold evaluation failed');
+      }
+    }
     const byWindow = new Map<number, Map<string, Scope>>();
     for (const { wf, conditions } of planned) {
       for (const c of conditions) {
@@ -235,9 +246,65 @@ export class Scheduler {
       }
     }
     log.debug(
-      { workflows: planned.length, fired, resolved, slot: slot.toISOString() },
+      { workflows: planned.length, fired, resolved, consumerFires, slot: slot.toISOString() },
       'threshold triggers evaluated',
     );
+  }
+
+  /**
+   * A per-consumer threshold workflow (docs/consumers.md): the conditions are evaluated for every
+   * consumer of the bucket with calls in the windows; a consumer that meets them all fires once
+   * (its own job, the consumer in `{{consumer.*}}`) and again only after its condition cleared.
+   * The workflow's own state records whether any consumer breaches. Returns the jobs queued.
+   */
+  private async evaluatePerConsumer(
+    wf: TimedWorkflow,
+    conditions: ReturnType<typeof parseThresholdConditions>['conditions'],
+    slot: Date,
+  ): Promise<number> {
+    const windows = [...new Set(conditions.map((c) => c.windowSeconds))];
+    const byWindow = new Map<number, Awaited<ReturnType<typeof consumerWindowMetrics>>>();
+    for (const w of windows) byWindow.set(w, await consumerWindowMetrics(this.deps.ch, wf, w, slot));
+    const consumers = new Set<string>();
+    for (const m of byWindow.values()) for (const id of m.keys()) consumers.add(id);
+    const none: WindowMetrics = {
+      requests: 0,
+      error_rate: null,
+      avg_response_time: null,
+      response_time: null,
+    };
+    const breaching: string[] = [];
+    let fired = 0;
+    let worst: number | null = null;
+    for (const id of [...consumers].sort()) {
+      const ev = evaluate(conditions, (w) => byWindow.get(w)!.get(id) ?? none);
+      if (!ev.hit) continue;
+      breaching.push(id);
+      const first = ev.results[0]!;
+      if (first.actual !== null && (worst === null || first.actual > worst)) worst = first.actual;
+      if (!(await this.state.claimConsumerFire(wf.sid, id, slot))) continue;
+      const labels = [...byWindow.values()].map((m) => m.get(id)).find((m) => m !== undefined);
+      const job = timedJob(
+        wf,
+        { type: 'threshold', message: `consumer ${id}: ${describeEvaluation(ev)}` },
+        {
+          value: first.actual === null ? null : round(first.actual),
+          threshold: first.condition.value,
+          timeWindow: first.condition.timeWindow,
+        },
+        { id, name: labels?.name ?? null, group: labels?.group ?? null },
+      );
+      try {
+        await this.produce(job);
+      } catch (err) {
+        await this.state.unclaimConsumerFire(wf.sid, id).catch(() => undefined);
+        throw err;
+      }
+      fired++;
+    }
+    await this.state.clearConsumerFires(wf.sid, breaching);
+    await this.state.recordEvaluation(wf.sid, wf.accountSid, slot, worst, breaching.length > 0);
+    return fired;
   }
 
   /**

@@ -91,3 +91,65 @@ function num(v: unknown): number | null {
   const n = typeof v === 'number' ? v : Number(v);
   return Number.isFinite(n) ? n : null;
 }
+
+/**
+ * Per-consumer threshold triggers (docs/consumers.md): the three metrics of every consumer of one
+ * scope over one window, from `consumers_minute` (rows without an environment count in every
+ * environment, as above; a workflow for `*` watches every environment), with the latest name and
+ * group the consumer's records carried.
+ */
+export async function consumerWindowMetrics(
+  ch: ClickHouseClient,
+  scope: Scope,
+  windowSeconds: number,
+  slot: Date,
+): Promise<Map<string, WindowMetrics & { name: string | null; group: string | null }>> {
+  const until = Math.floor(slot.getTime() / 1000);
+  const rs = await ch.query({
+    query: `SELECT m.consumer_id AS cid, m.n_requests, m.error_rate, m.avg_response_time, m.n_durations, m.p95,
+        l.name AS name, l.grp AS grp
+      FROM (
+        SELECT consumer_id,
+          ${MERGE.requests} AS n_requests,
+          ${MERGE.errorRate} AS error_rate,
+          ${MERGE.avg} AS avg_response_time,
+          ${MERGE.durationCount} AS n_durations,
+          ${MERGE.p95} AS p95
+        FROM ${TABLES.consumersMinute}
+        WHERE account_sid = {a:String} AND bucket_sid = {b:String}
+          AND ({e:String} = '*' OR environment_sid = {e:String} OR environment_sid = '')
+          AND minute >= toStartOfMinute(toDateTime({since:UInt32}, 'UTC'))
+          AND minute <= toDateTime({until:UInt32}, 'UTC')
+        GROUP BY consumer_id
+      ) AS m
+      LEFT JOIN (
+        SELECT consumer_id, argMaxMerge(name) AS name, argMaxMerge(grp) AS grp
+        FROM ${TABLES.consumerLabels}
+        WHERE account_sid = {a:String} AND bucket_sid = {b:String}
+        GROUP BY consumer_id
+      ) AS l ON l.consumer_id = m.consumer_id
+      SETTINGS join_use_nulls = 0`,
+    query_params: {
+      a: scope.accountSid,
+      b: scope.bucketSid,
+      e: scope.environmentSid,
+      since: until - windowSeconds,
+      until,
+    },
+    format: 'JSONEachRow',
+  });
+  const out = new Map<string, WindowMetrics & { name: string | null; group: string | null }>();
+  for (const row of await rs.json<Record<string, unknown>>()) {
+    const requests = num(row.n_requests) ?? 0;
+    const durations = num(row.n_durations) ?? 0;
+    out.set(String(row.cid), {
+      requests,
+      error_rate: requests > 0 ? num(row.error_rate) : null,
+      avg_response_time: durations > 0 ? num(row.avg_response_time) : null,
+      response_time: durations > 0 ? num(row.p95) : null,
+      name: typeof row.name === 'string' && row.name !== '' ? row.name : null,
+      group: typeof row.grp === 'string' && row.grp !== '' ? row.grp : null,
+    });
+  }
+  return out;
+}

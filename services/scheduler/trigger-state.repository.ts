@@ -89,6 +89,39 @@ export class TriggerStateRepository {
     return (r.rowCount ?? 0) > 0;
   }
 
+  /**
+   * Per-consumer threshold (docs/consumers.md): opens the consumer's alert and answers true when
+   * it was not open, so a breach fires once; false while it stays open.
+   */
+  async claimConsumerFire(workflowSid: string, consumerId: string, slot: Date): Promise<boolean> {
+    const r = await this.pg.query(
+      `INSERT INTO consumer_threshold_state AS s (workflow_sid, consumer_id, firing, fired_at)
+         VALUES ($1, $2, true, $3)
+       ON CONFLICT (workflow_sid, consumer_id) DO UPDATE SET firing = true, fired_at = EXCLUDED.fired_at
+         WHERE NOT s.firing
+       RETURNING 1`,
+      [workflowSid, consumerId, slot],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  /** Gives a consumer's claim back when its job could not be queued (the next evaluation fires). */
+  async unclaimConsumerFire(workflowSid: string, consumerId: string): Promise<void> {
+    await this.pg.query(
+      'UPDATE consumer_threshold_state SET firing = false WHERE workflow_sid = $1 AND consumer_id = $2',
+      [workflowSid, consumerId],
+    );
+  }
+
+  /** Closes the alerts of the workflow's consumers whose condition no longer holds. */
+  async clearConsumerFires(workflowSid: string, stillBreaching: readonly string[]): Promise<void> {
+    await this.pg.query(
+      `UPDATE consumer_threshold_state SET firing = false
+       WHERE workflow_sid = $1 AND firing AND NOT (consumer_id = ANY($2::text[]))`,
+      [workflowSid, stillBreaching],
+    );
+  }
+
   /** The execution as `pending` before its job is queued: the log shows it even while no runner runs. */
   async recordQueued(job: ActionJob): Promise<void> {
     await this.pg.query(

@@ -248,6 +248,7 @@ const RETENTION_TTLS: readonly { table: string; from: string }[] = [
   { table: TABLES.requestsMinute, from: 'minute' },
   { table: TABLES.requestsRollup, from: 't' },
   { table: TABLES.excludedMinute, from: 'minute' },
+  { table: TABLES.consumersMinute, from: 'minute' },
 ];
 
 /** RETENTION_DAYS may change between starts; every TTL follows it without a new migration. */

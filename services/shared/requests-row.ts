@@ -58,6 +58,10 @@ export const REQUESTS_COLUMNS = [
   { name: 'record', type: 'String', codec: 'ZSTD(1)', bytes: true },
   { name: 'kafka_partition', type: 'UInt16' },
   { name: 'kafka_offset', type: 'UInt64' },
+  // The call's consumer (007_consumers.sql): '' when none is identified.
+  { name: 'consumer_id', type: 'String' },
+  { name: 'consumer_name', type: 'String' },
+  { name: 'consumer_group', type: 'LowCardinality(String)' },
 ] as const satisfies readonly RequestsColumn[];
 
 type Column = (typeof REQUESTS_COLUMNS)[number];
@@ -129,4 +133,5 @@ export const REQUESTS_DELETED_COLUMNS = requestsColumns(
   'request_size',
   'response_size',
   'blocked',
+  'consumer_id',
 );

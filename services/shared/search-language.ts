@@ -22,6 +22,8 @@ export const CRITERIA_FIELDS = [
   'context',
   'tag',
   'blocked',
+  'consumer',
+  'group',
 ] as const;
 export type CriteriaField = (typeof CRITERIA_FIELDS)[number];
 
@@ -155,7 +157,11 @@ export type Condition =
   | { field: 'direction'; value: 'in' | 'out' }
   | { field: 'blocked'; value: boolean }
   /** `tag:key` (present) or `tag:key=value` (value exact or with wildcards) */
-  | { field: 'tag'; key: string; value: TextPattern | null };
+  | { field: 'tag'; key: string; value: TextPattern | null }
+  /** consumer ids (docs/consumers.md), exact, OR-ed */
+  | { field: 'consumer'; values: string[] }
+  /** consumer groups as the records carried them, exact, OR-ed */
+  | { field: 'group'; values: string[] };
 
 export interface ParsedTerm {
   negated: boolean;
@@ -256,6 +262,8 @@ export function parseTerm(t: Term): Condition {
       };
     case 'env':
     case 'context':
+    case 'consumer':
+    case 'group':
       return { field, values: alternatives(t) };
     case 'direction': {
       const v = t.value.toLowerCase();

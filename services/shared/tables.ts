@@ -9,6 +9,10 @@ export const TABLES = {
   requestsDeleted: 'requests_deleted',
   /** Records dropped by exclusion rules, per bucket and minute (003_excluded.sql). */
   excludedMinute: 'excluded_minute',
+  /** requests_minute per consumer, rows with a consumer only (007_consumers.sql). */
+  consumersMinute: 'consumers_minute',
+  /** Per bucket and consumer: first/last seen and the latest name and group records carried. */
+  consumerLabels: 'consumer_labels',
   processorState: 'processor_offsets',
   migrations: 'schema_migrations',
 } as const;
@@ -19,4 +23,6 @@ export const BUCKET_TABLES: readonly string[] = [
   TABLES.requestsMinute,
   TABLES.requestsRollup,
   TABLES.excludedMinute,
+  TABLES.consumersMinute,
+  TABLES.consumerLabels,
 ];

@@ -58,6 +58,9 @@ function row(i: number, duration: number): RequestRow {
     record: JSON.stringify({ sid: `req_${String(i).padStart(27, '0')}`, bucketSid: 'bkt_dedup' }),
     kafka_partition: 0,
     kafka_offset: i,
+    consumer_id: '',
+    consumer_name: '',
+    consumer_group: '',
   };
 }
 

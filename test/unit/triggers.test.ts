@@ -8,7 +8,13 @@ import { compileConditions, executionSidFor } from '../../services/processor/tri
 import { isSid } from '../../services/shared/ids.js';
 import { validator } from '../../services/shared/schemas.js';
 
-const facts = (method: string, path: string, statusCode: number | null) => ({ method, path, statusCode });
+const facts = (method: string, path: string, statusCode: number | null, consumer = '', group = '') => ({
+  method,
+  path,
+  statusCode,
+  consumer,
+  group,
+});
 
 describe('trigger conditions', () => {
   it('an empty list matches every request', () => {
@@ -20,6 +26,13 @@ describe('trigger conditions', () => {
     expect(c(facts('POST', '/orders/1', 200))).toBe(false);
     expect(c(facts('GET', '/orders/1', 201))).toBe(false);
     expect(c(facts('POST', '/order/1', 201))).toBe(false);
+  });
+  it("consumer and group match the record's consumer exactly", () => {
+    const c = compileConditions([{ consumer: 'cus_1' }, { group: 'gold' }]);
+    expect(c(facts('GET', '/', 200, 'cus_1', 'gold'))).toBe(true);
+    expect(c(facts('GET', '/', 200, 'cus_1', 'silver'))).toBe(false);
+    expect(c(facts('GET', '/', 200, 'cus_10', 'gold'))).toBe(false);
+    expect(c(facts('GET', '/', 200))).toBe(false);
   });
   it('status classes and method `*`', () => {
     const c = compileConditions([{ statusCode: '5xx', method: '*' }]);

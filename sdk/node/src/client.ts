@@ -25,6 +25,7 @@ import {
 import { DEFAULT_BODY_TYPES } from './capture.js';
 import { backoffMs, classify, request, retryAfterMs, SDK_NAME } from './transport.js';
 import type {
+  ConsumerInfo,
   CapturedRecord,
   RemoteExclusionCriteria,
   RemoteExclusionRule,
@@ -71,6 +72,7 @@ export interface ResolvedOptions {
   handleProcessEvents: boolean;
   shutdownTimeoutMs: number;
   enabled: boolean;
+  consumer: TaplineOptions['consumer'];
 }
 
 const num = (v: unknown, dflt: number, min: number, max: number): number =>
@@ -122,6 +124,7 @@ export function resolveOptions(o: TaplineOptions): ResolvedOptions {
     handleProcessEvents: o.handleProcessEvents !== false,
     shutdownTimeoutMs: num(o.shutdownTimeoutMs, 5000, 0, 600_000),
     enabled: o.enabled !== false,
+    consumer: typeof o.consumer === 'function' ? o.consumer : undefined,
   };
 }
 
@@ -491,12 +494,13 @@ export class TaplineCore {
 
   /**
    * The tail of a directly written line after the record's own tags: the SDK's tags, then
-   * `endpoint` (given) and `environmentSid`, in the order `enqueue` gives them.
+   * `endpoint` (given), `consumer` (given) and `environmentSid`, in the order `enqueue` gives them.
    */
-  lineTail(ownTags: boolean, endpoint: string | null): string {
+  lineTail(ownTags: boolean, endpoint: string | null, consumer?: ConsumerInfo): string {
     const t = this.tagsJson;
     let s = ownTags && t ? ',' + t + ']' : t + ']';
     if (endpoint !== null) s += ',"endpoint":' + JSON.stringify(endpoint);
+    if (consumer) s += ',"consumer":' + JSON.stringify(consumer);
     return s + this.envJson + '}';
   }
 

@@ -16,10 +16,47 @@ import {
 } from './capture.js';
 import type { TaplineCore } from './client.js';
 import { newRecordSid } from './sid.js';
-import type { CapturedRecord, HeaderValue } from './types.js';
+import type { CapturedRecord, ConsumerInfo, HeaderValue } from './types.js';
 
 /** Marks a request already captured, so a framework adapter and a server hook never both record it. */
 const CAPTURED = Symbol.for('tapline.captured');
+
+/** The consumer `identify` set on a request. */
+const CONSUMER = Symbol.for('tapline.consumer');
+
+type Identified = IncomingMessage & { [CONSUMER]?: ConsumerInfo };
+
+/** Marks `req` as made by `consumer` (Tapline.identify); a value the schema would refuse is ignored. */
+export function identifyRequest(req: IncomingMessage, consumer: unknown): void {
+  const c = cleanConsumer(consumer);
+  if (c) (req as Identified)[CONSUMER] = c;
+}
+
+/** The consumer in the record schema's bounds (id 1-256 characters), or undefined. */
+function cleanConsumer(v: unknown): ConsumerInfo | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const { id, name, group } = v as Record<string, unknown>;
+  const sid = typeof id === 'number' ? String(id) : id;
+  if (typeof sid !== 'string' || sid === '') return undefined;
+  const out: ConsumerInfo = { id: sid.slice(0, 256) };
+  if (typeof name === 'string') out.name = name.slice(0, 256);
+  if (typeof group === 'string') out.group = group.slice(0, 256);
+  return out;
+}
+
+/** The request's consumer: the one `identify` set, else the `consumer` option's answer. */
+function consumerOf(core: TaplineCore, req: IncomingMessage): ConsumerInfo | undefined {
+  const set = (req as Identified)[CONSUMER];
+  if (set) return set;
+  const fn = core.opts.consumer;
+  if (!fn) return undefined;
+  try {
+    return cleanConsumer(fn(req));
+  } catch (err) {
+    core.internalError(err);
+    return undefined;
+  }
+}
 
 export interface IncomingContext {
   /** the route template, asked when the response has finished */
@@ -292,6 +329,8 @@ function buildIncoming(st: IncomingCapture): CapturedRecord | undefined {
     tags: [],
   };
   if (template) record.endpoint = template;
+  const consumer = consumerOf(core, req);
+  if (consumer) record.consumer = consumer;
   if (reqBody !== undefined) record.request.body = reqBody;
   const resBody = resSink?.text();
   if (resBody !== undefined) record.response!.body = resBody;
@@ -348,6 +387,7 @@ function incomingLine(st: IncomingCapture): string | undefined {
   const rsize = Number.isFinite(resLen) && resLen >= 0 ? resLen : (resSink?.total ?? 0);
   const ip = st.ip;
   const aborted = st.aborted;
+  const consumer = consumerOf(core, req);
 
   let line =
     '{"sid":"' +
@@ -397,7 +437,7 @@ function incomingLine(st: IncomingCapture): string | undefined {
     jnum(round(t1 - t0)) +
     '}},"tags":[' +
     (aborted ? '{"key":"aborted","value":"true"}' : '') +
-    core.lineTail(aborted, template);
+    core.lineTail(aborted, template, consumer);
   return line;
 }
 

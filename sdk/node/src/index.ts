@@ -1,10 +1,11 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { TaplineCore } from './client.js';
-import { captureIncoming } from './incoming.js';
+import { captureIncoming, identifyRequest } from './incoming.js';
 import { OutgoingCapture } from './outgoing.js';
-import type { TaplineOptions, TaplineStats } from './types.js';
+import type { ConsumerInfo, TaplineOptions, TaplineStats } from './types.js';
 
 export type {
+  ConsumerInfo,
   CapturedRecord,
   RemoteExclusionRule,
   RemoteRedactionRule,
@@ -145,6 +146,23 @@ export class Tapline {
       captureIncoming(this.core, req, res),
     );
     return server;
+  }
+
+  /**
+   * Names the consumer of an incoming request (docs/consumers.md), from a handler or middleware
+   * that knows who is calling: `tapline.identify(req, { id: 'cus_42', name: 'Acme', group: 'pro' })`.
+   * `req` is the request of any adapter: node:http / Express `req`, Fastify `request` (or
+   * `request.raw`), Koa `ctx` (or `ctx.req`). Sent on the request's record; wins over the
+   * `consumer` option. A consumer without an id (1-256 characters) is ignored.
+   */
+  identify(
+    req: IncomingMessage | { raw: IncomingMessage } | { req: IncomingMessage },
+    consumer: ConsumerInfo,
+  ): void {
+    this.core.guard(() => {
+      const raw = 'raw' in req ? req.raw : 'req' in req ? req.req : req;
+      identifyRequest(raw, consumer);
+    }, undefined);
   }
 
   /** Sends everything queued; true when the queue is empty (false at the timeout). Never rejects. */

@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+
 /** A logger the host passes in (pino, console, winston all fit). Only `debug`/`warn` are used. */
 export interface TaplineLogger {
   debug?: (obj: unknown, msg?: string) => void;
@@ -46,6 +48,14 @@ export interface TimingPhases {
   firstByte?: number | null;
 }
 
+/** Who made a call (docs/consumers.md): an id of the app's choosing, with an optional label. */
+export interface ConsumerInfo {
+  /** 1 to 256 characters: a customer, partner app or API key id */
+  id: string;
+  name?: string;
+  group?: string;
+}
+
 /** One captured call in the shape of `POST /v1/buckets/{b}/ingest` (schemas/request-record.schema.ts). */
 export interface CapturedRecord {
   sid: string;
@@ -58,6 +68,7 @@ export interface CapturedRecord {
   response: ResponsePart | null;
   timings: { duration: number; phases?: TimingPhases } | null;
   tags: RecordTag[];
+  consumer?: ConsumerInfo;
 }
 
 /** Redaction rule as `GET /v1/buckets/{b}/sdk` serves it (docs/rules.md). */
@@ -109,6 +120,12 @@ export interface TaplineOptions {
   environment?: string;
   /** tags added to every record */
   tags?: Record<string, string>;
+  /**
+   * The consumer of an incoming request, asked once its response has finished (so an auth
+   * middleware has run): e.g. `(req) => req.user && { id: req.user.id, name: req.user.email }`.
+   * `tapline.identify(req, …)` wins over it for the requests it names.
+   */
+  consumer?: (req: IncomingMessage) => ConsumerInfo | null | undefined;
   /** id of this SDK instance, sent to the settings endpoint; default: `node-<hostname>-<pid>` */
   clientId?: string;
   /** capture outgoing `fetch`/undici and `node:http(s)` calls (AND the bucket's `interceptOutbound`) */

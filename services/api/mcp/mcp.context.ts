@@ -2,6 +2,7 @@ import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Bucket, BucketsRepository } from '../buckets.repository.js';
 import type { EventsRepository } from '../events.repository.js';
+import type { ConsumersRepository } from '../consumers.repository.js';
 import type { MetricsRepository } from '../metrics.repository.js';
 import type { RequestsRepository } from '../requests.repository.js';
 import type { WorkflowsRepository } from '../workflows.repository.js';
@@ -21,6 +22,7 @@ export interface McpDeps {
   events: EventsRepository;
   buckets: BucketsRepository;
   metrics: MetricsRepository;
+  consumers: ConsumersRepository;
   requests: RequestsRepository;
   workflows: WorkflowsRepository;
   log: Logger;

@@ -35,6 +35,7 @@ const rangeProperties = {
     description: 'One endpoint template as stored, e.g. /users/{id} (see get_endpoint_performance)',
   },
   method: { ...m.method, description: 'One HTTP method, e.g. POST' },
+  consumer: { ...m.consumer, description: 'One consumer id (see list_consumers): only its calls' },
 } as const;
 
 const object = <P extends Record<string, unknown>>(properties: P, required: string[] = []) =>
@@ -104,6 +105,7 @@ export const searchRequestsInput = object({
     description: 'ISO 8601 date-time: captured at or before',
   },
   bucketSid,
+  consumer: rangeProperties.consumer,
   cursor: {
     ...r.cursor,
     description:
@@ -154,6 +156,7 @@ export const comparePeriodsInput = object({
   afterEndDate: { ...m.endDate, description: 'End of the second period' },
   bucketSid,
   method: rangeProperties.method,
+  consumer: rangeProperties.consumer,
   sortBy: {
     type: 'string',
     enum: COMPARE_SORTS,
@@ -180,3 +183,36 @@ export const listExecutionsInput = object({
   page: wl.page,
   limit: { ...wl.limit, maximum: 50, default: 20 },
 });
+
+export const CONSUMER_TOOL_SORTS = ['requests', 'errorRate', 'p95', 'lastSeen', 'name'] as const;
+
+/** list_consumers: the consumers list of /v1/accounts/{a}/consumers, in the token's environment. */
+export const listConsumersInput = object({
+  startDate: rangeProperties.startDate,
+  endDate: rangeProperties.endDate,
+  bucketSid,
+  sort: {
+    type: 'string',
+    enum: CONSUMER_TOOL_SORTS,
+    default: 'requests',
+    description: 'requests, errorRate, p95, lastSeen or name; descending unless order is asc',
+  },
+  order: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
+  q: { type: 'string', maxLength: 256, description: 'Substring of the consumer id, name or group' },
+  limit: { type: 'integer', minimum: 1, maximum: 50, default: 20, description: 'Consumers returned (≤ 50)' },
+});
+
+export const getConsumerInput = object(
+  {
+    consumerId: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 256,
+      description: 'The consumer id (list_consumers)',
+    },
+    startDate: rangeProperties.startDate,
+    endDate: rangeProperties.endDate,
+    bucketSid,
+  },
+  ['consumerId'],
+);

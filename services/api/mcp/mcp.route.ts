@@ -5,6 +5,7 @@ import { AppError, invalidToken } from '../../shared/errors.js';
 import { logger } from '../../shared/logger.js';
 import { BucketsRepository } from '../buckets.repository.js';
 import { EventsRepository } from '../events.repository.js';
+import { ConsumersRepository } from '../consumers.repository.js';
 import { MetricsRepository } from '../metrics.repository.js';
 import { RequestsRepository } from '../requests.repository.js';
 import { WorkflowsRepository } from '../workflows.repository.js';
@@ -27,6 +28,7 @@ export default async function mcpRoutes(app: FastifyInstance): Promise<void> {
     events: new EventsRepository(pool),
     buckets: new BucketsRepository(pool),
     metrics: new MetricsRepository(app.deps.ch, pool, app.deps.cfg.clickhouse.retentionDays),
+    consumers: new ConsumersRepository(app.deps.ch, pool, app.deps.cfg.clickhouse.retentionDays),
     requests: new RequestsRepository(app.deps.ch, pool),
     workflows: new WorkflowsRepository(pool),
     log,

@@ -12,6 +12,7 @@ import { ajv, errorDetails } from '../../shared/schemas.js';
 import type { EventsRepository } from '../events.repository.js';
 import { checkBucketsInScope, ToolError, type McpDeps, type McpScope } from './mcp.context.js';
 import { failure, fitList, json } from './mcp.output.js';
+import { CONSUMER_TOOLS } from './tools/consumers.tools.js';
 import { METRICS_TOOLS } from './tools/metrics.tools.js';
 import { REQUEST_TOOLS } from './tools/requests.tools.js';
 import type { ToolSpec } from './tools/tool.js';
@@ -21,7 +22,10 @@ export type { McpDeps, McpScope } from './mcp.context.js';
 
 /** The read-only tools over traffic, requests and workflows, by name. */
 const READ_TOOLS = new Map<string, ToolSpec<never>>(
-  [...METRICS_TOOLS, ...REQUEST_TOOLS, ...WORKFLOW_TOOLS].map((t) => [t.tool.name, t as ToolSpec<never>]),
+  [...METRICS_TOOLS, ...REQUEST_TOOLS, ...WORKFLOW_TOOLS, ...CONSUMER_TOOLS].map((t) => [
+    t.tool.name,
+    t as ToolSpec<never>,
+  ]),
 );
 
 interface ListArgs {
@@ -83,6 +87,8 @@ const TOOL_SCOPE: Readonly<Record<string, string>> = {
   get_request: 'requests:read',
   list_workflows: 'workflows:read',
   list_workflow_executions: 'workflows:read',
+  list_consumers: 'metrics:read',
+  get_consumer: 'metrics:read',
 };
 
 let validators: { list: ValidateFunction<ListArgs>; create: ValidateFunction<CreateArgs> } | undefined;

@@ -13,6 +13,7 @@ import {
 } from '../../../schemas/metrics.schema.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 import { BucketsRepository } from '../buckets.repository.js';
+import { ConsumersRepository } from '../consumers.repository.js';
 import { resolveRange, type Query } from '../metrics-range.js';
 import { MetricsRepository } from '../metrics.repository.js';
 
@@ -24,19 +25,28 @@ export default async function metricsRoutes(fastify: FastifyInstance): Promise<v
   const app = fastify.withTypeProvider<SchemaTypes>();
   const repo = new MetricsRepository(app.deps.ch, app.deps.pg, app.deps.cfg.clickhouse.retentionDays);
   const buckets = new BucketsRepository(app.deps.pg);
+  const consumers = new ConsumersRepository(app.deps.ch, app.deps.pg, app.deps.cfg.clickhouse.retentionDays);
   const base = '/v1/accounts/:accountSid/metrics';
   const pre = requireScope('metrics:read');
 
-  /** The query scope; a bucketSid outside the caller's account is a 404 like any other bucket. */
-  async function scope(accountSid: string, q: MetricsScopeQuery): Promise<Query> {
+  /**
+   * The query scope; a bucketSid outside the caller's account is a 404 like any other bucket. A
+   * group (a filter, or a grouping by group) is resolved with the names and groups set through
+   * the API (docs/consumers.md).
+   */
+  async function scope(accountSid: string, q: MetricsScopeQuery, groupBy?: string): Promise<Query> {
     const range = resolveRange(q, Date.now());
     if (q.bucketSid !== undefined) await buckets.get(accountSid, q.bucketSid);
+    const byGroup = q.group !== undefined || groupBy === 'group';
     return {
       accountSid,
       bucketSid: q.bucketSid,
       environmentSid: q.environmentSid,
       endpoint: q.endpoint,
       method: q.method,
+      ...(q.consumer !== undefined ? { consumer: q.consumer } : {}),
+      ...(q.group !== undefined ? { group: q.group } : {}),
+      ...(byGroup ? { overrides: await consumers.overrides(accountSid) } : {}),
       range,
     };
   }
@@ -73,10 +83,12 @@ export default async function metricsRoutes(fastify: FastifyInstance): Promise<v
       schema: schema(performanceQuery, 'metricsPerformance', 'Response times per group (Shape B)'),
     },
     async (req) =>
-      repo.performance(await scope(req.params.accountSid, req.query), req.query.groupBy, req.query.limit, {
-        interval: req.query.interval,
-        histogram: req.query.histogram,
-      }),
+      repo.performance(
+        await scope(req.params.accountSid, req.query, req.query.groupBy),
+        req.query.groupBy,
+        req.query.limit,
+        { interval: req.query.interval, histogram: req.query.histogram },
+      ),
   );
 
   app.get(

@@ -213,6 +213,7 @@ function normalise(body: WorkflowCreate | WorkflowUpdate): WorkflowInput {
     conditions: t.type === 'schedule' ? [] : (t.conditions ?? []),
     ...(t.type === 'schedule' ? { schedule: t.schedule! } : {}),
     ...(t.type === 'schedule' && t.timezone !== undefined ? { timezone: t.timezone } : {}),
+    ...(t.type === 'threshold' && t.perConsumer === true ? { perConsumer: true } : {}),
   };
   const actions: WorkflowAction[] = body.actions.map((a) => ({
     type: a.type,

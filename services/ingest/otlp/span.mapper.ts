@@ -235,6 +235,17 @@ export function spanToRecord(span: Span, ctx: ResourceContext): Record<string, u
     timings: { duration: durationMs(span.startTimeUnixNano, span.endTimeUnixNano), start, end },
     tags,
   };
+  // The caller, when the app recorded it (docs/consumers.md): `enduser.id`, with `enduser.name`
+  // and `enduser.group` as its label; cut to the record schema's bounds.
+  const consumerId = str(a, 'enduser.id');
+  if (consumerId !== null && consumerId !== '') {
+    const consumer: Record<string, string> = { id: consumerId.slice(0, 256) };
+    const name = str(a, 'enduser.name');
+    const group = str(a, 'enduser.group');
+    if (name !== null) consumer.name = name.slice(0, 256);
+    if (group !== null) consumer.group = group.slice(0, 256);
+    record.consumer = consumer;
+  }
   const route = str(a, 'http.route', 'url.template');
   if (route !== null) record.endpoint = route.slice(0, 2048);
   if (start !== null) record.createdAt = new Date(Math.floor(start)).toISOString();

@@ -54,6 +54,7 @@ interface RangeArgs {
   bucketSid?: string;
   endpoint?: string;
   method?: string;
+  consumer?: string;
 }
 
 /**
@@ -71,6 +72,7 @@ async function queryOf(
     ...(await bucketFilter(ctx, args.bucketSid)),
     ...(args.endpoint !== undefined ? { endpoint: args.endpoint } : {}),
     ...(args.method !== undefined ? { method: args.method } : {}),
+    ...(args.consumer !== undefined ? { consumer: args.consumer } : {}),
     range,
   };
 }
@@ -380,6 +382,7 @@ interface CompareArgs {
   afterEndDate?: string;
   bucketSid?: string;
   method?: string;
+  consumer?: string;
   sortBy: (typeof COMPARE_SORTS)[number];
   limit: number;
 }
@@ -463,6 +466,7 @@ export const comparePeriods = defineTool<CompareArgs>(
       environmentSid: ctx.scope.environmentSid,
       ...filter,
       ...(args.method !== undefined ? { method: args.method } : {}),
+      ...(args.consumer !== undefined ? { consumer: args.consumer } : {}),
       range: before,
     };
     const qb = base;

@@ -18,13 +18,22 @@ interface SearchArgs {
   startDate?: string;
   endDate?: string;
   bucketSid?: string;
+  consumer?: string;
   cursor?: string;
   limit: number;
 }
 
-/** The caller's criteria AND the token's environment, compiled by the stream's own compiler. */
-function criteriaOf(ctx: ToolContext, q: string | undefined): NonNullable<RequestFilters['criteria']> {
-  const env = compileCriteria(`env:${ctx.scope.environmentSid}`, { paramPrefix: 'mcpenv' });
+/**
+ * The caller's criteria AND the token's environment (and the consumer, when given), compiled by
+ * the stream's own compiler.
+ */
+function criteriaOf(
+  ctx: ToolContext,
+  q: string | undefined,
+  consumer?: string,
+): NonNullable<RequestFilters['criteria']> {
+  const quoted = consumer === undefined ? '' : ` consumer:${JSON.stringify(consumer)}`;
+  const env = compileCriteria(`env:${ctx.scope.environmentSid}${quoted}`, { paramPrefix: 'mcpenv' });
   if (q === undefined || q.trim() === '') return env;
   const user = compileCriteria(q, { field: 'q', paramPrefix: 'q' });
   return { sql: `(${user.sql}) AND (${env.sql})`, params: { ...user.params, ...env.params } };
@@ -60,7 +69,7 @@ export const searchRequests = defineTool<SearchArgs>(
   async (ctx, args) => {
     if (args.startDate && args.endDate && Date.parse(args.startDate) > Date.parse(args.endDate))
       throw new ToolError('startDate is after endDate', { startDate: 'must not be after endDate' });
-    const criteria = criteriaOf(ctx, args.q);
+    const criteria = criteriaOf(ctx, args.q, args.consumer);
     const cursor = args.cursor === undefined ? undefined : parseTimeCursor(args.cursor);
     const { sids, more } = await bucketSidsToRead(ctx, args.bucketSid);
     const pages = await Promise.all(

@@ -1,0 +1,367 @@
+import type pg from 'pg';
+import type {
+  ConsumerListQuery,
+  ConsumerSummary,
+  IdentificationSource,
+} from '../../schemas/consumers.schema.js';
+import type { ClickHouseClient } from '../shared/clickhouse.js';
+import { MERGE } from '../shared/metrics-sql.js';
+import { TABLES } from '../shared/tables.js';
+import type { Sql } from './metrics-queries.js';
+import { labelsSql, overrideParams, type Override } from './consumer-labels.js';
+import { rangeOut, scopeOf, type TimeRange } from './metrics-range.js';
+
+/**
+ * API consumers (docs/consumers.md): identification rules and names/groups in Postgres, counts and
+ * percentiles from the ClickHouse aggregate `consumers_minute` (007_consumers.sql, the endpoint
+ * metrics' histograms, so the same percentile method and error bound), first/last seen and the
+ * labels records carried from `consumer_labels`.
+ *
+ * A consumer's name (and group) is the one written last: through `PUT …/consumers/{id}` (Postgres,
+ * with its instant) or by a record that carried one (ClickHouse, with the record's createdAt).
+ * The account's names set through the API go into each query as arrays, so ClickHouse resolves,
+ * searches, sorts and pages on the effective label.
+ */
+
+interface StatsRow {
+  cid: string;
+  name: string;
+  grp: string;
+  req_n: string | number;
+  err_n: string | number;
+  pct: (number | null)[];
+  fs: number | null;
+  ls: number | null;
+}
+
+export interface ConsumerScope {
+  accountSid: string;
+  bucketSid?: string;
+  /** any of these buckets (an MCP token limited to a bucket list) */
+  bucketSids?: string[];
+  environmentSid?: string;
+  range: TimeRange;
+}
+
+const round3 = (v: number | null | undefined): number | null =>
+  v === null || v === undefined || !Number.isFinite(v) ? null : Math.round(v * 1000) / 1000;
+const isoOf = (ms: number | null): string | null =>
+  ms === null || ms <= 0 ? null : new Date(ms).toISOString();
+
+const SORT_SQL: Record<NonNullable<ConsumerListQuery['sort']>, string> = {
+  requests: 'req_n',
+  errorRate: 'err_n / req_n',
+  p95: 'ifNull(pct[2], -1)',
+  lastSeen: 'ls',
+  name: "lower(if(name = '', cid, name))",
+};
+
+/** The account (and bucket) condition and parameters of a scope, for both ClickHouse tables. */
+function scopeFilter(s: ConsumerScope): { where: string; params: Record<string, unknown> } {
+  const where = ['account_sid = {a:String}'];
+  const params: Record<string, unknown> = { a: s.accountSid };
+  if (s.bucketSid !== undefined) {
+    where.push('bucket_sid = {b:String}');
+    params.b = s.bucketSid;
+  }
+  if (s.bucketSids !== undefined) {
+    where.push('bucket_sid IN {bs:Array(String)}');
+    params.bs = s.bucketSids;
+  }
+  return { where: where.join(' AND '), params };
+}
+
+/** A source with its defaults written out, as stored and answered (schemas/consumers.schema.ts). */
+function withDefaults(s: IdentificationSource): IdentificationSource {
+  switch (s.type) {
+    case 'header':
+      return { type: 'header', name: s.name, hash: s.hash ?? true };
+    case 'bearer':
+      return { type: 'bearer' };
+    case 'jwtClaim':
+      return {
+        type: 'jwtClaim',
+        header: s.header ?? 'Authorization',
+        claim: s.claim,
+        ...(s.groupClaim !== undefined ? { groupClaim: s.groupClaim } : {}),
+      };
+    case 'query':
+      return { type: 'query', name: s.name, hash: s.hash ?? false };
+  }
+}
+
+export class ConsumersRepository {
+  constructor(
+    private readonly ch: ClickHouseClient,
+    private readonly pool: pg.Pool,
+    private readonly retentionDays: number,
+  ) {}
+
+  async getIdentification(accountSid: string, bucketSid: string) {
+    const r = await this.pool.query<{ sources: IdentificationSource[]; updated_at: Date }>(
+      'SELECT sources, updated_at FROM consumer_identification WHERE account_sid = $1 AND bucket_sid = $2',
+      [accountSid, bucketSid],
+    );
+    const row = r.rows[0];
+    return { bucketSid, sources: row?.sources ?? [], updatedAt: row ? row.updated_at.toISOString() : null };
+  }
+
+  async putIdentification(accountSid: string, bucketSid: string, given: IdentificationSource[]) {
+    const sources = given.map(withDefaults);
+    const r = await this.pool.query<{ updated_at: Date }>(
+      `INSERT INTO consumer_identification (account_sid, bucket_sid, sources, updated_at)
+       VALUES ($1, $2, $3, now())
+       ON CONFLICT (bucket_sid) DO UPDATE SET sources = EXCLUDED.sources, updated_at = now()
+       RETURNING updated_at`,
+      [accountSid, bucketSid, JSON.stringify(sources)],
+    );
+    return { bucketSid, sources, updatedAt: r.rows[0]!.updated_at.toISOString() };
+  }
+
+  /** The names and groups set through the API for an account. */
+  async overrides(accountSid: string): Promise<Override[]> {
+    const r = await this.pool.query<{
+      consumer_id: string;
+      name: string | null;
+      name_set_at: Date | null;
+      group_name: string | null;
+      group_set_at: Date | null;
+    }>(
+      `SELECT consumer_id, name, name_set_at, group_name, group_set_at FROM consumers
+       WHERE account_sid = $1 AND (name IS NOT NULL OR group_name IS NOT NULL) ORDER BY consumer_id`,
+      [accountSid],
+    );
+    return r.rows.map((o) => ({
+      id: o.consumer_id,
+      name: o.name,
+      nameAt: o.name_set_at?.getTime() ?? -1,
+      group: o.group_name,
+      groupAt: o.group_set_at?.getTime() ?? -1,
+    }));
+  }
+
+  /** Sets a name and/or group (null clears the one set here); absent fields stay as they are. */
+  async update(
+    accountSid: string,
+    consumerId: string,
+    body: { name?: string | null; group?: string | null },
+  ) {
+    const setName = body.name !== undefined;
+    const setGroup = body.group !== undefined;
+    await this.pool.query(
+      `INSERT INTO consumers (account_sid, consumer_id, name, name_set_at, group_name, group_set_at)
+       VALUES ($1, $2, $3, CASE WHEN $4::boolean AND $3::text IS NOT NULL THEN now() END,
+               $5, CASE WHEN $6::boolean AND $5::text IS NOT NULL THEN now() END)
+       ON CONFLICT (account_sid, consumer_id) DO UPDATE SET
+         name = CASE WHEN $4::boolean THEN EXCLUDED.name ELSE consumers.name END,
+         name_set_at = CASE WHEN $4::boolean THEN EXCLUDED.name_set_at ELSE consumers.name_set_at END,
+         group_name = CASE WHEN $6::boolean THEN EXCLUDED.group_name ELSE consumers.group_name END,
+         group_set_at = CASE WHEN $6::boolean THEN EXCLUDED.group_set_at ELSE consumers.group_set_at END`,
+      [accountSid, consumerId, setName ? body.name : null, setName, setGroup ? body.group : null, setGroup],
+    );
+  }
+
+  private statsSql(
+    s: ConsumerScope,
+    overrides: readonly Override[],
+    opts: {
+      id?: string;
+      /** only these consumers */
+      ids?: readonly string[];
+      q?: string;
+      sort?: string;
+      order?: 'asc' | 'desc';
+      limit?: number;
+      offset?: number;
+      /** false: no percentiles (NULLs), the histograms are not merged */
+      percentiles?: boolean;
+    },
+  ): Sql {
+    const scope = scopeOf(s.accountSid, s.range, {
+      bucketSid: s.bucketSid,
+      bucketSids: s.bucketSids,
+      environmentSid: s.environmentSid,
+      retentionDays: this.retentionDays,
+      now: Date.now(),
+    });
+    const { where, params } = scopeFilter(s);
+    const statsWhere = [
+      where,
+      "minute >= toDateTime({f:UInt32}, 'UTC')",
+      "minute <= toDateTime({t:UInt32}, 'UTC')",
+    ];
+    if (s.environmentSid !== undefined) {
+      statsWhere.push('environment_sid = {e:String}');
+      params.e = s.environmentSid;
+    }
+    const labelsWhere = [where];
+    if (opts.id !== undefined) {
+      statsWhere.push('consumer_id = {cid:String}');
+      labelsWhere.push('consumer_id = {cid:String}');
+      params.cid = opts.id;
+    }
+    if (opts.ids !== undefined) {
+      statsWhere.push('consumer_id IN {ids:Array(String)}');
+      labelsWhere.push('consumer_id IN {ids:Array(String)}');
+      params.ids = opts.ids;
+    }
+    const pct =
+      opts.percentiles === false ? 'CAST([NULL, NULL, NULL] AS Array(Nullable(Float64)))' : MERGE.percentiles;
+    const outer: string[] = [];
+    if (opts.q) {
+      outer.push(
+        '(positionCaseInsensitiveUTF8(cid, {q:String}) > 0 OR positionCaseInsensitiveUTF8(name, {q:String}) > 0 OR positionCaseInsensitiveUTF8(grp, {q:String}) > 0)',
+      );
+      params.q = opts.q;
+    }
+    const dir = opts.order === 'asc' ? 'ASC' : 'DESC';
+    const page = opts.limit !== undefined ? `LIMIT {lim:UInt32} OFFSET {off:UInt64}` : '';
+    if (opts.limit !== undefined) {
+      params.lim = opts.limit;
+      params.off = opts.offset ?? 0;
+    }
+    return {
+      query: `SELECT st.cid AS cid, lb.name AS name, lb.grp AS grp, st.req_n AS req_n, st.err_n AS err_n,
+                st.pct AS pct, lb.fs AS fs, lb.ls AS ls
+        FROM (
+          SELECT consumer_id AS cid, ${MERGE.requests} AS req_n, ${MERGE.errors} AS err_n, ${pct} AS pct
+          FROM ${TABLES.consumersMinute}
+          WHERE ${statsWhere.join(' AND ')}
+          GROUP BY consumer_id
+          HAVING req_n > 0
+        ) AS st
+        LEFT JOIN (${labelsSql(labelsWhere.join(' AND '))}) AS lb ON lb.cid = st.cid
+        ${outer.length ? `WHERE ${outer.join(' AND ')}` : ''}
+        ORDER BY ${SORT_SQL[(opts.sort ?? 'requests') as keyof typeof SORT_SQL]} ${dir}, cid ASC
+        ${page}
+        SETTINGS join_use_nulls = 0, optimize_use_implicit_projections = 0`,
+      query_params: { ...params, f: scope.from, t: scope.to, ...overrideParams(overrides) },
+    };
+  }
+
+  private async rows<T>(sql: Sql): Promise<T[]> {
+    const rs = await this.ch.query({ ...sql, format: 'JSONEachRow' });
+    return rs.json<T>();
+  }
+
+  private toSummary(r: StatsRow): ConsumerSummary {
+    const requestCount = Number(r.req_n);
+    const errorCount = Number(r.err_n);
+    return {
+      id: r.cid,
+      name: r.name ? r.name : null,
+      group: r.grp ? r.grp : null,
+      requestCount,
+      errorCount,
+      errorRate: requestCount > 0 ? Math.round((10000 * errorCount) / requestCount) / 100 : 0,
+      p50: round3(r.pct[0]),
+      p95: round3(r.pct[1]),
+      p99: round3(r.pct[2]),
+      firstSeenAt: isoOf(r.fs === null ? null : Number(r.fs)),
+      lastSeenAt: isoOf(r.ls === null ? null : Number(r.ls)),
+    };
+  }
+
+  /**
+   * A page of the list. Merging a duration histogram per consumer is most of a list's cost, so
+   * unless the list is sorted by p95 the page is picked from the counts alone and the percentiles
+   * are merged for the consumers on it only (a second query).
+   */
+  async list(s: ConsumerScope, q: ConsumerListQuery) {
+    const limit = q.limit ?? 25;
+    const page = q.page ?? 1;
+    const overrides = await this.overrides(s.accountSid);
+    const byP95 = q.sort === 'p95';
+    const rows = await this.rows<StatsRow>(
+      this.statsSql(s, overrides, {
+        q: q.q,
+        sort: q.sort,
+        order: q.order,
+        limit: limit + 1,
+        offset: (page - 1) * limit,
+        percentiles: byP95,
+      }),
+    );
+    const shown = rows.slice(0, limit);
+    if (!byP95 && shown.length) {
+      const pct = new Map(
+        (await this.rows<StatsRow>(this.statsSql(s, overrides, { ids: shown.map((r) => r.cid) }))).map(
+          (r) => [r.cid, r.pct],
+        ),
+      );
+      for (const r of shown) r.pct = pct.get(r.cid) ?? r.pct;
+    }
+    return { hasMore: rows.length > limit, records: shown.map((r) => this.toSummary(r)) };
+  }
+
+  /**
+   * One consumer over the range: its figures and the endpoints it called (count, errors, p95
+   * each). Undefined when the consumer was never seen in scope and has no name or group set, or
+   * with `inRangeOnly` when it has no call in the range and environment (an MCP token's view).
+   */
+  async get(s: ConsumerScope, id: string, opts: { inRangeOnly?: boolean } = {}) {
+    const overrides = await this.overrides(s.accountSid);
+    const [stats] = await this.rows<StatsRow>(this.statsSql(s, overrides, { id }));
+    let summary: ConsumerSummary;
+    if (stats) summary = this.toSummary(stats);
+    else if (opts.inRangeOnly) return undefined;
+    else {
+      // Not seen in the range: its labels (seen before, or set through the API) with zero counts.
+      const { where, params } = scopeFilter(s);
+      const [lb] = await this.rows<StatsRow>({
+        query: `SELECT cid, name, grp, fs, ls FROM (${labelsSql(`${where} AND consumer_id = {cid:String}`)})`,
+        query_params: { ...params, cid: id, ...overrideParams(overrides) },
+      });
+      const o = overrides.find((x) => x.id === id);
+      if (!lb && !o) return undefined;
+      summary = this.toSummary({
+        cid: id,
+        name: lb?.name ?? o?.name ?? '',
+        grp: lb?.grp ?? o?.group ?? '',
+        req_n: 0,
+        err_n: 0,
+        pct: [null, null, null],
+        fs: lb?.fs ?? null,
+        ls: lb?.ls ?? null,
+      });
+    }
+    const scope = scopeOf(s.accountSid, s.range, {
+      bucketSid: s.bucketSid,
+      environmentSid: s.environmentSid,
+      retentionDays: this.retentionDays,
+      now: Date.now(),
+    });
+    const { where, params } = scopeFilter(s);
+    const env = s.environmentSid !== undefined ? 'AND environment_sid = {e:String}' : '';
+    const endpoints = await this.rows<{
+      mt: string;
+      ep: string;
+      req_n: string;
+      err_n: string;
+      p95: number | null;
+    }>({
+      query: `SELECT toString(method) AS mt, endpoint AS ep, ${MERGE.requests} AS req_n, ${MERGE.errors} AS err_n,
+                ${MERGE.p95} AS p95
+              FROM ${TABLES.consumersMinute}
+              WHERE ${where} AND consumer_id = {cid:String} ${env}
+                AND minute >= toDateTime({f:UInt32}, 'UTC') AND minute <= toDateTime({t:UInt32}, 'UTC')
+              GROUP BY method, endpoint
+              HAVING req_n > 0
+              ORDER BY req_n DESC, ep, mt
+              LIMIT 100
+              SETTINGS optimize_use_implicit_projections = 0`,
+      query_params: { ...params, cid: id, e: s.environmentSid, f: scope.from, t: scope.to },
+    });
+    return {
+      ...summary,
+      ...rangeOut(s.range),
+      endpoints: endpoints.map((e) => ({
+        method: e.mt,
+        endpoint: e.ep,
+        requestCount: Number(e.req_n),
+        errorCount: Number(e.err_n),
+        p95: round3(e.p95),
+      })),
+    };
+  }
+}

@@ -1,0 +1,296 @@
+/**
+ * API consumers (docs/consumers.md): what the consumer path costs the processor, and how fast the
+ * consumers list, a consumer's page and the metrics narrowed to a consumer answer.
+ *
+ *   npx tsx test/bench/consumers.ts [rows=1000000] [--consumers=100000] [--days=30] [--runs=20]
+ *                                   [--cpu-records=20000] [--dir=PATH] [--keep] [--only=cpu|query]
+ *
+ * 1. cpu: records/s through the processor's steps plus the row mapping (what every stored record
+ *    costs), in process, no I/O, for records without a consumer in a bucket without rules (the
+ *    baseline), records carrying their own consumer, and records identified by a header rule
+ *    (keyed hash) and by a JWT claim. The difference to the baseline is the consumer path's CPU
+ *    per record.
+ * 2. query: opens its OWN chDB data directory (never the service's), applies the migrations, loads
+ *    `rows` synthetic records with `consumers` distinct consumers (Zipf-like: a few busy, most
+ *    rare) spread over the last `days` days into `requests` (INSERT … SELECT FROM numbers, so the
+ *    materialized views fill consumers_minute and consumer_labels as in production), then times
+ *    the consumers list, one consumer's page and a consumer-narrowed metrics summary over the last
+ *    24 hours and the whole span: wall median / p95 and CPU median of `runs` calls.
+ *    The names set through the API live in Postgres; the bench has none (its pool answers none).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type pg from 'pg';
+import { ConsumersRepository } from '../../services/api/consumers.repository.js';
+import { summarySql } from '../../services/api/metrics-queries.js';
+import { resolveRange, scopeOf, type TimeRange } from '../../services/api/metrics-range.js';
+import { compileProcessorRules, type BucketRules } from '../../services/processor/compiled-rules.js';
+import { runSteps, type StoredRecord } from '../../services/processor/pipeline.js';
+import { emptyRules } from '../../services/processor/rule-snapshot.js';
+import { toRow } from '../../services/processor/row.mapper.js';
+import { PROCESSOR_STEPS } from '../../services/processor/steps/index.js';
+import { createClickHouse, migrateClickHouse } from '../../services/shared/clickhouse.js';
+import { parseConfig } from '../../services/shared/config.js';
+import { logger } from '../../services/shared/logger.js';
+import { TABLES } from '../../services/shared/tables.js';
+
+const args = process.argv.slice(2);
+const flag = (name: string): string | undefined =>
+  args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const ROWS = Number(args.find((a) => /^\d+$/.test(a)) ?? 1_000_000);
+const CONSUMERS = Number(flag('consumers') ?? 100_000);
+const DAYS = Number(flag('days') ?? 30);
+const RUNS = Number(flag('runs') ?? 20);
+const CPU_RECORDS = Number(flag('cpu-records') ?? 20_000);
+const ONLY = flag('only');
+const KEEP = args.includes('--keep');
+const ACCOUNT = 'acc_bench000000000000000000000';
+const BUCKET = 'bkt_a';
+
+const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
+const p95 = (v: number[]) => {
+  const s = [...v].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil(s.length * 0.95) - 1)]!;
+};
+const loadavg = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
+
+// ------------------------------------------------------------------------------------------ cpu
+
+const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+
+function record(
+  i: number,
+  extra: { headers?: Record<string, string>; consumer?: object } = {},
+): StoredRecord {
+  const path = `/users/${1000 + i}/orders`;
+  return {
+    sid: `req_bench${String(i).padStart(22, '0')}`,
+    accountSid: ACCOUNT,
+    bucketSid: BUCKET,
+    environmentSid: 'prod01',
+    contextSid: null,
+    direction: 'in',
+    createdAt: new Date(1_790_000_000_000 + i).toISOString(),
+    receivedAt: new Date(1_790_000_000_000 + i).toISOString(),
+    firewall: { blocked: false },
+    request: {
+      host: 'api.example.com',
+      method: 'GET',
+      path,
+      port: 443,
+      url: `https://api.example.com${path}?page=2`,
+      queryString: { page: '2' },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        'user-agent': 'bench/1.0',
+        'x-request-id': `r-${i}`,
+        ...extra.headers,
+      },
+      body: JSON.stringify({ items: [{ id: i, name: 'thing', tags: ['a', 'b'] }], note: 'x'.repeat(600) }),
+      contentType: 'application/json',
+      size: null,
+    },
+    response: {
+      statusCode: i % 17 === 0 ? 500 : 200,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ok: true, id: i }),
+      contentType: 'application/json',
+      size: null,
+    },
+    timings: { duration: 10 + (i % 90) },
+    tags: [],
+    ...(extra.consumer ? { consumer: extra.consumer } : {}),
+  };
+}
+
+function rulesWith(sources: unknown[]): BucketRules {
+  const r = emptyRules(ACCOUNT, 'Bench');
+  if (sources.length) r.identification.set(BUCKET, sources as never);
+  return compileProcessorRules(r, undefined, Buffer.alloc(32, 7)).forBucket(BUCKET);
+}
+
+function cpuBench(): void {
+  const withoutIdentify = PROCESSOR_STEPS.filter((s) => s.name !== 'identifyStep');
+  const cases: {
+    label: string;
+    rules: BucketRules;
+    make: (i: number) => StoredRecord;
+    steps?: typeof PROCESSOR_STEPS;
+  }[] = [
+    { label: 'no consumer, no rules (baseline)', rules: rulesWith([]), make: (i) => record(i) },
+    {
+      label: 'same, without the identify step',
+      rules: rulesWith([]),
+      make: (i) => record(i),
+      steps: withoutIdentify,
+    },
+    {
+      label: 'own consumer on the record',
+      rules: rulesWith([]),
+      make: (i) => record(i, { consumer: { id: `cus_${i % 5000}`, name: 'Acme', group: 'pro' } }),
+    },
+    {
+      label: 'header rule, keyed hash',
+      rules: rulesWith([{ type: 'header', name: 'X-API-Key', hash: true }]),
+      make: (i) => record(i, { headers: { 'x-api-key': `sk_live_${i % 5000}abcdefabcdef` } }),
+    },
+    {
+      label: 'JWT claim rule with group',
+      rules: rulesWith([{ type: 'jwtClaim', header: 'Authorization', claim: 'sub', groupClaim: 'org' }]),
+      make: (i) =>
+        record(i, {
+          headers: {
+            authorization: `Bearer ${b64({ alg: 'RS256' })}.${b64({ sub: `u${i % 5000}`, org: 'o1' })}.sig`,
+          },
+        }),
+    },
+  ];
+  console.log(`\nprocessor CPU: steps + row mapping, ${CPU_RECORDS} records × 5 rounds (best round)`);
+  console.log(`load average ${loadavg()} on ${os.cpus().length} cores`);
+  let base = 0;
+  for (const c of cases) {
+    const records = Array.from({ length: CPU_RECORDS }, (_, i) => c.make(i));
+    const ctx = { accountSid: ACCOUNT, bucketSid: BUCKET, rules: c.rules };
+    let best = Infinity;
+    for (let round = 0; round < 5; round++) {
+      const c0 = process.cpuUsage();
+      for (const r of records) {
+        const res = runSteps(r, ctx, c.steps ?? PROCESSOR_STEPS);
+        if (res.kind === 'ok') toRow(res.record, 0, 0);
+      }
+      const u = process.cpuUsage(c0);
+      best = Math.min(best, (u.user + u.system) / CPU_RECORDS);
+    }
+    if (base === 0) base = best;
+    console.log(
+      `  ${c.label.padEnd(36)} ${best.toFixed(2).padStart(6)} µs/record  (${(best - base >= 0 ? '+' : '') + (best - base).toFixed(2)} µs)`,
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------- query
+
+async function queryBench(): Promise<void> {
+  const dir = flag('dir') ?? fs.mkdtempSync(path.join(os.tmpdir(), 'tapline-consumers-bench-'));
+  const cfg = parseConfig({
+    ...process.env,
+    DATA_DIR: dir,
+    CLICKHOUSE_URL: '',
+    RETENTION_DAYS: String(DAYS + 1),
+  });
+  const ch = createClickHouse(cfg.clickhouse);
+  try {
+    await migrateClickHouse(ch, cfg.clickhouse, logger('consumers-bench'));
+    const count = async (q: string) =>
+      Number((await (await ch.query({ query: q, format: 'JSONEachRow' })).json<{ v: string }>())[0]?.v ?? 0);
+    if ((await count(`SELECT count() AS v FROM ${TABLES.requests}`)) === 0) {
+      const now = Math.floor(Date.now() / 1000);
+      const span = DAYS * 86400;
+      const chunk = 1_000_000;
+      const t0 = performance.now();
+      for (let off = 0; off < ROWS; off += chunk) {
+        const size = Math.min(chunk, ROWS - off);
+        const start = now - span + Math.floor((off * span) / ROWS);
+        const spanS = Math.ceil((size * span) / ROWS);
+        // Consumer k = floor(C * u^3) for u uniform in [0, 1): low ids busy, most ids rare; every
+        // 1000th consumer carries a name and a group.
+        await ch.command({
+          query: `INSERT INTO ${TABLES.requests}
+            (account_sid, bucket_sid, sid, environment_sid, created_at, received_at, method, host, path, endpoint,
+             status_code, duration, request_size, response_size, blocked, record, kafka_partition, kafka_offset,
+             consumer_id, consumer_name, consumer_group)
+            SELECT '${ACCOUNT}', '${BUCKET}', concat('req_', leftPad(toString(number), 27, '0')),
+              if(h % 10 < 7, 'prod01', 'stag01'),
+              toDateTime64(${start} + intDiv((number - ${off}) * ${spanS}, ${size}), 3, 'UTC') AS ts, ts,
+              ['GET', 'POST', 'GET', 'PUT'][h % 4 + 1], 'api.example.com',
+              concat('/v1/things', toString(e), '/', toString(number)), concat('/v1/things', toString(e), '/{id}'),
+              if(intDiv(h, 7) % 100 < 95, 200, 500),
+              round(exp(randNormal(log(40), 1.1)), 3), 300, 900, 0, '{}', 0, number,
+              concat('cus_', toString(k)), if(k % 1000 = 0, concat('Customer ', toString(k)), ''),
+              if(k % 1000 = 0, ['free', 'pro', 'enterprise'][k % 3 + 1], '')
+            FROM (SELECT number, cityHash64(number) AS h, intDiv(h, 1000) % 40 AS e,
+                         toUInt64(floor(${CONSUMERS} * pow((h % 1000003) / 1000003, 3))) AS k
+                  FROM numbers(${off}, ${size}))`,
+        });
+      }
+      const s = (performance.now() - t0) / 1000;
+      console.log(`loaded ${ROWS} rows in ${s.toFixed(1)} s`);
+    }
+    for (const t of [TABLES.consumersMinute, TABLES.consumerLabels])
+      await ch.command({ query: `OPTIMIZE TABLE ${t}` }).catch(() => undefined);
+    const raw = await count(`SELECT count() AS v FROM ${TABLES.requests}`);
+    const distinct = await count(`SELECT uniqExact(consumer_id) AS v FROM ${TABLES.consumerLabels}`);
+    const minuteRows = await count(`SELECT count() AS v FROM ${TABLES.consumersMinute}`);
+    console.log(
+      `stored: ${raw} requests, ${distinct} distinct consumers, ${minuteRows} consumers_minute rows`,
+    );
+
+    const noOverrides = { query: async () => ({ rows: [] }) } as unknown as pg.Pool;
+    const repo = new ConsumersRepository(ch, noOverrides, DAYS + 1);
+    const now = Date.now();
+    const ranges: { label: string; range: TimeRange }[] = [
+      { label: '24 h', range: resolveRange({}, now) },
+      {
+        label: `${DAYS} days`,
+        range: resolveRange({ startDate: new Date(now - DAYS * 86400_000).toISOString() }, now),
+      },
+    ];
+    const time = async (fn: () => Promise<unknown>) => {
+      const ms: number[] = [];
+      const cpu: number[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const c0 = process.cpuUsage();
+        const t0 = performance.now();
+        await fn();
+        ms.push(performance.now() - t0);
+        const c = process.cpuUsage(c0);
+        cpu.push((c.user + c.system) / 1000);
+      }
+      return `${median(ms).toFixed(1).padStart(8)} ${p95(ms).toFixed(1).padStart(8)}   cpu ${median(cpu).toFixed(1).padStart(8)}`;
+    };
+    console.log(`\nload average ${loadavg()} on ${os.cpus().length} cores`);
+    console.log(`query time, ${RUNS} calls each: wall median / p95, CPU median (ms)`);
+    for (const { label, range } of ranges) {
+      const scope = { accountSid: ACCOUNT, bucketSid: BUCKET, range };
+      const rows: [string, () => Promise<unknown>][] = [
+        [
+          'consumers list (requests)',
+          () => repo.list(scope, { sort: 'requests', order: 'desc', page: 1, limit: 25 }),
+        ],
+        ['consumers list (p95)', () => repo.list(scope, { sort: 'p95', order: 'desc', page: 1, limit: 25 })],
+        [
+          'consumers list (q=cus_12)',
+          () => repo.list(scope, { q: 'cus_12', sort: 'requests', order: 'desc', page: 1, limit: 25 }),
+        ],
+        ['busy consumer page (cus_0)', () => repo.get(scope, 'cus_0')],
+        ['rare consumer page', () => repo.get(scope, `cus_${CONSUMERS - 7}`)],
+        [
+          'metrics summary consumer=cus_0',
+          async () => {
+            const s = scopeOf(ACCOUNT, range, {
+              bucketSid: BUCKET,
+              consumer: 'cus_0',
+              retentionDays: DAYS + 1,
+              now,
+            });
+            await (await ch.query({ ...summarySql(s), format: 'JSONEachRow' })).json();
+          },
+        ],
+      ];
+      for (const [name, fn] of rows) console.log(`  ${label.padEnd(8)} ${name.padEnd(32)} ${await time(fn)}`);
+    }
+  } finally {
+    await ch.close();
+    if (!KEEP && !flag('dir')) fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (ONLY !== 'query') cpuBench();
+if (ONLY !== 'cpu') await queryBench();
