@@ -74,18 +74,33 @@ export interface OidcPerson {
   email: string;
   firstName: string;
   lastName: string;
-  role: MemberRole;
+  /** the role the claims map to; null = none maps (the default role applies to a new member) */
+  role: MemberRole | null;
 }
 
 const ROLE_RANK: Record<MemberRole, number> = { user: 1, administrator: 2 };
 
 /**
- * The role of a person from the configured claim: every value (a string, or each string of an
- * array) is looked up in OIDC_ROLE_MAP and the highest role found wins; none found = the default
- * role (null = refused).
+ * The value of the role claim: the claim of that exact name, else, for a dotted name, the path
+ * through nested objects (`realm_access.roles` of Keycloak). An exact name wins, so namespaced
+ * claims (`https://tapline.example/roles` of Auth0) work as they are.
+ */
+export function claimValue(claims: Record<string, unknown>, name: string): unknown {
+  if (name in claims) return claims[name];
+  let at: unknown = claims;
+  for (const part of name.split('.')) {
+    if (typeof at !== 'object' || at === null || Array.isArray(at)) return undefined;
+    at = (at as Record<string, unknown>)[part];
+  }
+  return at;
+}
+
+/**
+ * The role the claim maps to: every value (a string, or each string of an array) is looked up
+ * in OIDC_ROLE_MAP and the highest role found wins; null when none maps.
  */
 export function roleFromClaims(cfg: OidcConfig, claims: Record<string, unknown>): MemberRole | null {
-  const raw = claims[cfg.roleClaim];
+  const raw = claimValue(claims, cfg.roleClaim);
   const values = Array.isArray(raw) ? raw : raw === undefined || raw === null ? [] : [raw];
   let best: MemberRole | null = null;
   for (const v of values) {
@@ -93,7 +108,7 @@ export function roleFromClaims(cfg: OidcConfig, claims: Record<string, unknown>)
     const role = cfg.roleMap.get(v);
     if (role && (!best || ROLE_RANK[role] > ROLE_RANK[best])) best = role;
   }
-  return best ?? cfg.defaultRole;
+  return best;
 }
 
 /**
@@ -237,7 +252,7 @@ export class OidcSignIn {
     if (this.cfg.allowedDomains.length > 0 && !this.cfg.allowedDomains.includes(domain))
       throw refusal(this.cfg, 'domain');
     const role = roleFromClaims(this.cfg, claims);
-    if (!role) throw refusal(this.cfg, 'role');
+    if (!role && !this.cfg.defaultRole) throw refusal(this.cfg, 'role');
     const str = (v: unknown) => (typeof v === 'string' ? v.trim().slice(0, 200) : '');
     let firstName = str(claims.given_name);
     let lastName = str(claims.family_name);
@@ -257,9 +272,10 @@ function errorText(err: unknown): string {
 }
 
 /**
- * The user of a signed-in person, created on first sign-in, and their membership of the account
- * with the role the claims give (set again at every sign-in). Found by email, case-insensitively:
- * the provider vouches for it.
+ * The user of a signed-in person, created on first sign-in, and their membership of the account.
+ * A role the claims map to is set at every sign-in (the provider's groups are the source of
+ * truth); when none maps, a new member gets the default role and an existing member keeps theirs
+ * (set on the Members page). Found by email, case-insensitively: the provider vouches for it.
  */
 export async function upsertOidcMember(
   pool: pg.Pool,
@@ -297,12 +313,28 @@ export async function upsertOidcMember(
     if (!user) throw refusal(cfg, 'email');
     await client.query(
       `INSERT INTO memberships (account_sid, user_sid, role) VALUES ($1, $2, $3)
-       ON CONFLICT (account_sid, user_sid) DO UPDATE SET role = EXCLUDED.role
-       WHERE memberships.role IS DISTINCT FROM EXCLUDED.role`,
-      [accountSid, user.sid, person.role],
+       ON CONFLICT (account_sid, user_sid) DO NOTHING`,
+      [accountSid, user.sid, person.role ?? cfg.defaultRole],
     );
+    const member = await client.query<{ role: string }>(
+      'SELECT role FROM memberships WHERE account_sid = $1 AND user_sid = $2 FOR UPDATE',
+      [accountSid, user.sid],
+    );
+    let role = member.rows[0]?.role;
+    // Written only when it changes: an update of memberships tells every process to drop its
+    // cached credentials (a statement trigger, which fires even when no row changes).
+    if (person.role && role !== person.role) {
+      await client.query('UPDATE memberships SET role = $3 WHERE account_sid = $1 AND user_sid = $2', [
+        accountSid,
+        user.sid,
+        person.role,
+      ]);
+      role = person.role;
+    }
+    // A membership of the `ingest` role (from before dashboard roles) signs in to nothing.
+    if (role !== 'administrator' && role !== 'user') throw refusal(cfg, 'role');
     await client.query('COMMIT');
-    return { user, accountSid, role: person.role };
+    return { user, accountSid, role };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;

@@ -17,6 +17,8 @@ import { freePort, startService, type ServiceProcess } from '../helpers/service-
 let provider: TestProvider;
 let svc: ServiceProcess;
 let accountSid: string;
+/** the account owner's session: an administrator on the Members page */
+let ownerSession: string;
 const tag = randomBytes(4).toString('hex');
 
 beforeAll(async () => {
@@ -32,6 +34,7 @@ beforeAll(async () => {
     rateLimit: 1_000_000,
   });
   accountSid = acct.accountSid;
+  ownerSession = acct.sessionToken;
   svc = await startService(
     {
       ROLES: 'ingest,api',
@@ -49,7 +52,7 @@ beforeAll(async () => {
       OIDC_ALLOWED_DOMAINS: `${tag}.example.test,corp-${tag}.example`,
       OIDC_ROLE_CLAIM: 'groups',
       OIDC_ROLE_MAP: 'tapline-admins=admin,tapline-devs=user',
-      OIDC_DEFAULT_ROLE: 'none',
+      OIDC_DEFAULT_ROLE: 'user',
       OIDC_ACCOUNT: accountSid,
       OIDC_ONLY: 'true',
     },
@@ -221,13 +224,26 @@ describe('OpenID Connect sign-in', () => {
     expect((await membership(p.email))?.role).toBe('user');
   });
 
-  it('refuses a claim that maps to no role when there is no default role', async () => {
+  it('gives a new member whose claim maps to nothing the default role, and never demotes with it', async () => {
     const p = person({ groups: ['marketing'] });
-    const { res, body } = await signIn(p.login);
-    expect(res.status).toBe(403);
-    expect(body.error).toMatchObject({ code: 'FORBIDDEN', details: { reason: 'role' } });
-    expect(body.error.message).toMatch(/no role in Tapline/);
-    expect(await membership(p.email)).toBeUndefined();
+    const first = await signIn(p.login);
+    expect(first.res.status).toBe(200);
+    expect(first.body.role).toBe('user');
+    // An administrator promotes them on the Members page; the default role does not undo it.
+    const promoted = await http(
+      'PUT',
+      `${svc.apiUrl}/v1/accounts/${accountSid}/users/${first.body.user.sid}`,
+      {
+        token: ownerSession,
+        body: { role: 'administrator' },
+      },
+    );
+    expect(promoted.status).toBe(200);
+    expect((await signIn(p.login)).body.role).toBe('administrator');
+    expect((await membership(p.email))?.role).toBe('administrator');
+    // A mapped group still decides.
+    provider.people.get(p.login)!.groups = ['tapline-devs'];
+    expect((await signIn(p.login)).body.role).toBe('user');
   });
 
   it('refuses a disallowed email domain and an unverified email, creating no user', async () => {
