@@ -23,11 +23,11 @@ export interface TestProvider {
 
 /**
  * A real OpenID provider for the tests: `oidc-provider` (the OpenID-certified implementation) on a
- * loopback port, with one confidential client registered for `redirectUri`, PKCE required and
+ * loopback port, with one confidential client registered for `redirectUris`, PKCE required and
  * its development login pages (any password; the login names a person of `people`). The client
  * is first-party: its grant of the scopes is given without a consent page.
  */
-export async function startTestProvider(redirectUri: string): Promise<TestProvider> {
+export async function startTestProvider(redirectUris: string[]): Promise<TestProvider> {
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -40,7 +40,7 @@ export async function startTestProvider(redirectUri: string): Promise<TestProvid
       {
         client_id: clientId,
         client_secret: clientSecret,
-        redirect_uris: [redirectUri],
+        redirect_uris: redirectUris,
         grant_types: ['authorization_code'],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_post',

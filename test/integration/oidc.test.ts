@@ -26,7 +26,7 @@ beforeAll(async () => {
   const dataDir = path.join(env.dataDir, `oidc-${process.pid}`);
   fs.mkdirSync(dataDir, { recursive: true });
   const port = await freePort();
-  provider = await startTestProvider(`http://127.0.0.1:${port}/v1/authentication/oidc/callback`);
+  provider = await startTestProvider([`http://127.0.0.1:${port}/v1/authentication/oidc/callback`]);
   const acct = await createAccount(testPool(), {
     name: `SSO ${tag}`,
     email: `owner-${tag}@example.test`,
@@ -85,14 +85,15 @@ function person(claims: { groups?: string[]; email_verified?: boolean; domain?: 
 /**
  * Starts a sign-in at the service, walks the provider's login page as `login` and answers the
  * callback URL the provider sends the browser back to (not opened yet). `tamper` may change the
- * authorization URL before the browser goes there.
+ * authorization URL before the browser goes there; `started` is the answer of a start already made.
  */
 async function throughProvider(
   c: CookieClient,
   login: string,
   tamper?: (authUrl: URL) => void,
+  started?: Response,
 ): Promise<string> {
-  const start = await c.fetch(`${svc.apiUrl}/v1/authentication/oidc/start`);
+  const start = started ?? (await c.fetch(`${svc.apiUrl}/v1/authentication/oidc/start`));
   expect(start.status).toBe(302);
   const authUrl = new URL(start.headers.get('location')!);
   expect(authUrl.origin).toBe(provider.issuer);
@@ -294,6 +295,29 @@ describe('OpenID Connect sign-in', () => {
     expect(page.status).toBe(303);
     expect(page.headers.get('location')).toBe('/signin?sso_error=state');
     expect(await membership(p.email)).toBeUndefined();
+  });
+
+  it('gives a browser a page that opens the requested dashboard page itself, signed in', async () => {
+    const p = person();
+    const browser = new CookieClient({ accept: 'text/html,application/xhtml+xml' });
+    const start = await browser.fetch(
+      `${svc.apiUrl}/v1/authentication/oidc/start?next=${encodeURIComponent('/alerts?x="<b>')}`,
+    );
+    const callback = await throughProvider(browser, p.login, undefined, start);
+    const page = await browser.fetch(callback);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await page.text();
+    // `next` comes back escaped, in a same-site navigation of the page's own.
+    expect(html).toContain('<meta http-equiv="refresh" content="0;url=/alerts?x=&#34;&#60;b&#62;">');
+    expect(browser.cookie(svc.apiUrl, 'tapline_session')).toMatch(/^tls_/);
+    // An address of another site is never followed.
+    const away = new CookieClient({ accept: 'text/html' });
+    const s2 = await away.fetch(
+      `${svc.apiUrl}/v1/authentication/oidc/start?next=${encodeURIComponent('//evil.example/x')}`,
+    );
+    const html2 = await (await away.fetch(await throughProvider(away, p.login, undefined, s2))).text();
+    expect(html2).toContain('content="0;url=/overview"');
   });
 
   it('refuses a callback without the attempt cookie (another browser, or replayed)', async () => {

@@ -33,6 +33,23 @@ function secure(req: FastifyRequest): boolean {
   return req.protocol === 'https' || (typeof fwd === 'string' && fwd.split(',')[0]?.trim() === 'https');
 }
 
+const escapeHtml = (v: string) => v.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * What a browser gets when signed in: a page that opens `next` itself. A redirect would load the
+ * dashboard as the last step of a navigation the provider's site started, a cross-site one, which
+ * carries no SameSite=Strict session cookie; the page's own navigation is same-site, so the
+ * dashboard loads as after a password sign-in.
+ */
+function continuePage(next: string): string {
+  const href = escapeHtml(next);
+  return (
+    `<!doctype html><html lang="en"><head><meta charset="utf-8">` +
+    `<meta http-equiv="refresh" content="0;url=${href}"><title>Signed in · Tapline</title></head>` +
+    `<body><p>Signed in. <a href="${href}">Continue to Tapline</a></p></body></html>`
+  );
+}
+
 const queryOfStrings = {
   type: 'object',
   additionalProperties: { type: 'string', maxLength: 4096 },
@@ -48,9 +65,9 @@ const queryOfStrings = {
  * OIDC is configured, the OpenID Connect sign-in (docs/auth.md "Single sign-on"):
  * `GET /v1/authentication/oidc/start` sends the browser to the provider, and the provider sends
  * it back to `GET /v1/authentication/oidc/callback`, which signs the person in with the same
- * session and CSRF cookies as password sign-in. A browser is redirected (to the dashboard, or to
- * the sign-in page with `sso_error=<reason>`); an API client gets JSON: the sign-in answer or the
- * error envelope.
+ * session and CSRF cookies as password sign-in. A browser gets a page that opens the dashboard,
+ * or is redirected to the sign-in page with `sso_error=<reason>`; an API client gets JSON: the
+ * sign-in answer or the error envelope.
  */
 export default async function oidcRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<SchemaTypes>();
@@ -156,7 +173,9 @@ export default async function oidcRoutes(fastify: FastifyInstance): Promise<void
         const s = await startSession(app.deps.pg, m.user.sid, m.accountSid, cfg.sessionTtlDays);
         setSessionCookies(req, reply, s);
         app.deps.log.info({ userSid: m.user.sid, accountSid: m.accountSid, role: m.role }, 'OIDC sign-in');
-        if (wantsPage(req)) return reply.redirect(next, 303);
+        // HTML, not the JSON the schema describes: the reply is taken untyped here.
+        if (wantsPage(req))
+          return (reply as FastifyReply).type('text/html; charset=utf-8').send(continuePage(next));
         return {
           sessionToken: s.sessionToken,
           csrfToken: s.csrfToken,
