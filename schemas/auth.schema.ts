@@ -67,6 +67,34 @@ export const setupStatusSchema = {
   },
 } as const;
 
+export const signinMethodsSchema = {
+  $id: 'signinMethods',
+  type: 'object',
+  required: ['password', 'oidc'],
+  properties: {
+    /** password sign-in is accepted (false under OIDC_ONLY) */
+    password: { type: 'boolean' },
+    /** single sign-on, when configured */
+    oidc: {
+      anyOf: [
+        {
+          type: 'object',
+          required: ['name', 'startUrl', 'refusals'],
+          properties: {
+            /** "Sign in with <name>" */
+            name: { type: 'string' },
+            /** where the button goes (`?next=<path>` opens that page after sign-in) */
+            startUrl: { type: 'string' },
+            /** the message of each `sso_error` reason the sign-in page is sent back with */
+            refusals: { type: 'object', additionalProperties: { type: 'string' } },
+          },
+        },
+        { type: 'null' },
+      ],
+    },
+  },
+} as const;
+
 export const setupBodySchema = {
   $id: 'setupBody',
   type: 'object',
@@ -159,6 +187,7 @@ export const AUTH_SCHEMAS = [
   signinResultSchema,
   sessionInfoSchema,
   setupStatusSchema,
+  signinMethodsSchema,
   setupBodySchema,
   memberSchema,
   memberListSchema,

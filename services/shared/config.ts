@@ -99,6 +99,18 @@ const schema = {
     METRICS_TOKEN: { type: 'string', minLength: 16, maxLength: 1024, pattern: '^[\\x21-\\x7e]+$' },
     METRICS_HOST: { type: 'string', default: '127.0.0.1' },
     METRICS_PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 9464 },
+    OIDC_ISSUER_URL: { type: 'string', pattern: '^https?://' },
+    OIDC_CLIENT_ID: { type: 'string', minLength: 1, maxLength: 1024 },
+    OIDC_CLIENT_SECRET: { type: 'string', minLength: 1, maxLength: 4096 },
+    OIDC_REDIRECT_URL: { type: 'string', pattern: '^https?://' },
+    OIDC_PROVIDER_NAME: { type: 'string', minLength: 1, maxLength: 60, default: 'SSO' },
+    OIDC_SCOPES: { type: 'string', default: 'openid email profile' },
+    OIDC_ALLOWED_DOMAINS: { type: 'string', default: '' },
+    OIDC_ROLE_CLAIM: { type: 'string', minLength: 1, maxLength: 200, default: 'groups' },
+    OIDC_ROLE_MAP: { type: 'string', default: '' },
+    OIDC_DEFAULT_ROLE: { type: 'string', enum: ['administrator', 'admin', 'user', 'none'], default: 'user' },
+    OIDC_ACCOUNT: { type: 'string', pattern: '^acc_[A-Za-z0-9]{27}$' },
+    OIDC_ONLY: { type: 'boolean', default: false },
   },
 } as const;
 
@@ -216,6 +228,33 @@ export interface Config {
    * answer it only to loopback clients and the metrics listener to anyone who reaches its address.
    */
   metrics: { token: string | undefined; host: string; port: number };
+  /** OpenID Connect sign-in (docs/auth.md "Single sign-on (OpenID Connect)"); undefined = off */
+  oidc: OidcConfig | undefined;
+}
+
+export type MemberRole = 'administrator' | 'user';
+
+export interface OidcConfig {
+  issuerUrl: string;
+  clientId: string;
+  clientSecret: string | undefined;
+  /** where the provider sends the person back; registered with the provider */
+  redirectUrl: string;
+  /** shown on the sign-in page: "Sign in with <providerName>" */
+  providerName: string;
+  scopes: string;
+  /** lower-case email domains allowed to sign in; empty = any */
+  allowedDomains: string[];
+  /** the claim (ID token or userinfo) whose value or values choose the role */
+  roleClaim: string;
+  /** claim value -> role; the highest role any value maps to wins */
+  roleMap: Map<string, MemberRole>;
+  /** role of a person whose claim maps to nothing; null = refused */
+  defaultRole: MemberRole | null;
+  /** the account first sign-ins join; undefined = the oldest account */
+  accountSid: string | undefined;
+  /** password sign-in refused, the password form hidden */
+  only: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -255,6 +294,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     throw new ConfigError('Invalid environment: SCHEDULER_THRESHOLD_CRON is not a valid cron pattern');
   }
   const brokers = v.KAFKA_BROKERS;
+  const oidc = parseOidc(v);
   return {
     nodeEnv: v.NODE_ENV,
     roles: new Set(roleList as Role[]),
@@ -337,6 +377,89 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     },
     secrets: { key: v.SECRETS_KEY, chatHashKey: v.CHAT_HASH_KEY },
     metrics: { token: v.METRICS_TOKEN, host: v.METRICS_HOST, port: v.METRICS_PORT },
+    oidc,
+  };
+}
+
+const roleName = (r: string): MemberRole | null =>
+  r === 'admin' || r === 'administrator' ? 'administrator' : r === 'user' ? 'user' : null;
+
+/**
+ * OIDC_ROLE_MAP: `value=role` pairs separated by commas (`tapline-admins=admin,devs=user`), or a
+ * JSON object (`{"Tapline Admins": "administrator"}`) for values that hold `=` or `,`. Roles are
+ * `administrator` (or `admin`) and `user`.
+ */
+export function parseRoleMap(text: string): Map<string, MemberRole> {
+  const map = new Map<string, MemberRole>();
+  const trimmed = text.trim();
+  if (!trimmed) return map;
+  let pairs: [string, unknown][];
+  if (trimmed.startsWith('{')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(trimmed);
+    } catch {
+      throw new ConfigError('Invalid environment: OIDC_ROLE_MAP is not valid JSON');
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new ConfigError('Invalid environment: OIDC_ROLE_MAP as JSON must be an object of value: role');
+    pairs = Object.entries(parsed);
+  } else {
+    pairs = trimmed.split(',').map((pair) => {
+      const at = pair.lastIndexOf('=');
+      if (at < 1)
+        throw new ConfigError(`Invalid environment: OIDC_ROLE_MAP entry "${pair.trim()}" is not value=role`);
+      return [pair.slice(0, at).trim(), pair.slice(at + 1).trim()];
+    });
+  }
+  for (const [value, role] of pairs) {
+    const r = typeof role === 'string' ? roleName(role.trim()) : null;
+    if (!r)
+      throw new ConfigError(
+        `Invalid environment: OIDC_ROLE_MAP maps "${value}" to ${JSON.stringify(role)}; roles are administrator (or admin) and user`,
+      );
+    map.set(value, r);
+  }
+  return map;
+}
+
+/** The OIDC settings, or undefined when no OIDC variable is set (the feature is off). */
+function parseOidc(v: Env): OidcConfig | undefined {
+  const issuer = v.OIDC_ISSUER_URL;
+  const clientId = v.OIDC_CLIENT_ID;
+  if (!issuer && !clientId && !v.OIDC_CLIENT_SECRET && !v.OIDC_ONLY) return undefined;
+  if (!issuer || !clientId)
+    throw new ConfigError(
+      'Invalid environment: OpenID Connect sign-in needs both OIDC_ISSUER_URL and OIDC_CLIENT_ID (OIDC_ONLY or OIDC_CLIENT_SECRET alone turns nothing on)',
+    );
+  const issuerUrl = new URL(issuer);
+  // Plain HTTP only to a provider on this machine (a local test provider): elsewhere the code,
+  // the client secret and the tokens would cross the network in clear.
+  if (issuerUrl.protocol === 'http:' && !['127.0.0.1', 'localhost', '[::1]'].includes(issuerUrl.hostname))
+    throw new ConfigError('Invalid environment: OIDC_ISSUER_URL must be https (http only for localhost)');
+  const scheme = v.TLS_CERT ? 'https' : 'http';
+  const base = (
+    v.PUBLIC_URL ?? `${scheme}://${v.HOST === '0.0.0.0' ? '127.0.0.1' : v.HOST}:${v.PORT}`
+  ).replace(/\/+$/, '');
+  const scopes = v.OIDC_SCOPES.split(/[\s,]+/).filter(Boolean);
+  if (!scopes.includes('openid')) scopes.unshift('openid');
+  if (!scopes.includes('email')) scopes.push('email');
+  const defaultRole = v.OIDC_DEFAULT_ROLE === 'none' ? null : roleName(v.OIDC_DEFAULT_ROLE);
+  return {
+    issuerUrl: issuer,
+    clientId,
+    clientSecret: v.OIDC_CLIENT_SECRET,
+    redirectUrl: v.OIDC_REDIRECT_URL ?? `${base}/v1/authentication/oidc/callback`,
+    providerName: v.OIDC_PROVIDER_NAME,
+    scopes: scopes.join(' '),
+    allowedDomains: v.OIDC_ALLOWED_DOMAINS.split(',')
+      .map((d) => d.trim().toLowerCase().replace(/^@/, ''))
+      .filter(Boolean),
+    roleClaim: v.OIDC_ROLE_CLAIM,
+    roleMap: parseRoleMap(v.OIDC_ROLE_MAP),
+    defaultRole,
+    accountSid: v.OIDC_ACCOUNT,
+    only: v.OIDC_ONLY,
   };
 }
 

@@ -8,6 +8,8 @@ export interface BrowserEnv {
   apiUrl: string;
   ingestUrl: string;
   databaseUrl: string;
+  /** the stack's Kafka, for a test that starts a service of its own beside it */
+  kafkaBrokers: string[];
   dataDir: string;
   serviceLog: string;
 }
@@ -40,6 +42,7 @@ export async function setup(project: TestProject): Promise<void> {
     apiUrl: stack.service.apiUrl,
     ingestUrl: stack.service.ingestUrl,
     databaseUrl: stack.stack.databaseUrl,
+    kafkaBrokers: stack.stack.kafkaBrokers,
     dataDir: stack.runDir,
     serviceLog: stack.serviceLog,
   });

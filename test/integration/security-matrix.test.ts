@@ -135,10 +135,15 @@ function validBody(ep: Endpoint, params: Record<string, string>): string | undef
 /** Switching a session's account: API tokens get 400 (they belong to one account). */
 const isAccountSwitch = (ep: Endpoint) => ep.path === '/v1/authentication/account';
 const isAuthInfo = (ep: Endpoint) => ep.path.startsWith('/v1/authentication/') && !isAccountSwitch(ep);
-/** Credential-free: this document, sign-in, first run and invitations (docs/auth.md). */
+/**
+ * Credential-free: this document, sign-in (its methods and single sign-on when configured), first
+ * run and invitations (docs/auth.md).
+ */
 const isPublic = (ep: Endpoint) =>
   ep.path === '/v1/openapi.json' ||
   ep.path === '/v1/authentication/signin' ||
+  ep.path === '/v1/authentication/methods' ||
+  ep.path.startsWith('/v1/authentication/oidc/') ||
   ep.path === '/v1/setup' ||
   ep.path.startsWith('/v1/invites/');
 const isMcp = (ep: Endpoint) => ep.path === '/mcp';

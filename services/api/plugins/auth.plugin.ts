@@ -8,12 +8,15 @@ import { AppError, forbidden, invalidToken, notFound } from '../../shared/errors
 import { SESSION_COOKIE } from '../sessions.service.js';
 
 /**
- * /v1 routes that take no credential: the API description, sign-in, first run, invitations.
+ * /v1 routes that take no credential: the API description, sign-in (password and single sign-on),
+ * first run, invitations.
  * Matched against the route's pattern (`/v1/invites/:token`), never the raw URL.
  */
 const PUBLIC = [
   /^\/v1\/openapi\.json$/,
   /^\/v1\/authentication\/signin$/,
+  /^\/v1\/authentication\/methods$/,
+  /^\/v1\/authentication\/oidc\/(start|callback)$/,
   /^\/v1\/setup$/,
   /^\/v1\/invites\//,
 ];

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import apiTokensRoutes from './api-tokens.route.js';
 import authenticationRoutes from './authentication.route.js';
 import signinRoutes from './signin.route.js';
+import oidcRoutes from './oidc.route.js';
 import usersRoutes from './users.route.js';
 import mcpTokensRoutes from './mcp-tokens.route.js';
 import bucketsRoutes from './buckets.route.js';
@@ -34,6 +35,7 @@ export const ROUTES: {
 }[] = [
   { plugin: authenticationRoutes },
   { plugin: signinRoutes },
+  { plugin: oidcRoutes },
   { plugin: usersRoutes },
   { plugin: apiTokensRoutes },
   { plugin: mcpTokensRoutes },

@@ -48,6 +48,20 @@ export default async function signinRoutes(fastify: FastifyInstance): Promise<vo
     return keys;
   };
 
+  /**
+   * OIDC_ONLY: people sign in through the OpenID provider alone, so a password is refused before
+   * it is looked at (sign-in, and an invitation, which sets or checks one).
+   */
+  const passwordsOff = () => {
+    if (cfg.oidc?.only)
+      throw new AppError(
+        403,
+        'FORBIDDEN',
+        `Password sign-in is turned off: sign in with ${cfg.oidc.providerName}`,
+        { reason: 'sso_only' },
+      );
+  };
+
   const signedIn = async (
     req: FastifyRequest,
     reply: FastifyReply,
@@ -80,6 +94,7 @@ export default async function signinRoutes(fastify: FastifyInstance): Promise<vo
       } as const,
     },
     async (req, reply) => {
+      passwordsOff();
       const email = req.body.email.trim().toLowerCase();
       const keys = throttled(req, reply, email);
       const r = await pool.query<UserRow & { account_sid: string | null; role: string | null }>(
@@ -234,6 +249,7 @@ export default async function signinRoutes(fastify: FastifyInstance): Promise<vo
       } as const,
     },
     async (req, reply) => {
+      passwordsOff();
       const inv = await findInvite(req.params.token);
       // A person who already has a Tapline user proves it with their own password: the link is
       // handed to the inviter, so it must never set or replace the password of an existing user

@@ -11,6 +11,7 @@ import type {
   setupStatusSchema,
   sessionInfoSchema,
   sessionUserSchema,
+  signinMethodsSchema,
   signinResultSchema,
 } from '../../../schemas/auth.schema';
 
@@ -23,3 +24,4 @@ export type Member = FromSchema<typeof memberSchema>;
 export type InviteResult = FromSchema<typeof inviteResultSchema, { references: [typeof memberSchema] }>;
 export type InviteInfo = FromSchema<typeof inviteInfoSchema>;
 export type SetupStatus = FromSchema<typeof setupStatusSchema>;
+export type SigninMethods = FromSchema<typeof signinMethodsSchema>;

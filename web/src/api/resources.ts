@@ -16,7 +16,15 @@ import type {
   SummaryA,
   ThroughputA,
 } from './types';
-import type { Session, SignInResult, Member, InviteResult, InviteInfo, SetupStatus } from './auth-types';
+import type {
+  Session,
+  SignInResult,
+  Member,
+  InviteResult,
+  InviteInfo,
+  SetupStatus,
+  SigninMethods,
+} from './auth-types';
 
 const acct = (a: string) => `/v1/accounts/${encodeURIComponent(a)}`;
 const bucketPath = (a: string, b: string) => `${acct(a)}/buckets/${encodeURIComponent(b)}`;
@@ -25,6 +33,7 @@ export const auth = {
   setupStatus: () => api.get<SetupStatus>('/v1/setup'),
   setup: (body: { name: string; email: string; password: string; accountName?: string }) =>
     api.post<SignInResult>('/v1/setup', body),
+  methods: () => api.get<SigninMethods>('/v1/authentication/methods'),
   signIn: (body: { email: string; password: string }) =>
     api.post<SignInResult>('/v1/authentication/signin', body),
   session: () => api.get<Session>('/v1/authentication/session'),
