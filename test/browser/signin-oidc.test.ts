@@ -138,6 +138,25 @@ describe('dashboard: single sign-on with OpenID Connect', () => {
     await page.waitForURL((u) => u.pathname === '/signin');
     await page.getByRole('link', { name: 'Sign in with Test IdP' }).waitFor();
     expect((await page.context().request.get('/v1/authentication/session')).status()).toBe(401);
+
+    // Signed out, the same person signs in again in the same browser: the provider may remember
+    // them (no login page this time) or ask again; either way the dashboard works again.
+    await page.getByRole('link', { name: 'Sign in with Test IdP' }).click();
+    const atOverview = () => page.waitForURL((u) => u.origin === svc.apiUrl && u.pathname === '/overview');
+    const loginForm = page.locator('input[name="login"]');
+    const first = await Promise.race([
+      atOverview().then(() => 'overview' as const),
+      loginForm.waitFor().then(() => 'login' as const),
+    ]);
+    if (first === 'login') {
+      await loginForm.fill('grace');
+      await page.locator('input[name="password"]').fill('any password');
+      await page.getByRole('button', { name: 'Sign-in' }).click();
+      await atOverview();
+    }
+    await expect.poll(() => user.textContent()).toContain(`grace@${domain}`);
+    const again = await page.evaluate(async () => (await fetch('/v1/authentication/session')).status);
+    expect(again).toBe(200);
     expect(errors).toEqual([]);
   });
 
