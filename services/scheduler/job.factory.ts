@@ -3,13 +3,18 @@ import { newSid } from '../shared/ids.js';
 import type { TimedWorkflow } from './workflow.directory.js';
 
 /**
- * An action job for a threshold or schedule hit. There is no request behind it: request,
+ * An action job for a hit of a scheduler-evaluated trigger (threshold, schedule, slo_burn, regression). There is no request behind it: request,
  * response and timings carry nulls and empty objects, so their template variables render empty.
  */
 export function timedJob(
   wf: TimedWorkflow,
-  trigger: { type: 'threshold' | 'schedule'; message: string; status?: 'firing' | 'resolved' },
+  trigger: {
+    type: 'threshold' | 'schedule' | 'slo_burn' | 'regression';
+    message: string;
+    status?: 'firing' | 'resolved';
+  },
   metric?: { value: number | null; threshold: number | null; timeWindow: string },
+  extra: Pick<ActionJob['context'], 'slo' | 'release'> = {},
 ): ActionJob {
   return {
     v: 1,
@@ -30,6 +35,7 @@ export function timedJob(
       // Environments have no name of their own (docs/auth.md): the sid stands for it.
       environment: { name: wf.environmentSid },
       ...(metric ? { metric } : {}),
+      ...extra,
     },
   };
 }

@@ -18,6 +18,7 @@ import {
   type WindowMetrics,
 } from './threshold.evaluator.js';
 import { scopeKey, windowMetrics, type Scope } from './threshold.query.js';
+import { SloBurnEvaluator } from './slo-burn.evaluator.js';
 import { TriggerStateRepository } from './trigger-state.repository.js';
 import { WorkflowDirectory, type TimedWorkflow } from './workflow.directory.js';
 import { metrics } from '../shared/metrics.js';
@@ -52,6 +53,7 @@ const DEFAULT_TIMEZONE = 'UTC';
 export class Scheduler {
   private readonly state: TriggerStateRepository;
   private readonly directory: WorkflowDirectory;
+  private readonly sloBurn: SloBurnEvaluator;
   private readonly staticTasks: ScheduledTask[] = [];
   private readonly scheduleTasks = new Map<string, { key: string; task: ScheduledTask }>();
   private readonly inFlight = new Set<Promise<void>>();
@@ -72,6 +74,14 @@ export class Scheduler {
     };
     this.state = new TriggerStateRepository(deps.pg);
     this.directory = new WorkflowDirectory(deps.pg, () => this.syncScheduleTasks(), deps.log);
+    this.sloBurn = new SloBurnEvaluator(
+      deps.pg,
+      deps.ch,
+      this.state,
+      (job) => this.produce(job),
+      RESOLVING,
+      deps.log,
+    );
   }
 
   /** The cluster-wide jobs: one list, one place. */
@@ -81,6 +91,14 @@ export class Scheduler {
         name: 'threshold-triggers',
         pattern: this.deps.cfg.scheduler.thresholdCron,
         handler: (slot) => this.evaluateThresholds(slot),
+      },
+      {
+        name: 'slo-burn-triggers',
+        pattern: this.deps.cfg.scheduler.thresholdCron,
+        handler: async (slot) => {
+          const r = await this.sloBurn.evaluate(this.directory.all('slo_burn'), slot);
+          this.deps.log.debug({ ...r, slot: slot.toISOString() }, 'slo_burn triggers evaluated');
+        },
       },
     ];
   }

@@ -89,6 +89,27 @@ export class TriggerStateRepository {
     return (r.rowCount ?? 0) > 0;
   }
 
+  /**
+   * A slo_burn breach: true for the one replica that opens the alert (it was not open). The alert
+   * stays open, and fires no more, until claimResolve closes it after recovery.
+   */
+  async claimBreach(workflowSid: string, slot: Date): Promise<boolean> {
+    const r = await this.pg.query(
+      `UPDATE workflow_trigger_state SET last_fired_at = $2, firing = true, updated_at = now()
+       WHERE workflow_sid = $1 AND NOT firing RETURNING 1`,
+      [workflowSid, slot],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  /** Undoes claimBreach when the job could not be queued: the next evaluation tries again. */
+  async unclaimBreach(workflowSid: string): Promise<void> {
+    await this.pg.query(
+      'UPDATE workflow_trigger_state SET firing = false, updated_at = now() WHERE workflow_sid = $1',
+      [workflowSid],
+    );
+  }
+
   /** The execution as `pending` before its job is queued: the log shows it even while no runner runs. */
   async recordQueued(job: ActionJob): Promise<void> {
     await this.pg.query(

@@ -20,6 +20,7 @@ import rulesPreviewRoutes from './rules-preview.route.js';
 import workflowsRoutes from './workflows.route.js';
 import alertsRoutes from './alerts.route.js';
 import metricsRoutes from './metrics.route.js';
+import slosRoutes from './slos.route.js';
 
 /**
  * Every route plugin of the API, registered in this order by app.ts. Adding a route file = one
@@ -52,4 +53,5 @@ export const ROUTES: {
   { plugin: workflowsRoutes },
   { plugin: alertsRoutes },
   { plugin: metricsRoutes },
+  { plugin: slosRoutes },
 ];
