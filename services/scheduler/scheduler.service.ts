@@ -19,6 +19,7 @@ import {
 } from './threshold.evaluator.js';
 import { scopeKey, windowMetrics, type Scope } from './threshold.query.js';
 import { SloBurnEvaluator } from './slo-burn.evaluator.js';
+import { RegressionEvaluator } from './regression.evaluator.js';
 import { TriggerStateRepository } from './trigger-state.repository.js';
 import { WorkflowDirectory, type TimedWorkflow } from './workflow.directory.js';
 import { metrics } from '../shared/metrics.js';
@@ -54,6 +55,7 @@ export class Scheduler {
   private readonly state: TriggerStateRepository;
   private readonly directory: WorkflowDirectory;
   private readonly sloBurn: SloBurnEvaluator;
+  private readonly regression: RegressionEvaluator;
   private readonly staticTasks: ScheduledTask[] = [];
   private readonly scheduleTasks = new Map<string, { key: string; task: ScheduledTask }>();
   private readonly inFlight = new Set<Promise<void>>();
@@ -74,6 +76,7 @@ export class Scheduler {
     };
     this.state = new TriggerStateRepository(deps.pg);
     this.directory = new WorkflowDirectory(deps.pg, () => this.syncScheduleTasks(), deps.log);
+    this.regression = new RegressionEvaluator(deps.pg, deps.ch, (job) => this.produce(job), deps.log);
     this.sloBurn = new SloBurnEvaluator(
       deps.pg,
       deps.ch,
@@ -98,6 +101,14 @@ export class Scheduler {
         handler: async (slot) => {
           const r = await this.sloBurn.evaluate(this.directory.all('slo_burn'), slot);
           this.deps.log.debug({ ...r, slot: slot.toISOString() }, 'slo_burn triggers evaluated');
+        },
+      },
+      {
+        name: 'regression-triggers',
+        pattern: this.deps.cfg.scheduler.thresholdCron,
+        handler: async (slot) => {
+          const fired = await this.regression.evaluate(this.directory.all('regression'), slot);
+          this.deps.log.debug({ fired, slot: slot.toISOString() }, 'regression triggers evaluated');
         },
       },
     ];

@@ -21,6 +21,7 @@ import workflowsRoutes from './workflows.route.js';
 import alertsRoutes from './alerts.route.js';
 import metricsRoutes from './metrics.route.js';
 import slosRoutes from './slos.route.js';
+import releasesRoutes from './releases.route.js';
 
 /**
  * Every route plugin of the API, registered in this order by app.ts. Adding a route file = one
@@ -54,4 +55,5 @@ export const ROUTES: {
   { plugin: alertsRoutes },
   { plugin: metricsRoutes },
   { plugin: slosRoutes },
+  { plugin: releasesRoutes },
 ];
