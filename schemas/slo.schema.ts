@@ -26,7 +26,7 @@ const sli = {
       additionalProperties: false,
       properties: {
         kind: { const: 'latency' },
-        thresholdMs: { type: 'number', exclusiveMinimum: 0, maximum: 3_600_000 },
+        thresholdMs: { type: 'number', minimum: 0.001, maximum: 3_600_000 },
       },
       description: 'good = calls with a duration at or under thresholdMs',
     },
@@ -55,9 +55,9 @@ const sloBody = {
     sli,
     objective: {
       type: 'number',
-      exclusiveMinimum: 0,
-      exclusiveMaximum: 100,
-      description: 'percent of good events, e.g. 99.9',
+      minimum: 0.001,
+      maximum: 99.999,
+      description: 'percent of good events, e.g. 99.9 (0.001 to 99.999)',
     },
     windowDays: { type: 'integer', enum: SLO_WINDOW_DAYS },
   },

@@ -96,7 +96,7 @@ const burnCondition = {
   additionalProperties: false,
   properties: {
     severity: { type: 'string', enum: ['page', 'ticket'], default: 'page' },
-    burnRate: { type: 'number', exclusiveMinimum: 0, maximum: 100_000 },
+    burnRate: { type: 'number', minimum: 0.001, maximum: 100_000 },
     longWindow: { type: 'string', pattern: '^[1-9][0-9]{0,5}[mhd]$', maxLength: 10 },
     shortWindow: { type: 'string', pattern: '^[1-9][0-9]{0,5}[mhd]$', maxLength: 10 },
   },

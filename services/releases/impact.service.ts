@@ -39,9 +39,12 @@ export interface ReleaseImpact {
   endpoints: EndpointImpact[];
 }
 
-/** Narrows the analysis to one bucket and environment (a regression workflow's scope). */
+/**
+ * Narrows the analysis: to some buckets (a regression workflow's, an MCP token's list) and one
+ * environment. Only buckets the event is shown on are read.
+ */
 export interface ImpactScope {
-  bucketSid: string;
+  bucketSids?: string[];
   environmentSid: string;
 }
 
@@ -156,7 +159,9 @@ export class ImpactService {
     before: [number, number],
     after: [number, number],
   ): Promise<Map<string, { before: WindowSample; after: WindowSample }>> {
-    const buckets = scope ? [scope.bucketSid] : event.bucketSids.includes('*') ? null : event.bucketSids;
+    const shown = event.bucketSids.includes('*') ? null : event.bucketSids;
+    const wanted = scope?.bucketSids?.length ? scope.bucketSids : null;
+    const buckets = shown && wanted ? shown.filter((b) => wanted.includes(b)) : (shown ?? wanted);
     const envs = scope
       ? [scope.environmentSid]
       : event.environmentSids.includes('*')

@@ -86,7 +86,7 @@ export class RegressionEvaluator {
       createdAt: row.started_at.toISOString(),
       updatedAt: null,
     };
-    const scope = { bucketSid: wf.bucketSid, environmentSid: wf.environmentSid };
+    const scope = { bucketSids: [wf.bucketSid], environmentSid: wf.environmentSid };
     const impact = await this.impact.analyse(event, DEFAULT_WINDOWS, scope, slot);
     if (slot.getTime() < Date.parse(impact.window.after.to) + REGRESSION_GRACE_MS) return 0;
     const regressed = impact.endpoints.filter((e) => e.verdict === 'regressed');

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { api, ingest, makeRecord, newAccount, waitFor, type TestAccount } from '../helpers/client.js';
 import { startReceiver } from '../helpers/http-receiver.js';
+import { mcpToken } from '../helpers/scoped-token.js';
+import { callTool } from '../helpers/mcp-call.js';
 
 /**
  * Release impact end to end (docs/releases.md): traffic backfilled around deployment markers with
@@ -179,6 +181,11 @@ describe('release impact', () => {
     // The settling minutes are left out: /profile counts its 90 + 90 calls only.
     expect(by.get('/profile')!.after.count).toBe(90);
     expect(by.get('/rare')!.before.count).toBe(5);
+
+    // MCP get_release_impact answers the same verdicts for a token of the environment.
+    const { token } = await mcpToken(acct, ENV);
+    const viaMcp = (await callTool(token, 'get_release_impact', { eventSid: sid })) as Impact;
+    expect(viaMcp.endpoints).toEqual(impact.endpoints);
 
     // The regression trigger: once for this deployment, with the endpoints in its variables.
     const rx = await startReceiver();

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { api, ingest, makeRecord, newAccount, waitFor, type TestAccount } from '../helpers/client.js';
 import { startReceiver } from '../helpers/http-receiver.js';
+import { mcpToken } from '../helpers/scoped-token.js';
+import { callTool } from '../helpers/mcp-call.js';
 
 /**
  * SLOs end to end (docs/slos.md): CRUD, the status of both SLI kinds against figures computed
@@ -190,6 +192,17 @@ describe('SLOs', () => {
       const want = byDay.get(d.day) ?? { total: 0, bad: 0 };
       expect({ total: d.total, bad: d.bad }, d.day).toEqual(want);
     }
+
+    // MCP: list_slos and get_slo_status answer the same SLO and figures.
+    const { token } = await mcpToken(acct, ENV);
+    const listed = (await callTool(token, 'list_slos')) as { records: { sid: string }[] };
+    expect(listed.records.map((r) => r.sid)).toEqual([sid]);
+    const viaMcp = (await callTool(token, 'get_slo_status', { sloSid: sid })) as Status;
+    expect({ ...viaMcp.events, sli: viaMcp.sli, burn: viaMcp.burnRates }).toEqual({
+      ...s.events,
+      sli: s.sli,
+      burn: s.burnRates,
+    });
   });
 
   it('answers a latency SLO status: calls over the threshold are bad, calls without a matching endpoint do not count', async () => {

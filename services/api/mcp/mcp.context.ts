@@ -5,6 +5,9 @@ import type { EventsRepository } from '../events.repository.js';
 import type { MetricsRepository } from '../metrics.repository.js';
 import type { RequestsRepository } from '../requests.repository.js';
 import type { WorkflowsRepository } from '../workflows.repository.js';
+import type { ImpactService } from '../../releases/impact.service.js';
+import type { SloStatus } from '../../slo/slo.status.js';
+import type { Slo, SlosRepository } from '../../slo/slos.repository.js';
 
 /** What an MCP token may see: one environment and its listed buckets (empty = every bucket). */
 export interface McpScope {
@@ -23,6 +26,9 @@ export interface McpDeps {
   metrics: MetricsRepository;
   requests: RequestsRepository;
   workflows: WorkflowsRepository;
+  impact: ImpactService;
+  slos: SlosRepository;
+  sloStatus: (slo: Slo) => Promise<SloStatus>;
   log: Logger;
 }
 
