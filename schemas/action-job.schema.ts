@@ -38,9 +38,12 @@ export const actionJobSchema = {
       type: 'object',
       required: ['type', 'message'],
       properties: {
-        type: { type: 'string', enum: ['request', 'error', 'threshold', 'schedule'] },
+        type: {
+          type: 'string',
+          enum: ['request', 'error', 'threshold', 'schedule', 'slo_burn', 'regression'],
+        },
         message: { type: 'string' },
-        /** threshold triggers: `resolved` when the condition cleared after a fire; absent = firing */
+        /** threshold and slo_burn triggers: `resolved` when the condition cleared after a fire; absent = firing */
         status: { type: 'string', enum: ['firing', 'resolved'] },
       },
     },
@@ -97,6 +100,34 @@ export const actionJobSchema = {
             value: nullableNumber,
             threshold: nullableNumber,
             timeWindow: { type: 'string' },
+          },
+        },
+        /** slo_burn triggers: the SLO and the burn rates that fired (docs/slos.md) */
+        slo: {
+          type: 'object',
+          required: ['sid', 'name', 'objective', 'severity', 'burnRate', 'longWindow', 'shortWindow'],
+          properties: {
+            sid: { type: 'string' },
+            name: { type: 'string' },
+            objective: { type: 'number' },
+            severity: { type: 'string' },
+            burnRate: nullableNumber,
+            shortBurnRate: nullableNumber,
+            threshold: nullableNumber,
+            longWindow: { type: 'string' },
+            shortWindow: { type: 'string' },
+          },
+        },
+        /** regression triggers: the deployment and its regressed endpoints (docs/releases.md) */
+        release: {
+          type: 'object',
+          required: ['eventSid', 'name', 'startedAt', 'regressed', 'endpoints'],
+          properties: {
+            eventSid: { type: 'string' },
+            name: { type: 'string' },
+            startedAt: { type: 'string' },
+            regressed: { type: 'integer' },
+            endpoints: { type: 'array', items: { type: 'object', additionalProperties: true } },
           },
         },
       },

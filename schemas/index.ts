@@ -29,6 +29,7 @@ import { TOKEN_SCHEMAS } from './tokens.schema.js';
 import { RULE_SCHEMAS } from './rules.schema.js';
 import { WORKFLOW_SCHEMAS } from './workflow.schema.js';
 import { METRICS_SCHEMAS } from './metrics.schema.js';
+import { SLO_SCHEMAS } from './slo.schema.js';
 
 export const ALL_SCHEMAS = [
   errorSchema,
@@ -55,6 +56,7 @@ export const ALL_SCHEMAS = [
   ...WORKFLOW_SCHEMAS,
   ...ALERT_SCHEMAS,
   ...METRICS_SCHEMAS,
+  ...SLO_SCHEMAS,
   ...AUTH_SCHEMAS,
   ...ACCOUNT_SCHEMAS,
   ...CONSUMER_SCHEMAS,

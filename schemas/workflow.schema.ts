@@ -8,7 +8,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { listOf, timestamp, type Closed } from './common.schema.js';
 import { pathPattern, ruleMethod } from './rules.schema.js';
 
-export const TRIGGER_TYPES = ['request', 'error', 'threshold', 'schedule'] as const;
+export const TRIGGER_TYPES = ['request', 'error', 'threshold', 'schedule', 'slo_burn', 'regression'] as const;
 export const ACTION_TYPES = [
   'webhook',
   'email',
@@ -102,6 +102,19 @@ const thresholdCondition = {
 
 const noSchedule = { type: 'null', description: 'only for schedule triggers' } as const;
 
+/** One burn-rate alert of a `slo_burn` trigger (docs/slos.md "Burn-rate alerts"). */
+const burnCondition = {
+  type: 'object',
+  required: ['burnRate', 'longWindow', 'shortWindow'],
+  additionalProperties: false,
+  properties: {
+    severity: { type: 'string', enum: ['page', 'ticket'], default: 'page' },
+    burnRate: { type: 'number', minimum: 0.001, maximum: 100_000 },
+    longWindow: { type: 'string', pattern: '^[1-9][0-9]{0,5}[mhd]$', maxLength: 10 },
+    shortWindow: { type: 'string', pattern: '^[1-9][0-9]{0,5}[mhd]$', maxLength: 10 },
+  },
+} as const;
+
 export const workflowTriggerSchema = {
   $id: 'workflowTrigger',
   type: 'object',
@@ -161,6 +174,31 @@ export const workflowTriggerSchema = {
           maxLength: 64,
           description: 'IANA time zone the cron expression is read in; default UTC',
         },
+      },
+    },
+    {
+      type: 'object',
+      required: ['sloSid'],
+      additionalProperties: false,
+      properties: {
+        type: { const: 'slo_burn' },
+        sloSid: { type: 'string', minLength: 1, maxLength: 64, description: 'an SLO of the account' },
+        conditions: {
+          type: 'array',
+          maxItems: MAX_CONDITIONS,
+          items: burnCondition,
+          description: 'the burn-rate alerts; omitted or empty = the default table (docs/slos.md)',
+        },
+        schedule: noSchedule,
+      },
+    },
+    {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        type: { const: 'regression' },
+        conditions: { type: 'array', maxItems: 0 },
+        schedule: noSchedule,
       },
     },
   ],
@@ -401,6 +439,7 @@ export const workflowSchema = {
         perConsumer: { type: 'boolean', description: 'threshold triggers: evaluated per API consumer' },
         schedule: { type: 'string' },
         timezone: { type: 'string' },
+        sloSid: { type: 'string' },
       },
     },
     actions: {

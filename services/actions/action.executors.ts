@@ -217,7 +217,7 @@ export const DEFAULT_URLS = {
 
 /** What the native alert channels say about one job. */
 interface Alert {
-  /** `firing`/`resolved` for threshold triggers; `triggered` for the others (they never resolve) */
+  /** `firing`/`resolved` for threshold and slo_burn triggers; `triggered` for the others (they never resolve) */
   status: 'firing' | 'resolved' | 'triggered';
   /** `Firing: <workflow name>`, `Resolved: …`, `Triggered: …` */
   title: string;
@@ -227,14 +227,16 @@ interface Alert {
   facts: { title: string; value: string }[];
   /** the request's page for request/error triggers, else the workflow's executions page */
   link: string;
-  /** PagerDuty dedup key and Opsgenie alias: one per threshold workflow, else one per execution */
+  /** PagerDuty dedup key and Opsgenie alias: one per threshold or slo_burn workflow, else one per execution */
   key: string;
 }
 
 function describeAlert(config: Record<string, unknown>, run: ActionRun, deps: ActionDeps): Alert {
   const { job, workflow } = run;
   const c = job.context;
-  const status = job.trigger.type === 'threshold' ? (job.trigger.status ?? 'firing') : 'triggered';
+  // Threshold and slo_burn alerts open and resolve; the other triggers only happen.
+  const opens = job.trigger.type === 'threshold' || job.trigger.type === 'slo_burn';
+  const status = opens ? (job.trigger.status ?? 'firing') : 'triggered';
   const facts: { title: string; value: string }[] = [];
   const add = (title: string, value: unknown) => {
     if (value !== null && value !== undefined && value !== '') facts.push({ title, value: String(value) });
@@ -262,7 +264,7 @@ function describeAlert(config: Record<string, unknown>, run: ActionRun, deps: Ac
     summary: optString(config, 'message')?.trim() || job.trigger.message,
     facts,
     link,
-    key: job.trigger.type === 'threshold' ? `tapline-${job.workflowSid}` : `tapline-${job.executionSid}`,
+    key: opens ? `tapline-${job.workflowSid}` : `tapline-${job.executionSid}`,
   };
 }
 

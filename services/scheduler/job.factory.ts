@@ -3,14 +3,19 @@ import { newSid } from '../shared/ids.js';
 import type { TimedWorkflow } from './workflow.directory.js';
 
 /**
- * An action job for a threshold or schedule hit. There is no request behind it: request,
+ * An action job for a hit of a scheduler-evaluated trigger (threshold, schedule, slo_burn, regression). There is no request behind it: request,
  * response and timings carry nulls and empty objects, so their template variables render empty.
  */
 export function timedJob(
   wf: TimedWorkflow,
-  trigger: { type: 'threshold' | 'schedule'; message: string; status?: 'firing' | 'resolved' },
+  trigger: {
+    type: 'threshold' | 'schedule' | 'slo_burn' | 'regression';
+    message: string;
+    status?: 'firing' | 'resolved';
+  },
   metric?: { value: number | null; threshold: number | null; timeWindow: string },
-  consumer?: { id: string; name: string | null; group: string | null },
+  /** what the trigger adds to the context: the consumer of a per-consumer threshold, the SLO, the release */
+  extra: Pick<ActionJob['context'], 'slo' | 'release' | 'consumer'> = {},
 ): ActionJob {
   return {
     v: 1,
@@ -31,7 +36,7 @@ export function timedJob(
       // Environments have no name of their own (docs/auth.md): the sid stands for it.
       environment: { name: wf.environmentSid },
       ...(metric ? { metric } : {}),
-      ...(consumer ? { consumer } : {}),
+      ...extra,
     },
   };
 }

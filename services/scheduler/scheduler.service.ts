@@ -18,6 +18,8 @@ import {
   type WindowMetrics,
 } from './threshold.evaluator.js';
 import { consumerWindowMetrics, scopeKey, windowMetrics, type Scope } from './threshold.query.js';
+import { SloBurnEvaluator } from './slo-burn.evaluator.js';
+import { RegressionEvaluator } from './regression.evaluator.js';
 import { TriggerStateRepository } from './trigger-state.repository.js';
 import { WorkflowDirectory, type TimedWorkflow } from './workflow.directory.js';
 import { metrics } from '../shared/metrics.js';
@@ -52,6 +54,8 @@ const DEFAULT_TIMEZONE = 'UTC';
 export class Scheduler {
   private readonly state: TriggerStateRepository;
   private readonly directory: WorkflowDirectory;
+  private readonly sloBurn: SloBurnEvaluator;
+  private readonly regression: RegressionEvaluator;
   private readonly staticTasks: ScheduledTask[] = [];
   private readonly scheduleTasks = new Map<string, { key: string; task: ScheduledTask }>();
   private readonly inFlight = new Set<Promise<void>>();
@@ -72,6 +76,15 @@ export class Scheduler {
     };
     this.state = new TriggerStateRepository(deps.pg);
     this.directory = new WorkflowDirectory(deps.pg, () => this.syncScheduleTasks(), deps.log);
+    this.regression = new RegressionEvaluator(deps.pg, deps.ch, (job) => this.produce(job), deps.log);
+    this.sloBurn = new SloBurnEvaluator(
+      deps.pg,
+      deps.ch,
+      this.state,
+      (job) => this.produce(job),
+      RESOLVING,
+      deps.log,
+    );
   }
 
   /** The cluster-wide jobs: one list, one place. */
@@ -81,6 +94,22 @@ export class Scheduler {
         name: 'threshold-triggers',
         pattern: this.deps.cfg.scheduler.thresholdCron,
         handler: (slot) => this.evaluateThresholds(slot),
+      },
+      {
+        name: 'slo-burn-triggers',
+        pattern: this.deps.cfg.scheduler.thresholdCron,
+        handler: async (slot) => {
+          const r = await this.sloBurn.evaluate(this.directory.all('slo_burn'), slot);
+          this.deps.log.debug({ ...r, slot: slot.toISOString() }, 'slo_burn triggers evaluated');
+        },
+      },
+      {
+        name: 'regression-triggers',
+        pattern: this.deps.cfg.scheduler.thresholdCron,
+        handler: async (slot) => {
+          const fired = await this.regression.evaluate(this.directory.all('regression'), slot);
+          this.deps.log.debug({ fired, slot: slot.toISOString() }, 'regression triggers evaluated');
+        },
       },
     ];
   }
@@ -292,7 +321,7 @@ export class Scheduler {
           threshold: first.condition.value,
           timeWindow: first.condition.timeWindow,
         },
-        { id, name: labels?.name ?? null, group: labels?.group ?? null },
+        { consumer: { id, name: labels?.name ?? null, group: labels?.group ?? null } },
       );
       try {
         await this.produce(job);

@@ -105,6 +105,19 @@ export class TriggerStateRepository {
     return (r.rowCount ?? 0) > 0;
   }
 
+  /**
+   * A slo_burn breach: true for the one replica that opens the alert (it was not open). The alert
+   * stays open, and fires no more, until claimResolve closes it after recovery.
+   */
+  async claimBreach(workflowSid: string, slot: Date): Promise<boolean> {
+    const r = await this.pg.query(
+      `UPDATE workflow_trigger_state SET last_fired_at = $2, firing = true, updated_at = now()
+       WHERE workflow_sid = $1 AND NOT firing RETURNING 1`,
+      [workflowSid, slot],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
   /** Gives a consumer's claim back when its job could not be queued (the next evaluation fires). */
   async unclaimConsumerFire(workflowSid: string, consumerId: string): Promise<void> {
     await this.pg.query(
@@ -119,6 +132,14 @@ export class TriggerStateRepository {
       `UPDATE consumer_threshold_state SET firing = false
        WHERE workflow_sid = $1 AND firing AND NOT (consumer_id = ANY($2::text[]))`,
       [workflowSid, stillBreaching],
+    );
+  }
+
+  /** Undoes claimBreach when the job could not be queued: the next evaluation tries again. */
+  async unclaimBreach(workflowSid: string): Promise<void> {
+    await this.pg.query(
+      'UPDATE workflow_trigger_state SET firing = false, updated_at = now() WHERE workflow_sid = $1',
+      [workflowSid],
     );
   }
 

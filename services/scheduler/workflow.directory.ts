@@ -1,7 +1,7 @@
 import type { Logger } from '../shared/logger.js';
 import type { Pool } from '../shared/postgres.js';
 
-/** An active workflow with a time-driven trigger, with the names its jobs carry. */
+/** An active workflow whose trigger the scheduler evaluates, with the names its jobs carry. */
 export interface TimedWorkflow {
   sid: string;
   accountSid: string;
@@ -10,8 +10,8 @@ export interface TimedWorkflow {
   name: string;
   accountName: string;
   bucketName: string;
-  type: 'threshold' | 'schedule';
-  /** the stored trigger object (`conditions`, `schedule`, optional `timezone`) */
+  type: 'threshold' | 'schedule' | 'slo_burn' | 'regression';
+  /** the stored trigger object (`conditions`, `schedule`, optional `timezone`, `sloSid`) */
   trigger: Record<string, unknown>;
   /** the distinct `type`s of its actions */
   actionTypes: string[];
@@ -35,7 +35,7 @@ const SELECT = `SELECT w.sid, w.account_sid, w.bucket_sid, w.environment_sid, w.
   FROM workflows w
   JOIN accounts a ON a.sid = w.account_sid
   JOIN buckets b ON b.sid = w.bucket_sid
-  WHERE w.is_active AND w.trigger->>'type' IN ('threshold', 'schedule')`;
+  WHERE w.is_active AND w.trigger->>'type' IN ('threshold', 'schedule', 'slo_burn', 'regression')`;
 
 /**
  * The scheduler's snapshot of active threshold and schedule workflows, per account. Reloads are
@@ -88,6 +88,8 @@ export class WorkflowDirectory {
   }
 }
 
+const TIMED_TYPES = ['threshold', 'schedule', 'slo_burn', 'regression'] as const;
+
 function toWorkflow(r: Row): TimedWorkflow {
   return {
     sid: r.sid,
@@ -97,7 +99,7 @@ function toWorkflow(r: Row): TimedWorkflow {
     name: r.name,
     accountName: r.account_name,
     bucketName: r.bucket_name,
-    type: r.trigger.type === 'schedule' ? 'schedule' : 'threshold',
+    type: TIMED_TYPES.find((t) => t === r.trigger.type) ?? 'threshold',
     trigger: r.trigger,
     actionTypes: r.action_types ?? [],
   };

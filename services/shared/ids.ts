@@ -17,6 +17,7 @@ export const SID_PREFIX = {
   workflow: 'wfl_',
   execution: 'wfx_',
   streamView: 'sv_',
+  slo: 'slo_',
   request: 'req_',
   invite: 'inv_',
 } as const;

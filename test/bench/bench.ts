@@ -36,6 +36,7 @@ import { measureDashboardPage } from './dashboard-page.js';
 import { clickhouseServerUrl, type LargeSetConfig, type LargeSetResult } from './large-set.js';
 import type { LoadgenConfig, LoadgenResult } from './loadgen.js';
 import { printSummary, summarise, type ProfileSummary } from './profile-summary.js';
+import { timeReleaseAndSlos } from './slo-impact.js';
 
 const PHASES = [
   'batch',
@@ -511,6 +512,17 @@ async function timeQueries(target: Target, calls: number): Promise<Record<string
     'dashboardStreamFirstPage',
     [`/v1/accounts/${a}/buckets/${b}/requests?sort=createdAt&order=desc&limit=50`],
     calls,
+  );
+  Object.assign(
+    out,
+    await timeReleaseAndSlos(
+      (method, p, body) => call(target, method, p, body),
+      a,
+      b,
+      target.pid,
+      calls,
+      log,
+    ),
   );
   for (const [name, p] of Object.entries(paths)) {
     const first = await call(target, 'GET', p).catch(() => ({ status: 0, body: undefined }));

@@ -36,7 +36,7 @@ describe('types from schemas', () => {
     type Webhook = Extract<WorkflowCreate['actions'][number], { type: 'webhook' }>;
     expectTypeOf<Webhook['config']['url']>().toEqualTypeOf<string>();
     expectTypeOf<ActionJob['trigger']['type']>().toEqualTypeOf<
-      'request' | 'error' | 'threshold' | 'schedule'
+      'request' | 'error' | 'threshold' | 'schedule' | 'slo_burn' | 'regression'
     >();
     // @ts-expect-error a job has no field the schema does not declare
     expectTypeOf<ActionJob['nope']>().toBeUnknown();

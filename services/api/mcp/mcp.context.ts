@@ -6,6 +6,9 @@ import type { ConsumersRepository } from '../consumers.repository.js';
 import type { MetricsRepository } from '../metrics.repository.js';
 import type { RequestsRepository } from '../requests.repository.js';
 import type { WorkflowsRepository } from '../workflows.repository.js';
+import type { ImpactService } from '../../releases/impact.service.js';
+import type { SloStatus } from '../../slo/slo.status.js';
+import type { Slo, SlosRepository } from '../../slo/slos.repository.js';
 
 /** What an MCP token may see: one environment and its listed buckets (empty = every bucket). */
 export interface McpScope {
@@ -25,6 +28,9 @@ export interface McpDeps {
   consumers: ConsumersRepository;
   requests: RequestsRepository;
   workflows: WorkflowsRepository;
+  impact: ImpactService;
+  slos: SlosRepository;
+  sloStatus: (slo: Slo) => Promise<SloStatus>;
   log: Logger;
 }
 

@@ -9,6 +9,9 @@ import { ConsumersRepository } from '../consumers.repository.js';
 import { MetricsRepository } from '../metrics.repository.js';
 import { RequestsRepository } from '../requests.repository.js';
 import { WorkflowsRepository } from '../workflows.repository.js';
+import { ImpactService } from '../../releases/impact.service.js';
+import { sloStatus } from '../../slo/slo.status.js';
+import { SlosRepository } from '../../slo/slos.repository.js';
 import { WindowLimiter } from '../../shared/window-limiter.js';
 import { buildMcpServer, type McpDeps, type McpScope } from './mcp.tools.js';
 
@@ -31,6 +34,9 @@ export default async function mcpRoutes(app: FastifyInstance): Promise<void> {
     consumers: new ConsumersRepository(app.deps.ch, pool, app.deps.cfg.clickhouse.retentionDays),
     requests: new RequestsRepository(app.deps.ch, pool),
     workflows: new WorkflowsRepository(pool),
+    impact: new ImpactService(pool, app.deps.ch),
+    slos: new SlosRepository(pool),
+    sloStatus: (slo) => sloStatus(app.deps.ch, slo),
     log,
   };
 

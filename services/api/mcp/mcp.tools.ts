@@ -17,12 +17,13 @@ import { METRICS_TOOLS } from './tools/metrics.tools.js';
 import { REQUEST_TOOLS } from './tools/requests.tools.js';
 import type { ToolSpec } from './tools/tool.js';
 import { WORKFLOW_TOOLS } from './tools/workflows.tools.js';
+import { RELEASE_TOOLS } from './tools/releases.tools.js';
 
 export type { McpDeps, McpScope } from './mcp.context.js';
 
 /** The read-only tools over traffic, requests and workflows, by name. */
 const READ_TOOLS = new Map<string, ToolSpec<never>>(
-  [...METRICS_TOOLS, ...REQUEST_TOOLS, ...WORKFLOW_TOOLS, ...CONSUMER_TOOLS].map((t) => [
+  [...METRICS_TOOLS, ...REQUEST_TOOLS, ...WORKFLOW_TOOLS, ...CONSUMER_TOOLS, ...RELEASE_TOOLS].map((t) => [
     t.tool.name,
     t as ToolSpec<never>,
   ]),
@@ -89,6 +90,9 @@ const TOOL_SCOPE: Readonly<Record<string, string>> = {
   list_workflow_executions: 'workflows:read',
   list_consumers: 'metrics:read',
   get_consumer: 'metrics:read',
+  get_release_impact: 'events:read',
+  list_slos: 'metrics:read',
+  get_slo_status: 'metrics:read',
 };
 
 let validators: { list: ValidateFunction<ListArgs>; create: ValidateFunction<CreateArgs> } | undefined;

@@ -22,6 +22,8 @@ import workflowsRoutes from './workflows.route.js';
 import alertsRoutes from './alerts.route.js';
 import metricsRoutes from './metrics.route.js';
 import consumersRoutes from './consumers.route.js';
+import slosRoutes from './slos.route.js';
+import releasesRoutes from './releases.route.js';
 
 /**
  * Every route plugin of the API, registered in this order by app.ts. Adding a route file = one
@@ -56,4 +58,6 @@ export const ROUTES: {
   { plugin: alertsRoutes },
   { plugin: metricsRoutes },
   { plugin: consumersRoutes },
+  { plugin: slosRoutes },
+  { plugin: releasesRoutes },
 ];

@@ -206,14 +206,28 @@ function normalise(body: WorkflowCreate | WorkflowUpdate): WorkflowInput {
       if (m && Number(m[1]) * UNIT_SECONDS[m[2]!]! > MAX_WINDOW_SECONDS)
         details[`body.trigger.conditions.${i}.timeWindow`] = 'must be at most 30 days';
     });
+  if (t.type === 'slo_burn')
+    (t.conditions ?? []).forEach((c, i) => {
+      for (const k of ['longWindow', 'shortWindow'] as const) {
+        const m = /^(\d+)([mhd])$/.exec(c[k]);
+        if (m && Number(m[1]) * UNIT_SECONDS[m[2]!]! > MAX_WINDOW_SECONDS)
+          details[`body.trigger.conditions.${i}.${k}`] = 'must be at most 30 days';
+      }
+    });
   if (Object.keys(details).length) throw validation('Request body is invalid', details);
 
   const trigger: WorkflowTrigger = {
     type: t.type,
-    conditions: t.type === 'schedule' ? [] : (t.conditions ?? []),
+    conditions:
+      t.type === 'schedule' || t.type === 'regression'
+        ? []
+        : t.type === 'slo_burn'
+          ? (t.conditions ?? []).map((c) => ({ ...c, severity: c.severity ?? 'page' }))
+          : (t.conditions ?? []),
     ...(t.type === 'schedule' ? { schedule: t.schedule! } : {}),
     ...(t.type === 'schedule' && t.timezone !== undefined ? { timezone: t.timezone } : {}),
     ...(t.type === 'threshold' && t.perConsumer === true ? { perConsumer: true } : {}),
+    ...(t.type === 'slo_burn' ? { sloSid: t.sloSid } : {}),
   };
   const actions: WorkflowAction[] = body.actions.map((a) => ({
     type: a.type,
@@ -246,6 +260,19 @@ export default async function workflowsRoutes(fastify: FastifyInstance): Promise
     if (!ENVIRONMENT_SID.test(p.environmentSid)) throw notFound('Environment');
     await buckets.get(p.accountSid, p.bucketSid);
     return { accountSid: p.accountSid, environmentSid: p.environmentSid, bucketSid: p.bucketSid };
+  };
+
+  /** A slo_burn trigger names an SLO of the workflow's account: otherwise a 400 naming the field. */
+  const checkSlo = async (s: WorkflowScope, trigger: WorkflowTrigger): Promise<void> => {
+    if (trigger.type !== 'slo_burn') return;
+    const found = await app.deps.pg.query('SELECT 1 FROM slos WHERE account_sid = $1 AND sid = $2', [
+      s.accountSid,
+      trigger.sloSid,
+    ]);
+    if (!found.rowCount)
+      throw validation('Request body is invalid', {
+        'body.trigger.sloSid': 'is not an SLO of this account',
+      });
   };
 
   app.get(
@@ -305,7 +332,9 @@ export default async function workflowsRoutes(fastify: FastifyInstance): Promise
     },
     async (req, reply) => {
       const s = await scopeOf(req.params);
-      return reply.status(201).send(await repo.create(s, normalise(req.body)));
+      const input = normalise(req.body);
+      await checkSlo(s, input.trigger);
+      return reply.status(201).send(await repo.create(s, input));
     },
   );
 
@@ -342,7 +371,12 @@ export default async function workflowsRoutes(fastify: FastifyInstance): Promise
         response: { 200: ref('workflow') },
       },
     },
-    async (req) => repo.update(await scopeOf(req.params), req.params.workflowSid, normalise(req.body)),
+    async (req) => {
+      const s = await scopeOf(req.params);
+      const input = normalise(req.body);
+      await checkSlo(s, input.trigger);
+      return repo.update(s, req.params.workflowSid, input);
+    },
   );
 
   app.delete(
