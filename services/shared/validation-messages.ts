@@ -10,6 +10,9 @@ const PATTERNS: Record<string, string> = {
   '^[A-Za-z0-9]{6}$': 'must be 6 letters or digits (e.g. "prod01")',
   '^(\\*|[A-Za-z0-9]{6})$': 'must be "*" or 6 letters or digits (e.g. "prod01")',
   '^[1-9][0-9]*[smhd]$': 'must be a whole number followed by s, m, h or d (e.g. "15m")',
+  "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$":
+    "must be an HTTP header name (letters, digits and !#$%&'*+.^_`|~-, no spaces or colons)",
+  '^[1-9][0-9]{0,5}[mhd]$': 'must be a whole number (at most 6 digits) followed by m, h or d (e.g. "1h")',
   '^[45]([xX]{2}|\\*\\*)$': 'must be "4xx" or "5xx"',
   '^[1-5]([xX]{2}|\\*\\*)$': 'must be a status class from "1xx" to "5xx"',
   '^[A-Za-z-]{1,32}$': 'must be an HTTP method (letters only, e.g. "GET")',
