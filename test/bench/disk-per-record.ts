@@ -67,7 +67,7 @@ async function measure(label: string, items: number): Promise<void> {
         a: 'acc_disk',
         b: 'bkt_disk',
         now: Date.now(),
-        span: DAYS * 86_400_000,
+        span: Math.round(DAYS * 86_400_000),
         from: 0,
         rows: RECORDS,
       },
