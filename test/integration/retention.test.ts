@@ -23,15 +23,21 @@ import { freePort, ROOT } from '../helpers/service-process.js';
  * as the bench's large sets are; the materialized views fill the minute and rollup aggregates),
  * then the ClickHouse side of a start (the migrations and the retention) runs with
  * RETENTION_DAYS=10. The old records and their aggregates are gone, the old day's partition of
- * `requests` is dropped (no part of it left in system.parts), and the recent records stay.
+ * `requests` is dropped (no part of it left in system.parts), and the recent records stay. With an
+ * unchanged RETENTION_DAYS, a start drops the partitions already past it.
  */
 const log = pino({ level: 'silent' });
 const dirs: string[] = [];
 const servers: ClickHouseServerHandle[] = [];
 const clients: ClickHouseClient[] = [];
 
+/** Closes every client opened so far: chDB opens one data directory per process at a time. */
+async function closeClients(): Promise<void> {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+}
+
 afterAll(async () => {
-  await Promise.all(clients.map((c) => c.close()));
+  await closeClients();
   await Promise.all(servers.map((s) => s.stop()));
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
@@ -107,7 +113,7 @@ async function shrinks(open: (retentionDays: number) => Promise<[ClickHouseClien
   expect(before.rollup).toBeGreaterThan(0);
   const oldDay = dayId(20);
   expect([...(await requestParts(first)).keys()]).toContain(oldDay);
-  await first.close();
+  await closeClients();
 
   const [ch, cfg10] = await open(10);
   await migrateClickHouse(ch, cfg10, log);
@@ -126,11 +132,34 @@ async function shrinks(open: (retentionDays: number) => Promise<[ClickHouseClien
   expect(ttl[0]!.q).toContain('toIntervalDay(10)');
 }
 
+/**
+ * RETENTION_DAYS unchanged: records that are past it when written (as records of a day that expired
+ * while Tapline was stopped are, at the next start) leave no partition behind after a start.
+ */
+async function expiredDropped(
+  open: (retentionDays: number) => Promise<[ClickHouseClient, Config['clickhouse']]>,
+) {
+  const [first, cfg] = await open(10);
+  await migrateClickHouse(first, cfg, log);
+  await insertRecords(first, 20, PER_DAY);
+  await insertRecords(first, 2, PER_DAY);
+  expect([...(await requestParts(first)).keys()]).toContain(dayId(20));
+  await closeClients();
+
+  const [ch, again] = await open(10);
+  await migrateClickHouse(ch, again, log);
+  const parts = await requestParts(ch);
+  expect(parts.has(dayId(20))).toBe(false);
+  expect(parts.get(dayId(2))).toBe(PER_DAY);
+  expect((await olderThan(ch, 10)).requests).toBe(0);
+}
+
 describe('RETENTION_DAYS shrinks the stored data at the next start', () => {
   it('embedded (chDB): old rows, their aggregates and their partition are gone; recent ones stay', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapline-retention-'));
     dirs.push(dir);
     await shrinks(async (days) => {
+      await closeClients();
       const cfg = { ...embeddedClickHouse(dir), retentionDays: days };
       const ch = createClickHouse(cfg);
       clients.push(ch);
@@ -160,6 +189,18 @@ describe('RETENTION_DAYS shrinks the stored data at the next start', () => {
         retentionDays: days,
       };
       await ensureClickHouseDatabase(cfg);
+      const ch = createClickHouse(cfg);
+      clients.push(ch);
+      return [ch, cfg];
+    });
+  });
+
+  it('a start drops the partitions past an unchanged retention (chDB)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapline-retention-'));
+    dirs.push(dir);
+    await expiredDropped(async (days) => {
+      await closeClients();
+      const cfg = { ...embeddedClickHouse(dir), retentionDays: days };
       const ch = createClickHouse(cfg);
       clients.push(ch);
       return [ch, cfg];
