@@ -306,9 +306,11 @@ async function dropExpiredPartitions(
   log: Logger,
 ): Promise<void> {
   const names = RETENTION_TTLS.map(({ table }) => (cfg.cluster ? `${table}_local` : table));
+  // On a cluster every node's parts are listed: a partition may exist on some shards only.
+  const source = cfg.cluster ? `clusterAllReplicas('${cfg.cluster}', system.parts)` : 'system.parts';
   const parts = await (
     await client.query({
-      query: `SELECT DISTINCT table, partition_id FROM system.parts
+      query: `SELECT DISTINCT table, partition_id FROM ${source}
               WHERE database = currentDatabase() AND active AND table IN {names:Array(String)}`,
       query_params: { names },
       format: 'JSONEachRow',
