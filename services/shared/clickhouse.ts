@@ -251,7 +251,18 @@ const RETENTION_TTLS: readonly { table: string; from: string }[] = [
   { table: TABLES.consumersMinute, from: 'minute' },
 ];
 
-/** RETENTION_DAYS may change between starts; every TTL follows it without a new migration. */
+/**
+ * RETENTION_DAYS may change between starts; every TTL follows it without a new migration, and the
+ * stored data shrinks at that start, not only the parts written afterwards:
+ * 1. every partition whose whole period (a day of `requests`, a month of the aggregates) ends
+ *    before now − RETENTION_DAYS is dropped, at every start: a drop removes its parts' folders at
+ *    once and reads nothing, and covers data that expired while Tapline was stopped;
+ * 2. a changed TTL is set with `MODIFY TTL`, which (`materialize_ttl_after_modify`, on by default)
+ *    also rewrites the parts still stored without their expired rows before it returns, in chDB
+ *    and on a server alike. Step 1 leaves it the retained partitions to rewrite.
+ * A part left with no rows by that rewrite stays listed in system.parts (0 rows) until ClickHouse's
+ * cleanup removes it.
+ */
 async function applyRetention(
   client: ClickHouseClient,
   cfg: Config['clickhouse'],
@@ -266,6 +277,7 @@ async function applyRetention(
     })
   ).json<{ name: string; q: string }>();
   const ddl = new Map(rows.map((r) => [r.name, r.q]));
+  await dropExpiredPartitions(client, cfg, log);
   for (const { table, from } of RETENTION_TTLS) {
     // On a cluster the TTL lives on the local tables (the Distributed ones have none).
     const q = ddl.get(cfg.cluster ? `${table}_local` : table);
@@ -274,6 +286,44 @@ async function applyRetention(
       query: `ALTER TABLE ${ttlTable(table, cfg.cluster)} MODIFY TTL ${from} + toIntervalDay(${cfg.retentionDays})`,
     });
     log.info({ table, days: cfg.retentionDays }, 'retention changed');
+  }
+}
+
+/**
+ * The first instant after partition `id` of a table partitioned by `toYYYYMMDD` (8 digits) or
+ * `toYYYYMM` (6 digits) of a UTC time, in ms; undefined for any other partition id.
+ */
+function partitionEnd(id: string): number | undefined {
+  const m = /^(\d{4})(\d{2})(\d{2})?$/.exec(id);
+  if (!m) return undefined;
+  const [year, month, day] = [Number(m[1]), Number(m[2]) - 1, m[3] ? Number(m[3]) : undefined];
+  return day === undefined ? Date.UTC(year, month + 1, 1) : Date.UTC(year, month, day + 1);
+}
+
+/** Drops every partition of the retention tables whose period ended before the retention window. */
+async function dropExpiredPartitions(
+  client: ClickHouseClient,
+  cfg: Config['clickhouse'],
+  log: Logger,
+): Promise<void> {
+  const names = RETENTION_TTLS.map(({ table }) => (cfg.cluster ? `${table}_local` : table));
+  // On a cluster every node's parts are listed: a partition may exist on some shards only.
+  const source = cfg.cluster ? `clusterAllReplicas('${cfg.cluster}', system.parts)` : 'system.parts';
+  const parts = await (
+    await client.query({
+      query: `SELECT DISTINCT table, partition_id FROM ${source}
+              WHERE database = currentDatabase() AND active AND table IN {names:Array(String)}`,
+      query_params: { names },
+      format: 'JSONEachRow',
+    })
+  ).json<{ table: string; partition_id: string }>();
+  const cutoff = Date.now() - cfg.retentionDays * 86_400_000;
+  for (const { table, partition_id: id } of parts) {
+    const end = partitionEnd(id);
+    if (end === undefined || end > cutoff) continue;
+    const name = cfg.cluster ? table.slice(0, -'_local'.length) : table;
+    await client.command({ query: `ALTER TABLE ${ttlTable(name, cfg.cluster)} DROP PARTITION ID '${id}'` });
+    log.info({ table: name, partition: id, days: cfg.retentionDays }, 'expired partition dropped');
   }
 }
 
