@@ -172,7 +172,15 @@ describe('dashboard: consumers', () => {
   });
 
   it('opens a consumer: charts filtered to it, endpoints used, recent errors linking to the stream', async () => {
+    // The charts read the metrics filtered to the consumer: its 6 calls, not the bucket's 12.
+    const filtered = page.waitForResponse(
+      (r) =>
+        r.url().includes('/metrics/shapeA/throughput') &&
+        new URL(r.url()).searchParams.get('consumer') === 'cus_acme',
+    );
     await page.getByRole('link', { name: 'Acme Ltd' }).click();
+    const thr = (await (await filtered).json()) as { summary: { total: { count: number } } };
+    expect(thr.summary.total.count).toBe(6);
     await page.getByRole('heading', { name: /^Acme Ltd/, level: 1 }).waitFor();
     expect(new URL(page.url()).searchParams.get('id')).toBe('cus_acme');
     for (const c of ['Throughput', 'Response time', 'Error rate'])
@@ -202,9 +210,13 @@ describe('dashboard: consumers', () => {
     const group = page.getByLabel('Group', { exact: true });
     expect(await name.inputValue()).toBe('Acme Ltd');
     expect(await group.inputValue()).toBe('enterprise');
-    // Over 256 characters: the API's 400 message, in the form.
+    // Nothing changed yet: nothing to save.
+    expect(await page.getByRole('button', { name: 'Save' }).isDisabled()).toBe(true);
+    // Over 256 characters: the API's 400 message, in the form. Only the changed field is sent.
     await name.fill('x'.repeat(300));
+    const put = page.waitForRequest((r) => r.method() === 'PUT' && r.url().includes('/consumers/cus_acme'));
     await page.getByRole('button', { name: 'Save' }).click();
+    expect((await put).postDataJSON()).toEqual({ name: 'x'.repeat(300) });
     const refusal = page.locator('.form-error');
     await refusal.waitFor();
     expect(await refusal.textContent()).toMatch(/256/);

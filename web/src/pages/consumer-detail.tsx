@@ -2,7 +2,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { useEffect, useMemo, useState } from 'react';
 import { Link } from 'wouter';
 import { consumers, metrics } from '../api/resources';
-import type { ConsumerDetail } from '../api/types';
+import type { ConsumerDetail, ConsumerUpdate } from '../api/types';
 import { Field, FormError } from '../components/form';
 import { RangePicker } from '../components/range-picker';
 import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
@@ -265,7 +265,8 @@ export function ConsumerDetailPage() {
 
 /**
  * Name and group set through the API (PUT; an empty field clears the value set here, so the
- * one the records carry shows again). The API's message is shown when it refuses.
+ * one the records carry shows again). Save is offered once a field differs from the consumer's;
+ * the API's message is shown when it refuses.
  */
 function NameForm({ consumer }: { consumer: ConsumerDetail }) {
   const a = useAccountSid();
@@ -278,9 +279,14 @@ function NameForm({ consumer }: { consumer: ConsumerDetail }) {
     setName(consumer.name ?? '');
     setGroup(consumer.group ?? '');
   }, [consumer.id, consumer.name, consumer.group]);
+  // Only the fields changed here are sent: a group the calls carry stays theirs while only the
+  // name is set (the last write wins between the API and the records, docs/consumers.md).
+  const changes: ConsumerUpdate = {};
+  if (name.trim() !== (consumer.name ?? '')) changes.name = name.trim() || null;
+  if (group.trim() !== (consumer.group ?? '')) changes.group = group.trim() || null;
+  const changed = Object.keys(changes).length > 0;
   const save = useMutation({
-    mutationFn: () =>
-      consumers.update(a, consumer.id, { name: name.trim() || null, group: group.trim() || null }),
+    mutationFn: (body: ConsumerUpdate) => consumers.update(a, consumer.id, body),
     onSuccess: () => {
       void qc.invalidateQueries({ queryKey: ['consumer', a, consumer.id] });
       void qc.invalidateQueries({ queryKey: ['consumers', a] });
@@ -293,7 +299,7 @@ function NameForm({ consumer }: { consumer: ConsumerDetail }) {
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          save.mutate();
+          if (changed) save.mutate(changes);
         }}
       >
         <Field
@@ -314,7 +320,7 @@ function NameForm({ consumer }: { consumer: ConsumerDetail }) {
         />
         <FormError error={save.error} />
         <div className="actions">
-          <button type="submit" className="btn" disabled={!editable || save.isPending}>
+          <button type="submit" className="btn" disabled={!editable || !changed || save.isPending}>
             {save.isPending ? 'Saving…' : 'Save'}
           </button>
           {save.isSuccess && !save.isPending ? (
