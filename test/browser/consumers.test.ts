@@ -235,4 +235,15 @@ describe('dashboard: consumers', () => {
     // Only the deliberate 400 reached the console.
     expect(me.errors.filter((e) => !/status of 400/.test(e))).toEqual([]);
   });
+
+  it('says how to identify consumers when a bucket has none, linking to its setup page', async () => {
+    const quiet = await apiCall('POST', `/v1/accounts/${accountSid}/buckets`, { name: 'Quiet API' });
+    await page.goto(`/consumers?bucket=${String(quiet.sid)}&range=24h`);
+    await page.getByText('No consumers in this range').waitFor();
+    expect(await rows().count()).toBe(0);
+    const setup = page.getByRole('link', { name: "bucket's setup page" });
+    expect(await setup.getAttribute('href')).toBe(`/settings/buckets/${String(quiet.sid)}`);
+    expect(await page.locator('.state-empty').textContent()).toContain('tapline.identify');
+    await screenshot(page, 'consumers-empty-1440');
+  });
 });
