@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { AxeBuilder } from '@axe-core/playwright';
 import pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -110,6 +111,20 @@ describe('dashboard: consumers', () => {
     await browser?.close();
   });
 
+  /** axe-core finds no serious or critical violation on the page, light or dark. */
+  async function expectNoSeriousAxeViolation(): Promise<void> {
+    const found: string[] = [];
+    for (const colorScheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme });
+      const result = await new AxeBuilder({ page }).analyze();
+      for (const v of result.violations)
+        if (v.impact === 'serious' || v.impact === 'critical')
+          found.push(`${colorScheme}: ${v.id} at ${v.nodes.map((n) => n.target.join(' ')).join(' | ')}`);
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+    expect(found).toEqual([]);
+  }
+
   const rows = () => page.getByTestId('consumer-row');
   const firstCells = async () =>
     (await rows().locator('td:first-child a').allTextContents()).map((s) => s.trim());
@@ -139,6 +154,7 @@ describe('dashboard: consumers', () => {
     // Every page of the traffic group lists Consumers after Endpoints.
     const nav = await page.getByRole('navigation').getByRole('link').allTextContents();
     expect(nav.indexOf('Consumers')).toBe(nav.indexOf('Endpoints') + 1);
+    await expectNoSeriousAxeViolation();
     await screenshot(page, 'consumers-list-1440');
     await page.setViewportSize({ width: 390, height: 844 });
     await screenshot(page, 'consumers-list-390');
@@ -199,6 +215,7 @@ describe('dashboard: consumers', () => {
     expect(await recent.locator('tbody tr').textContent()).toContain('/checkout');
     const streamHref = await recent.getByRole('link', { name: 'All in the stream →' }).getAttribute('href');
     expect(new URLSearchParams(streamHref!.split('?')[1]).get('q')).toBe('consumer:cus_acme status:>=400');
+    await expectNoSeriousAxeViolation();
     await screenshot(page, 'consumer-page-1440');
     await page.setViewportSize({ width: 390, height: 844 });
     await screenshot(page, 'consumer-page-390');
