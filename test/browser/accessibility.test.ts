@@ -356,6 +356,7 @@ describe('dashboard: accessibility and the smaller fixes', () => {
       ['/overview', 'Overview'],
       ['/endpoints', 'Endpoints'],
       [`/endpoints/detail?endpoint=${encodeURIComponent('/orders')}`, '/orders'],
+      ['/consumers', 'Consumers'],
       ['/errors', 'Errors'],
       ['/stream', 'Stream'],
       [`/requests/${bucketSid}/${requestSid}`, ''],

@@ -4,6 +4,8 @@ import { BucketsPage } from './pages/buckets';
 import { BucketSetupPage } from './pages/bucket-setup';
 import { AccountPage } from './pages/account';
 import { McpTokensPage, TokensPage } from './pages/tokens';
+import { ConsumerDetailPage } from './pages/consumer-detail';
+import { ConsumersPage } from './pages/consumers';
 import { EndpointsPage } from './pages/endpoints';
 import { ErrorsPage } from './pages/errors';
 import { EndpointDetailPage } from './pages/endpoint-detail';
@@ -30,6 +32,8 @@ export const ROUTES: PageRoute[] = [
   { path: '/overview', component: OverviewPage, nav: { label: 'Overview', group: 'traffic' } },
   { path: '/endpoints', component: EndpointsPage, nav: { label: 'Endpoints', group: 'traffic' } },
   { path: '/endpoints/detail', component: EndpointDetailPage },
+  { path: '/consumers', component: ConsumersPage, nav: { label: 'Consumers', group: 'traffic' } },
+  { path: '/consumers/detail', component: ConsumerDetailPage },
   { path: '/errors', component: ErrorsPage, nav: { label: 'Errors', group: 'traffic' } },
   { path: '/stream', component: StreamPage, nav: { label: 'Stream', group: 'traffic' } },
   { path: '/requests/:bucketSid/:requestSid', component: RequestPage },

@@ -5,6 +5,9 @@
 import { api, withQuery } from './client';
 import type {
   Bucket,
+  ConsumerDetail,
+  ConsumerSummary,
+  ConsumerUpdate,
   ErrorsB,
   EventCreate,
   EventMarker,
@@ -79,6 +82,9 @@ export interface MetricsScope {
   /** one endpoint template and/or HTTP method (docs/metrics.md) */
   endpoint?: string;
   method?: string;
+  /** one consumer id, or the consumers of one group (docs/consumers.md) */
+  consumer?: string;
+  group?: string;
 }
 
 export const metrics = {
@@ -104,6 +110,28 @@ export const metrics = {
     }),
   errors: (a: string, s: MetricsScope, limit = 100) =>
     api.get<ErrorsB>(`${acct(a)}/metrics/errors`, { ...s, limit }),
+};
+
+export interface ConsumerQuery {
+  bucketSid?: string;
+  environmentSid?: string;
+  startDate: string;
+  endDate: string;
+  sort?: 'requests' | 'errorRate' | 'p95' | 'lastSeen' | 'name';
+  order?: 'asc' | 'desc';
+  q?: string;
+  page?: number;
+  limit?: number;
+}
+
+const consumerPath = (a: string, id: string) => `${acct(a)}/consumers/${encodeURIComponent(id)}`;
+
+export const consumers = {
+  list: (a: string, query: ConsumerQuery) =>
+    api.get<List<ConsumerSummary>>(`${acct(a)}/consumers`, { ...query }),
+  get: (a: string, id: string, s: Omit<MetricsScope, 'endpoint' | 'method' | 'consumer' | 'group'>) =>
+    api.get<ConsumerDetail>(consumerPath(a, id), { ...s }),
+  update: (a: string, id: string, body: ConsumerUpdate) => api.put<ConsumerDetail>(consumerPath(a, id), body),
 };
 
 export interface RequestQuery {

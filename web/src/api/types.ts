@@ -5,6 +5,11 @@
  */
 import type { FromSchema } from 'json-schema-to-ts';
 import type { bucketSchema } from '../../../schemas/bucket.schema';
+import type {
+  consumerDetailSchema,
+  consumerSummarySchema,
+  consumerUpdateSchema,
+} from '../../../schemas/consumers.schema';
 import type { eventCreateSchema, eventSchema } from '../../../schemas/events.schema';
 import type {
   metricsErrorsSchema,
@@ -20,6 +25,9 @@ import type { streamViewSchema } from '../../../schemas/stream-view.schema';
 type WithEvents = { references: [typeof metricsEventSchema] };
 
 export type Bucket = FromSchema<typeof bucketSchema>;
+export type ConsumerSummary = FromSchema<typeof consumerSummarySchema>;
+export type ConsumerDetail = FromSchema<typeof consumerDetailSchema>;
+export type ConsumerUpdate = FromSchema<typeof consumerUpdateSchema>;
 export type EventMarker = FromSchema<typeof eventSchema>;
 export type EventCreate = FromSchema<typeof eventCreateSchema>;
 export type MetricsEvent = FromSchema<typeof metricsEventSchema>;

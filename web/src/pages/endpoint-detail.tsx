@@ -338,8 +338,11 @@ function LatencyHistogram({ scope, refetchInterval }: { scope: Scope; refetchInt
   );
 }
 
-/** The newest requests of the endpoint matching `q` in the page's range, linking to each. */
-function RecentRequests({
+/**
+ * The newest requests matching `q` in the page's range (an endpoint's, a consumer's), linking to
+ * each and to the stream filtered with `q`.
+ */
+export function RecentRequests({
   title,
   bucket,
   q,
