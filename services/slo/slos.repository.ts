@@ -109,7 +109,8 @@ export class SlosRepository {
 
   /** PUT replaces the whole definition. */
   async update(accountSid: string, sid: string, input: SloInput): Promise<Slo> {
-    if (!isSid('slo', sid)) throw notFound('SLO');
+    // The SLO first: another account's sid is a 404 whatever the body says.
+    await this.get(accountSid, sid);
     await this.checkBucket(accountSid, input.bucketSid);
     const r = await this.pool
       .query<Row>(

@@ -39,7 +39,7 @@ async function call(
 
 /**
  * Creates two of each resource (a bucket, exclusion, redaction, event, stream view, workflow, MCP
- * token, API token) and, when `ingestUrl` is given, a few captured requests (waits until readable).
+ * token, API token, SLO) and, when `ingestUrl` is given, a few captured requests (waits until readable).
  */
 export async function seedResources(
   urls: { apiUrl: string; ingestUrl?: string },
@@ -90,6 +90,15 @@ export async function seedResources(
     return String(created.sid);
   });
   const apiTokens = await two((i) => create('apiTokens', { name: `t${i}`, scopes: ['buckets:read'] }));
+  const slos = await two((i) =>
+    create('slos', {
+      name: `slo ${i}`,
+      bucketSid,
+      sli: { kind: 'availability' },
+      objective: 99.9,
+      windowDays: 30,
+    }),
+  );
 
   let requestSid = `req_${'A'.repeat(27)}`;
   let spareRequestSid = `req_${'B'.repeat(27)}`;
@@ -142,6 +151,7 @@ export async function seedResources(
       workflowSid: workflows[0],
       mcpTokenSid: mcpTokens[0],
       apiTokenSid: apiTokens[0],
+      sloSid: slos[0],
       requestSid,
     },
     spare: {
@@ -153,6 +163,7 @@ export async function seedResources(
       workflowSid: workflows[1],
       mcpTokenSid: mcpTokens[1],
       apiTokenSid: apiTokens[1],
+      sloSid: slos[1],
       requestSid: spareRequestSid,
     },
   };

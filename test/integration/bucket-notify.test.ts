@@ -29,10 +29,11 @@ describe('bucket cache invalidation', () => {
     // Notifications of one session arrive in commit order: once the rename's is here, one for the
     // flag would have arrived before it.
     await waitFor(() => own.length >= 1, { what: 'the rename notification' });
-    expect(own).toEqual(['tapline_auth:buckets']);
+    // The payload names the bucket, so each process forgets that bucket alone.
+    expect(own).toEqual([`tapline_auth:buckets:${acct.bucketSid}`]);
 
     await client.query('DELETE FROM buckets WHERE sid = $1', [acct.bucketSid]);
     await waitFor(() => own.length >= 2, { what: 'the delete notification' });
-    expect(own).toEqual(['tapline_auth:buckets', 'tapline_auth:buckets']);
+    expect(own).toEqual([`tapline_auth:buckets:${acct.bucketSid}`, `tapline_auth:buckets:${acct.bucketSid}`]);
   });
 });

@@ -178,7 +178,7 @@ describe('GET /metrics of the running service', () => {
     const steps = new Set(
       m.filter((x) => x.name === 'tapline_processor_step_seconds_total').map((x) => x.labels.step),
     );
-    expect([...steps].sort()).toEqual(['endpoint', 'exclusions', 'redact', 'triggers']);
+    expect([...steps].sort()).toEqual(['endpoint', 'exclusions', 'identify', 'redact', 'triggers']);
     // One insert per block that holds rows (a block of excluded records only inserts nothing).
     const inserts = moved('tapline_clickhouse_insert_duration_seconds_count', {
       table: 'requests',

@@ -135,8 +135,12 @@ export default async function consumersRoutes(fastify: FastifyInstance): Promise
     },
     async (req) => {
       const { accountSid, consumerId } = req.params;
+      // Only a consumer the account has seen (or named before) can be named: an unknown id is a
+      // 404 and writes nothing, like a PUT of any other resource that does not exist.
+      const scope = { accountSid, range: resolveRange({}, Date.now()) };
+      if (!(await repo.get(scope, consumerId))) throw notFound('Consumer');
       await repo.update(accountSid, consumerId, req.body);
-      const found = await repo.get({ accountSid, range: resolveRange({}, Date.now()) }, consumerId);
+      const found = await repo.get(scope, consumerId);
       if (!found) throw notFound('Consumer');
       return found;
     },
