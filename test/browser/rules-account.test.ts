@@ -452,8 +452,9 @@ describe('dashboard: SDK settings, rules with previews, events, account', () => 
 
     // A link naming an environment no traffic carries: shown as such, not silently dropped.
     await page.goto('/overview?env=zzzz99');
+    // The page loads again: the environments seen come back with the account (15 s on a loaded machine).
     await expect
-      .poll(() => select.locator('option').allTextContents())
+      .poll(() => select.locator('option').allTextContents(), { timeout: 15_000 })
       .toEqual(['All environments', 'acct01', 'zzzz99 (no traffic)']);
     expect(await select.inputValue()).toBe('zzzz99');
     await select.selectOption('');
