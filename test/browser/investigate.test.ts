@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createAccount } from '../../services/api/accounts.service.js';
 import {
@@ -314,11 +314,16 @@ describe('dashboard: investigate', () => {
   });
 
   it('stops polling while the tab is hidden and catches up as soon as it is shown', async () => {
-    await openOverview();
     const calls: { url: string; at: number }[] = [];
+    const running = new Set<Request>();
     page.on('request', (r) => {
-      if (r.url().includes('/v1/')) calls.push({ url: r.url(), at: Date.now() });
+      if (!r.url().includes('/v1/')) return;
+      calls.push({ url: r.url(), at: Date.now() });
+      running.add(r);
     });
+    page.on('requestfinished', (r) => running.delete(r));
+    page.on('requestfailed', (r) => running.delete(r));
+    await openOverview();
     // The Page Visibility API as a hidden tab reports it (headless Chromium never hides a page).
     const setVisibility = (hidden: boolean) =>
       page.evaluate(
@@ -328,6 +333,9 @@ describe('dashboard: investigate', () => {
           document.dispatchEvent(new Event('visibilitychange', { bubbles: true }));
         })()`,
       );
+    // Hidden only once the page's first calls have answered: a call still running when the tab
+    // is shown makes the query client wait for it instead of asking again.
+    await expect.poll(() => running.size, { timeout: 20_000 }).toBe(0);
     await setVisibility(true);
     const hiddenAt = Date.now();
     // Longer than the 10 s refresh interval.
