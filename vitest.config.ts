@@ -26,6 +26,10 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'services/**/*.test.ts'],
           environment: 'node',
+          // Two files at a time; a test's own time bound is a guard against a hang, not a speed
+          // check (speed is measured in `npm run bench`), so it allows for the other file's load.
+          maxWorkers: 2,
+          testTimeout: 30_000,
           sequence: { groupOrder: 0 },
         },
       },
@@ -49,10 +53,15 @@ export default defineConfig({
           environment: 'node',
           // The dashboard in real Chromium against a stack of its own with an empty database.
           globalSetup: ['test/helpers/browser-setup.ts'],
+          // Two files at a time (two Chromiums), each with accounts of its own; the first-run
+          // journey goes first and the others wait for its first account (browser-first-run-gate).
+          setupFiles: ['test/helpers/browser-first-run-gate.ts'],
           testTimeout: 180_000,
           hookTimeout: 240_000,
-          fileParallelism: false,
-          maxWorkers: 1,
+          // A page updates when its calls answer: a poll on what it shows waits up to 10 s (not
+          // vitest's 1 s) for a machine busy with two browsers and the stack.
+          expect: { poll: { timeout: 10_000, interval: 100 } },
+          maxWorkers: 2,
           sequence: { groupOrder: 2 },
         },
       },

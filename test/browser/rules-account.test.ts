@@ -444,7 +444,7 @@ describe('dashboard: SDK settings, rules with previews, events, account', () => 
     // A list, not free text: "All environments" and the one environment this account's traffic named.
     expect(await select.evaluate((el) => el.tagName)).toBe('SELECT');
     await expect
-      .poll(() => select.locator('option').allTextContents())
+      .poll(() => select.locator('option').allTextContents(), { timeout: 15_000 })
       .toEqual(['All environments', 'acct01']);
     await select.selectOption('acct01');
     await page.waitForURL(/[?&]env=acct01/);
