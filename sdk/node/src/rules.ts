@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { compilePathPattern } from '../../../services/processor/path-pattern.js';
 import { redactsIn } from '../../../services/processor/rule-environment.js';
 import { isAuthorizationKey, isSecretKey } from '../../../services/processor/sensitive/detectors.js';
 import { replaceUserinfoPassword } from '../../../services/processor/url-userinfo.js';
@@ -390,26 +391,6 @@ export function redactRecord(record: CapturedRecord, rules: CompiledRedaction[],
     if (typeof record.request.host === 'string')
       record.request.host = redactUserinfo(record.request.host, credentials, true);
   }
-}
-
-/** `*` matches any run of characters; everything else matches itself (docs/rules.md). */
-export function compilePathPattern(pattern: string): (p: string) => boolean {
-  if (!pattern.includes('*')) return (p) => p === pattern;
-  const pieces = pattern.split('*');
-  const head = pieces[0]!;
-  const tail = pieces[pieces.length - 1]!;
-  const middle = pieces.slice(1, -1).filter((x) => x.length > 0);
-  return (p) => {
-    if (p.length < head.length + tail.length || !p.startsWith(head) || !p.endsWith(tail)) return false;
-    let from = head.length;
-    const end = p.length - tail.length;
-    for (const piece of middle) {
-      const at = p.indexOf(piece, from);
-      if (at < 0 || at + piece.length > end) return false;
-      from = at + piece.length;
-    }
-    return true;
-  };
 }
 
 export function compileExclusion(rule: RemoteExclusionRule): CompiledExclusion | null {
