@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { REDACTION_TYPES } from '../../schemas/rules.schema.js';
 import { parseFieldPath, type FieldPathRoot, type FieldPathSegment } from '../shared/field-path.js';
 import type { RedactionRule, RedactionType } from './rule-snapshot.js';
 import { isAuthorizationKey, isSecretKey } from './sensitive/detectors.js';
@@ -127,7 +128,7 @@ export type CompileResult = { ok: true; rule: CompiledRedaction } | { ok: false;
 export function compileRedaction(rule: RedactionRule): CompileResult {
   const parsed = parseFieldPath(rule.fieldPath);
   if (!parsed.ok) return { ok: false, sid: rule.sid, error: parsed.error };
-  if (!['mask', 'remove', 'hash', 'replace'].includes(rule.redactionType))
+  if (!(REDACTION_TYPES as readonly string[]).includes(rule.redactionType))
     return { ok: false, sid: rule.sid, error: `unknown redactionType ${rule.redactionType}` };
   const tagKey = tagKeyOf(parsed.segments);
   return {

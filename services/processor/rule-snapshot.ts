@@ -4,6 +4,7 @@ import type { PgListener } from '../shared/pg-listener.js';
 import type { Level, RuleScope } from './sensitive/index.js';
 import type { WorkflowAction as SchemaWorkflowAction } from '../../schemas/workflow.schema.js';
 import type { IdentificationSource } from '../../schemas/consumers.schema.js';
+import type { REDACTION_TYPES } from '../../schemas/rules.schema.js';
 
 /**
  * In-memory snapshot of every account's active rules (exclusions and redactions of both shapes,
@@ -42,7 +43,7 @@ export interface CriteriaExclusionRule {
   environments: string[] | null;
 }
 
-export type RedactionType = 'mask' | 'remove' | 'hash' | 'replace';
+export type RedactionType = (typeof REDACTION_TYPES)[number];
 
 /** Shape B redaction: a field path and what to do with the field. */
 export interface RedactionRule {
