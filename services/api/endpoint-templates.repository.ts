@@ -146,7 +146,8 @@ export class EndpointTemplatesRepository {
     sid: string,
     input: EndpointTemplateUpdate,
   ): Promise<EndpointTemplate> {
-    if (!isSid('endpointTemplate', sid)) throw notFound('Endpoint template');
+    // Another account's (or a missing) rule is a 404 before its body is judged.
+    await this.get(accountSid, bucketSid, sid);
     const shape = input.pattern !== undefined ? shapeOf(input.pattern) : null;
     const r = await this.pool
       .query<Row>(
