@@ -11,6 +11,7 @@ import { AUTH_SCHEMAS } from './auth.schema.js';
 import { bucketCreateSchema, bucketListSchema, bucketSchema, bucketUpdateSchema } from './bucket.schema.js';
 import { CONSUMER_SCHEMAS } from './consumers.schema.js';
 import { deletedSchema, errorSchema, type Closed } from './common.schema.js';
+import { ENDPOINT_TEMPLATE_SCHEMAS } from './endpoint-template.schema.js';
 import { EVENT_SCHEMAS } from './events.schema.js';
 import { STREAM_VIEW_SCHEMAS } from './stream-view.schema.js';
 import {
@@ -60,6 +61,7 @@ export const ALL_SCHEMAS = [
   ...AUTH_SCHEMAS,
   ...ACCOUNT_SCHEMAS,
   ...CONSUMER_SCHEMAS,
+  ...ENDPOINT_TEMPLATE_SCHEMAS,
 ] as const satisfies readonly { $id: string }[];
 
 /** Every registered schema, as the `references` of `FromSchema`, so that a `$ref` to an `$id` resolves. */

@@ -408,3 +408,24 @@ export function lastTrafficSql(accountSid: string, environmentSid: string, bucke
     query_params: { a: accountSid, bs: bucketSids, e: environmentSid },
   };
 }
+
+/**
+ * Requests per endpoint template over the range (the endpoint template suggestions): the
+ * rollups' endpoint rows and the edge minutes, summed per endpoint in one outer GROUP BY.
+ */
+export function endpointCountsSql(s: MetricsScope, limit: number): Sql {
+  const b = blocksOf(s);
+  return {
+    query: `SELECT ep, sum(n) AS req_n FROM (${branches(
+      b,
+      { select: `value AS ep, ${MERGE.requests} AS n`, where: "dim = 'endpoint'", groupBy: 'value' },
+      { select: `endpoint AS ep, ${MERGE.requests} AS n`, groupBy: 'endpoint' },
+    )})
+            GROUP BY ep
+            HAVING req_n > 0
+            ORDER BY req_n DESC, ep
+            LIMIT {limit:UInt32}
+            ${QUERY_SETTINGS}`,
+    query_params: { ...b.params, limit },
+  };
+}

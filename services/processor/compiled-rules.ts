@@ -1,3 +1,4 @@
+import { compileEndpointTemplates, type CompiledEndpointTemplates } from '../shared/endpoint-pattern.js';
 import type { Logger } from '../shared/logger.js';
 import { compileIdentification, type CompiledIdentification } from './consumer-identification.js';
 import { tryCompileExclusionCriteria, type CompiledExclusionCriteria } from './exclusion-criteria.js';
@@ -59,6 +60,8 @@ export interface BucketRules {
   workflows: readonly CompiledWorkflow[];
   /** the bucket's consumer identification sources (docs/consumers.md); null = none */
   identification: CompiledIdentification | null;
+  /** the bucket's endpoint template rules in order (docs/processing.md); null = none */
+  endpointTemplates: CompiledEndpointTemplates | null;
 }
 
 export interface ProcessorRules {
@@ -167,6 +170,7 @@ export function compileProcessorRules(
           identification: consumerKey
             ? compileIdentification(rules.identification.get(bucketSid) ?? [], consumerKey, rules.accountSid)
             : null,
+          endpointTemplates: compileEndpointTemplates(rules.endpointTemplates.get(bucketSid) ?? []),
         };
         perBucket.set(bucketSid, b);
       }
@@ -184,4 +188,5 @@ export const NO_RULES: BucketRules = {
   sensitive: null,
   workflows: [],
   identification: null,
+  endpointTemplates: null,
 };

@@ -5,6 +5,7 @@ import type { Level, RuleScope } from './sensitive/index.js';
 import type { WorkflowAction as SchemaWorkflowAction } from '../../schemas/workflow.schema.js';
 import type { IdentificationSource } from '../../schemas/consumers.schema.js';
 import type { REDACTION_TYPES } from '../../schemas/rules.schema.js';
+import type { EndpointTemplateRule } from '../shared/endpoint-pattern.js';
 
 /**
  * In-memory snapshot of every account's active rules (exclusions and redactions of both shapes,
@@ -104,6 +105,8 @@ export interface AccountRules {
   workflows: WorkflowRule[];
   /** bucket sid -> its consumer identification sources in order (docs/consumers.md) */
   identification: Map<string, IdentificationSource[]>;
+  /** bucket sid -> its endpoint template rules in order (docs/processing.md) */
+  endpointTemplates: Map<string, EndpointTemplateRule[]>;
 }
 
 export function emptyRules(accountSid: string, accountName = ''): AccountRules {
@@ -117,6 +120,7 @@ export function emptyRules(accountSid: string, accountName = ''): AccountRules {
     sensitiveRedactions: [],
     workflows: [],
     identification: new Map(),
+    endpointTemplates: new Map(),
   };
 }
 
@@ -304,6 +308,17 @@ export class RuleSnapshot<T> {
          WHERE jsonb_array_length(sources) > 0 ${filter} ORDER BY bucket_sid`,
         params,
       );
+      const t = await client.query<{
+        account_sid: string;
+        bucket_sid: string;
+        sid: string;
+        pattern: string;
+        method: string | null;
+      }>(
+        `SELECT account_sid, bucket_sid, sid, pattern, method FROM endpoint_templates
+         WHERE true ${filter} ORDER BY bucket_sid, created_at, sid`,
+        params,
+      );
       const out = new Map<string, AccountRules>();
       const of = (sid: string) => {
         let a = out.get(sid);
@@ -325,6 +340,12 @@ export class RuleSnapshot<T> {
       for (const row of ids.rows)
         if (Array.isArray(row.sources))
           of(row.account_sid).identification.set(row.bucket_sid, row.sources as IdentificationSource[]);
+      for (const row of t.rows) {
+        const byBucket = of(row.account_sid).endpointTemplates;
+        const list = byBucket.get(row.bucket_sid) ?? [];
+        list.push({ sid: row.sid, pattern: row.pattern, method: row.method });
+        byBucket.set(row.bucket_sid, list);
+      }
       if (out.size) {
         const sids = [...out.keys()];
         const accounts = await client.query<{ sid: string; name: string }>(
@@ -360,6 +381,7 @@ function fingerprint(r: AccountRules): string {
     r.sensitiveRedactions,
     r.workflows,
     [...r.identification],
+    [...r.endpointTemplates],
   ]);
 }
 

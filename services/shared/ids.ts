@@ -18,6 +18,7 @@ export const SID_PREFIX = {
   execution: 'wfx_',
   streamView: 'sv_',
   slo: 'slo_',
+  endpointTemplate: 'ept_',
   request: 'req_',
   invite: 'inv_',
 } as const;

@@ -39,7 +39,7 @@ async function call(
 
 /**
  * Creates two of each resource (a bucket, exclusion, redaction, event, stream view, workflow, MCP
- * token, API token, SLO) and, when `ingestUrl` is given, a few captured requests (waits until readable).
+ * token, API token, SLO, endpoint template rule) and, when `ingestUrl` is given, a few captured requests (waits until readable).
  */
 export async function seedResources(
   urls: { apiUrl: string; ingestUrl?: string },
@@ -100,6 +100,10 @@ export async function seedResources(
     }),
   );
 
+  const templates = await two((i) =>
+    create(`buckets/${bucketSid}/endpointTemplates`, { pattern: `/seed-coupons-${i}/{code}` }),
+  );
+
   let requestSid = `req_${'A'.repeat(27)}`;
   let spareRequestSid = `req_${'B'.repeat(27)}`;
   if (urls.ingestUrl) {
@@ -152,6 +156,7 @@ export async function seedResources(
       mcpTokenSid: mcpTokens[0],
       apiTokenSid: apiTokens[0],
       sloSid: slos[0],
+      endpointTemplateSid: templates[0],
       requestSid,
     },
     spare: {
@@ -164,6 +169,7 @@ export async function seedResources(
       mcpTokenSid: mcpTokens[1],
       apiTokenSid: apiTokens[1],
       sloSid: slos[1],
+      endpointTemplateSid: templates[1],
       requestSid: spareRequestSid,
     },
   };

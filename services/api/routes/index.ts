@@ -22,6 +22,7 @@ import workflowsRoutes from './workflows.route.js';
 import alertsRoutes from './alerts.route.js';
 import metricsRoutes from './metrics.route.js';
 import consumersRoutes from './consumers.route.js';
+import endpointTemplatesRoutes from './endpoint-templates.route.js';
 import slosRoutes from './slos.route.js';
 import releasesRoutes from './releases.route.js';
 
@@ -58,6 +59,7 @@ export const ROUTES: {
   { plugin: alertsRoutes },
   { plugin: metricsRoutes },
   { plugin: consumersRoutes },
+  { plugin: endpointTemplatesRoutes },
   { plugin: slosRoutes },
   { plugin: releasesRoutes },
 ];

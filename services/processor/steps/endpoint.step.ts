@@ -21,10 +21,15 @@ function isIdSegment(seg: string): boolean {
   );
 }
 
+/** The path without its query string: what template rules are matched against. */
+function pathWithoutQuery(path: string): string {
+  const q = path.indexOf('?');
+  return q >= 0 ? path.slice(0, q) : path;
+}
+
 /** `/users/123/orders/9f8e…` -> `/users/{id}/orders/{id}`: the template metrics group by. */
 export function endpointTemplate(path: string): string {
-  const q = path.indexOf('?');
-  const clean = q >= 0 ? path.slice(0, q) : path;
+  const clean = pathWithoutQuery(path);
   if (clean.length > 2048) return clean.slice(0, 2048);
   return clean
     .split('/')
@@ -32,9 +37,21 @@ export function endpointTemplate(path: string): string {
     .join('/');
 }
 
-export const endpointStep: Step = (record) => {
-  // A template the client sent (an SDK that knows the framework's route) is kept as it is.
+/**
+ * The record's endpoint: a non-empty one the client sent (an SDK that knows the framework's route)
+ * is kept as it is; otherwise the first of the bucket's endpoint template rules matching the path
+ * (and method) names it, and without a match the automatic template does. The record is copied
+ * with the new field, so the sink stores it (pipeline.ts).
+ */
+export const endpointStep: Step = (record, ctx) => {
   if (typeof record.endpoint === 'string' && record.endpoint !== '') return ok(record);
   const path = typeof record.request.path === 'string' ? record.request.path : '';
-  return ok({ ...record, endpoint: path ? endpointTemplate(path) : '' });
+  if (!path) return ok({ ...record, endpoint: '' });
+  const rules = ctx.rules.endpointTemplates;
+  if (rules !== null) {
+    const method = typeof record.request.method === 'string' ? record.request.method.toUpperCase() : '';
+    const matched = rules.match(pathWithoutQuery(path), method);
+    if (matched !== null) return ok({ ...record, endpoint: matched });
+  }
+  return ok({ ...record, endpoint: endpointTemplate(path) });
 };

@@ -1,13 +1,20 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useMemo } from 'react';
+import { useMemo, useState } from 'react';
 import { Link } from 'wouter';
-import { metrics } from '../api/resources';
+import { buckets, metrics } from '../api/resources';
+import {
+  MergeDialog,
+  proposePattern,
+  TemplateRules,
+  TemplateSuggestions,
+  type ListedEndpoint,
+} from '../components/endpoint-templates';
 import { RangePicker } from '../components/range-picker';
 import { Sparkline } from '../components/sparkline';
 import { Empty, QueryView } from '../components/state';
 import { bytes, count, ms, percent } from '../lib/format';
 import { useMetricsScope } from '../lib/metrics-scope';
-import { useAccountSid } from '../lib/session';
+import { useAccountSid, useSession } from '../lib/session';
 import { useQueryState, useSharedHref } from '../lib/url-state';
 
 const COLUMNS = [
@@ -25,7 +32,9 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 /**
  * One row per HTTP method and endpoint template: requests with a sparkline of them over the
  * range, error rate, average and p50/p95/p99 response time, and request plus response size per
- * request; sortable, filterable by method and text.
+ * request; sortable, filterable by method and text. With a bucket chosen (or the account's only
+ * one), rows can be selected and merged into an endpoint template rule, the range's suggestions
+ * are offered above the table and the bucket's rules listed below it.
  */
 export function EndpointsPage() {
   const a = useAccountSid();
@@ -36,6 +45,17 @@ export function EndpointsPage() {
   const order = get('order') === 'asc' ? 'asc' : 'desc';
   const method = get('method') ?? '';
   const filter = get('filter') ?? '';
+  const { can } = useSession();
+  const bucketList = useQuery({
+    queryKey: ['buckets', a],
+    queryFn: () => buckets.list(a),
+    enabled: !scope.bucketSid,
+  });
+  const only = bucketList.data?.records.length === 1 ? bucketList.data.records[0]!.sid : undefined;
+  const bucket = scope.bucketSid ?? only;
+  const mayMerge = bucket !== undefined && can('buckets:write');
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const [merging, setMerging] = useState<string | null>(null);
   const perf = useQuery({
     queryKey: ['performance', a, scope, method, 'route', interval],
     queryFn: () =>
@@ -56,6 +76,19 @@ export function EndpointsPage() {
         : dir * ((x[sort] ?? 0) - (y[sort] ?? 0)),
     );
   }, [perf.data, filter, sort, order]);
+  const listed = useMemo<ListedEndpoint[]>(
+    () =>
+      (perf.data?.metrics ?? []).map((m) => ({ method: m.method ?? '', endpoint: m.endpoint ?? m.group })),
+    [perf.data],
+  );
+  const picked = rows.filter((m) => selected.has(m.group));
+  const tick = (group: string, on: boolean) =>
+    setSelected((prev) => {
+      const next = new Set(prev);
+      if (on) next.add(group);
+      else next.delete(group);
+      return next;
+    });
   const header = (key: SortKey, label: string) => (
     <th
       key={key}
@@ -99,7 +132,23 @@ export function EndpointsPage() {
             onChange={(e) => set({ filter: e.target.value || null }, { replace: true })}
           />
         </label>
+        {mayMerge ? (
+          <button
+            type="button"
+            className="btn"
+            disabled={picked.length === 0}
+            onClick={() => setMerging(proposePattern(picked.map((m) => m.endpoint ?? m.group)))}
+          >
+            Merge into template{picked.length ? ` (${picked.length})` : ''}
+          </button>
+        ) : null}
+        {mayMerge && picked.length === 0 ? (
+          <span className="muted small">Tick the endpoints to merge in the Merge column.</span>
+        ) : !bucket && can('buckets:write') && bucketList.data ? (
+          <span className="muted small">Choose a bucket to merge endpoints into a template rule.</span>
+        ) : null}
       </div>
+      {bucket ? <TemplateSuggestions bucket={bucket} scope={scope} listed={listed} /> : null}
       <section className="panel">
         <QueryView
           query={perf}
@@ -123,6 +172,19 @@ export function EndpointsPage() {
                       {header('group', 'Endpoint')}
                       <th scope="col">Throughput</th>
                       {COLUMNS.map((c) => header(c.key, c.label))}
+                      {mayMerge ? (
+                        <th scope="col" className="select-cell actions-col nowrap">
+                          <span aria-hidden="true">Merge </span>
+                          <input
+                            type="checkbox"
+                            aria-label="Select every endpoint listed to merge them"
+                            checked={rows.length > 0 && rows.every((m) => selected.has(m.group))}
+                            onChange={(ev) =>
+                              setSelected(ev.target.checked ? new Set(rows.map((m) => m.group)) : new Set())
+                            }
+                          />
+                        </th>
+                      ) : null}
                     </tr>
                   </thead>
                   <tbody>
@@ -153,6 +215,19 @@ export function EndpointsPage() {
                             {c.fmt(m[c.key])}
                           </td>
                         ))}
+                        {mayMerge ? (
+                          <td className="select-cell">
+                            {/* In a row-actions box: kept in view when the table scrolls at 390 px. */}
+                            <div className="row-actions">
+                              <input
+                                type="checkbox"
+                                aria-label={`Select ${m.method ?? ''} ${m.endpoint ?? m.group} to merge`}
+                                checked={selected.has(m.group)}
+                                onChange={(ev) => tick(m.group, ev.target.checked)}
+                              />
+                            </div>
+                          </td>
+                        ) : null}
                       </tr>
                     ))}
                   </tbody>
@@ -162,6 +237,16 @@ export function EndpointsPage() {
           }
         </QueryView>
       </section>
+      {bucket ? <TemplateRules bucket={bucket} /> : null}
+      {merging !== null && bucket ? (
+        <MergeDialog
+          bucket={bucket}
+          initialPattern={merging}
+          listed={listed}
+          onClose={() => setMerging(null)}
+          onSaved={() => setSelected(new Set())}
+        />
+      ) : null}
     </div>
   );
 }
