@@ -47,6 +47,8 @@ export interface TimeChartProps {
    */
   range?: TimeRange;
   interval?: Interval;
+  /** `data`: the y axis spans the values (an SLI near 99.9%) instead of starting at zero */
+  yScale?: 'zero' | 'data';
 }
 
 const MARKER_COLORS: Record<Theme, Record<string, string>> = {
@@ -120,6 +122,7 @@ export function TimeChart({
   height = 220,
   range: fixedRange,
   interval: fixedInterval,
+  yScale = 'zero',
 }: TimeChartProps) {
   const wrap = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
@@ -203,6 +206,7 @@ export function TimeChart({
     ordered.map((s) => s.label + s.color).join('|') +
     (stacked ? ':s' : '') +
     (fixedRange ? ':f' : '') +
+    yScale +
     theme;
 
   useEffect(() => {
@@ -237,7 +241,13 @@ export function TimeChart({
       focus: { alpha: 0.5 },
       scales: {
         x: { time: true, range: () => [viewRef.current.rangeStart / 1000, viewRef.current.axisEnd / 1000] },
-        y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] },
+        y: {
+          range: (_u, min, max) => {
+            if (yScale === 'zero') return [Math.min(0, min), max > 0 ? max * 1.1 : 1];
+            const pad = (max - min) * 0.1 || Math.abs(max) * 0.001 || 1;
+            return [min - pad, max + pad];
+          },
+        },
       },
       axes: [
         { stroke: axis, grid: { stroke: grid }, ticks: { stroke: tick } },

@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { Link, useParams } from 'wouter';
-import { events, metrics } from '../api/resources';
+import { buckets, events, metrics } from '../api/resources';
 import { releases, type EndpointImpact, type ReleaseImpact } from '../api/slos';
 import type { EventMarker } from '../api/types';
 import { RangePicker } from '../components/range-picker';
@@ -25,9 +25,17 @@ const PAGE = 20;
 /** The most endpoints the release page draws before/after charts for. */
 const CHARTED = 4;
 
-function scopeText(e: EventMarker): string {
-  const b = e.bucketSids.includes('*') ? 'all buckets' : e.bucketSids.join(', ');
-  return e.environmentSids.includes('*') ? b : `${b} · ${e.environmentSids.join(', ')}`;
+/** The buckets and environments a marker is shown on, buckets by name. */
+function useScopeText(): (e: EventMarker) => string {
+  const a = useAccountSid();
+  const list = useQuery({ queryKey: ['buckets', a], queryFn: () => buckets.list(a) });
+  const names = new Map((list.data?.records ?? []).map((b) => [b.sid, b.name]));
+  return (e) => {
+    const b = e.bucketSids.includes('*')
+      ? 'all buckets'
+      : e.bucketSids.map((s) => names.get(s) ?? s).join(', ');
+    return e.environmentSids.includes('*') ? b : `${b} · ${e.environmentSids.join(', ')}`;
+  };
 }
 
 /**
@@ -39,6 +47,7 @@ export function ReleasesPage() {
   const { get, set } = useQueryState();
   const href = useSharedHref();
   const { scope } = useMetricsScope();
+  const scopeText = useScopeText();
   const page = Number(get('page') ?? '1') || 1;
   const query = {
     bucketSid: scope.bucketSid,
@@ -178,6 +187,7 @@ export function ReleasePage() {
   const { eventSid = '' } = useParams<{ eventSid: string }>();
   const event = useQuery({ queryKey: ['event', a, eventSid], queryFn: () => releases.event(a, eventSid) });
   const impact = useImpact(eventSid, { enabled: event.data?.type === 'deployment' });
+  const scopeText = useScopeText();
   const back = (
     <Link href={href('/releases')} className="muted small">
       ← Releases
@@ -294,7 +304,7 @@ function ImpactView({ event, impact }: { event: EventMarker; impact: ReleaseImpa
               <tbody>
                 {impact.endpoints.map((x) => (
                   <tr key={`${x.method} ${x.endpoint}`} data-testid="impact-row">
-                    <td className="mono">
+                    <td className="mono nowrap">
                       <Link href={href('/endpoints/detail', { endpoint: x.endpoint, method: x.method })}>
                         {x.method} {x.endpoint}
                       </Link>

@@ -428,6 +428,7 @@ export function SloPage() {
   const { sloSid = '' } = useParams<{ sloSid: string }>();
   const slo = useQuery({ queryKey: ['slo', a, sloSid], queryFn: () => slos.get(a, sloSid) });
   const status = useSloStatus(sloSid);
+  const bucketList = useQuery({ queryKey: ['buckets', a], queryFn: () => buckets.list(a) });
   const [editing, setEditing] = useState(false);
   const [deleting, setDeleting] = useState(false);
   const back = (
@@ -451,6 +452,7 @@ export function SloPage() {
       </div>
     );
   const s = slo.data;
+  const bucketName = bucketList.data?.records.find((b) => b.sid === s.bucketSid)?.name ?? s.bucketSid;
   return (
     <div className="page">
       <div className="page-head">
@@ -458,8 +460,7 @@ export function SloPage() {
           {back}
           <h1>{s.name}</h1>
           <p className="muted small">
-            {sliText(s)} · objective {pct(s.objective)} over {s.windowDays} days · bucket{' '}
-            <span className="mono">{s.bucketSid}</span>
+            {sliText(s)} · objective {pct(s.objective)} over {s.windowDays} days · bucket {bucketName}
           </p>
         </div>
         <div className="row-actions">
@@ -567,7 +568,7 @@ function SloFigures({ slo, status }: { slo: Slo; status: SloStatus }) {
           <div className="tile-label">Error budget left</div>
           <div className="tile-value">{pct(eb.remainingPercent)}</div>
           <div className="tile-change">
-            {count(eb.consumed)} of {count(Math.round(eb.total * 100) / 100)} allowed bad calls spent
+            {count(eb.consumed)} of {rateFmt.format(eb.total)} allowed bad calls spent
           </div>
         </div>
         <div className="tile">
@@ -626,6 +627,7 @@ function SloFigures({ slo, status }: { slo: Slo; status: SloStatus }) {
             markers={marks}
             range={range}
             interval="day"
+            yScale="data"
           />
         </section>
         <section className="panel">
