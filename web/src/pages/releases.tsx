@@ -70,9 +70,9 @@ export function ReleasesPage() {
         <RangePicker />
       </div>
       <p className="hint intro">
-        Every deployment marker gets a verdict per endpoint: the 30 minutes before it against the 30 minutes
-        after it (the first 2 minutes skipped), for response time and errors. A verdict is pending until its
-        after window has passed.
+        Every deployment marker gets a verdict per endpoint: the minutes before it against the minutes after
+        it, for response time and errors (30 and 30, the first 2 after the marker skipped, unless the bucket
+        sets other windows). A verdict is pending until its after window has passed.
       </p>
       <section className="panel">
         <QueryView
@@ -279,7 +279,7 @@ function ImpactView({ event, impact }: { event: EventMarker; impact: ReleaseImpa
         <h2>Endpoints</h2>
         {impact.endpoints.length === 0 ? (
           <Empty title="No calls in either window">
-            The deployment&apos;s buckets had no traffic in the 30 minutes before or after it.
+            The deployment&apos;s buckets had no traffic in the windows before or after it.
           </Empty>
         ) : (
           <div className="table-wrap">
