@@ -262,6 +262,47 @@ export const releaseImpactSchema = {
   },
 } as const;
 
+/** Ranges of the impact windows, for the query parameters and the per-bucket settings alike. */
+export const IMPACT_WINDOW_LIMITS = {
+  beforeMinutes: { type: 'integer', minimum: 5, maximum: 1440 },
+  afterMinutes: { type: 'integer', minimum: 5, maximum: 1440 },
+  settleMinutes: { type: 'integer', minimum: 0, maximum: 120 },
+} as const;
+
+export const releaseSettingsUpdateSchema = {
+  $id: 'releaseSettingsUpdate',
+  type: 'object',
+  required: ['beforeMinutes', 'afterMinutes', 'settleMinutes'],
+  additionalProperties: false,
+  properties: {
+    beforeMinutes: {
+      ...IMPACT_WINDOW_LIMITS.beforeMinutes,
+      description: 'minutes before the marker (5 to 1440)',
+    },
+    afterMinutes: {
+      ...IMPACT_WINDOW_LIMITS.afterMinutes,
+      description: 'minutes after the settling period (5 to 1440)',
+    },
+    settleMinutes: {
+      ...IMPACT_WINDOW_LIMITS.settleMinutes,
+      description: 'minutes after the marker left out (0 to 120)',
+    },
+  },
+} as const;
+
+export const releaseSettingsSchema = {
+  $id: 'releaseSettings',
+  type: 'object',
+  required: ['bucketSid', 'beforeMinutes', 'afterMinutes', 'settleMinutes', 'updatedAt'],
+  properties: {
+    bucketSid: { type: 'string' },
+    beforeMinutes: { type: 'integer' },
+    afterMinutes: { type: 'integer' },
+    settleMinutes: { type: 'integer' },
+    updatedAt: { ...nullableTimestamp, description: 'null while the bucket uses the defaults (30, 30, 2)' },
+  },
+} as const;
+
 export const SLO_SCHEMAS = [
   sloCreateSchema,
   sloUpdateSchema,
@@ -269,4 +310,6 @@ export const SLO_SCHEMAS = [
   sloListSchema,
   sloStatusSchema,
   releaseImpactSchema,
+  releaseSettingsSchema,
+  releaseSettingsUpdateSchema,
 ] as const;

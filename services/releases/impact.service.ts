@@ -5,6 +5,11 @@ import { validation } from '../shared/errors.js';
 import { HIST_GRID } from '../shared/metrics-sql.js';
 import { TABLES } from '../shared/tables.js';
 import {
+  DEFAULT_WINDOWS,
+  ReleaseSettingsRepository,
+  type ImpactWindows,
+} from './release-settings.repository.js';
+import {
   bySeverity,
   compareWindows,
   type Comparison,
@@ -12,14 +17,7 @@ import {
   type WindowSample,
 } from './impact-rule.js';
 
-/** Window lengths in minutes (docs/releases.md "Windows"). */
-export interface ImpactWindows {
-  beforeMinutes: number;
-  afterMinutes: number;
-  settleMinutes: number;
-}
-
-export const DEFAULT_WINDOWS: ImpactWindows = { beforeMinutes: 30, afterMinutes: 30, settleMinutes: 2 };
+export { DEFAULT_WINDOWS, type ImpactWindows };
 
 export interface EndpointImpact extends Comparison {
   endpoint: string;
@@ -37,6 +35,15 @@ export interface ReleaseImpact {
   };
   summary: Record<Verdict, number>;
   endpoints: EndpointImpact[];
+}
+
+/** The calls a comparison reads; null = every bucket / environment. */
+export interface SampleFilter {
+  accountSid: string;
+  bucketSids: string[] | null;
+  environmentSids: string[] | null;
+  method?: string;
+  consumer?: string;
 }
 
 /**
@@ -61,18 +68,21 @@ const toMs = (index: number): number => (index === -32768 ? 0 : 2 ** (index / HI
  */
 export class ImpactService {
   private readonly events: EventsRepository;
+  private readonly settings: ReleaseSettingsRepository;
 
   constructor(
     private readonly pg: pg.Pool,
     private readonly ch: ClickHouseClient,
   ) {
     this.events = new EventsRepository(pg);
+    this.settings = new ReleaseSettingsRepository(pg);
   }
 
+  /** `windows`: lengths that override the buckets' settings (the API's query parameters). */
   async impact(
     accountSid: string,
     eventSid: string,
-    windows: ImpactWindows = DEFAULT_WINDOWS,
+    windows: Partial<ImpactWindows> = {},
     scope?: ImpactScope,
     now = new Date(),
   ): Promise<ReleaseImpact> {
@@ -84,12 +94,25 @@ export class ImpactService {
     return this.analyse(event, windows, scope, now);
   }
 
+  /**
+   * The impact of `event`. Window lengths not given in `windows` are those of the buckets read
+   * (ReleaseSettingsRepository.windowsFor: the largest among them).
+   */
   async analyse(
     event: EventMarker,
-    windows: ImpactWindows,
+    given: Partial<ImpactWindows>,
     scope: ImpactScope | undefined,
     now: Date,
   ): Promise<ReleaseImpact> {
+    const windows =
+      given.beforeMinutes !== undefined &&
+      given.afterMinutes !== undefined &&
+      given.settleMinutes !== undefined
+        ? (given as ImpactWindows)
+        : {
+            ...(await this.settings.windowsFor(event.accountSid, bucketsOf(event, scope))),
+            ...definedOf(given),
+          };
     const t = Date.parse(event.startedAt);
     const markerMinute = Math.floor(t / MINUTE) * MINUTE;
     const afterMarker = Math.ceil(t / MINUTE) * MINUTE;
@@ -152,37 +175,79 @@ export class ImpactService {
     };
   }
 
-  /** Per `method endpoint`: the two windows' counts, errors and summed duration histograms, in one query. */
+  /** Per `method endpoint`: the two windows' counts, errors and summed duration histograms. */
   private async samples(
     event: EventMarker,
     scope: ImpactScope | undefined,
     before: [number, number],
     after: [number, number],
   ): Promise<Map<string, { before: WindowSample; after: WindowSample }>> {
-    const shown = event.bucketSids.includes('*') ? null : event.bucketSids;
-    const wanted = scope?.bucketSids?.length ? scope.bucketSids : null;
-    const buckets = shown && wanted ? shown.filter((b) => wanted.includes(b)) : (shown ?? wanted);
+    const buckets = bucketsOf(event, scope);
     const envs = scope
       ? [scope.environmentSid]
       : event.environmentSids.includes('*')
         ? null
         : event.environmentSids;
+    // Records sent without an environment count in every environment.
+    return this.windowSamples(
+      { accountSid: event.accountSid, bucketSids: buckets, environmentSids: envs ? [...envs, ''] : null },
+      before,
+      after,
+    );
+  }
+
+  /**
+   * Two arbitrary periods compared per endpoint template (all methods together) by the same rule
+   * as a deployment's windows: MCP `compare_periods`. Periods are half-open, in epoch ms on minute
+   * boundaries; the environment is matched exactly, as the metrics do.
+   */
+  async comparePeriods(
+    filter: SampleFilter,
+    before: [number, number],
+    after: [number, number],
+  ): Promise<Map<string, Comparison>> {
+    const byEndpoint = new Map<string, { before: WindowSample; after: WindowSample }>();
+    for (const [key, s] of await this.windowSamples(filter, before, after)) {
+      const endpoint = splitKey(key)[1];
+      const cur = byEndpoint.get(endpoint);
+      byEndpoint.set(
+        endpoint,
+        cur ? { before: merge(cur.before, s.before), after: merge(cur.after, s.after) } : s,
+      );
+    }
+    const out = new Map<string, Comparison>();
+    for (const [endpoint, s] of byEndpoint) out.set(endpoint, compareWindows(s.before, s.after, toMs));
+    return out;
+  }
+
+  /** Per `method endpoint`: the two windows' counts, errors and summed duration histograms, in one query. */
+  private async windowSamples(
+    filter: SampleFilter,
+    before: [number, number],
+    after: [number, number],
+  ): Promise<Map<string, { before: WindowSample; after: WindowSample }>> {
     const s = (ms: number) => Math.floor(ms / 1000);
+    // A consumer's calls are in consumers_minute, of the same shape (007_consumers.sql).
+    const table = filter.consumer !== undefined ? TABLES.consumersMinute : TABLES.requestsMinute;
     const rs = await this.ch.query({
       query: `SELECT method, endpoint, minute >= toDateTime({afterFrom:UInt32}, 'UTC') AS is_after,
           sum(requests) AS n, sum(errors) AS e,
           mapKeys(sumMap(duration_hist)) AS ks, mapValues(sumMap(duration_hist)) AS vs
-        FROM ${TABLES.requestsMinute}
+        FROM ${table}
         WHERE account_sid = {account:String}
-          ${buckets ? 'AND bucket_sid IN {buckets:Array(String)}' : ''}
-          ${envs ? "AND environment_sid IN arrayConcat({envs:Array(String)}, [''])" : ''}
+          ${filter.bucketSids ? 'AND bucket_sid IN {buckets:Array(String)}' : ''}
+          ${filter.environmentSids ? 'AND environment_sid IN {envs:Array(String)}' : ''}
+          ${filter.method !== undefined ? 'AND toString(method) = {method:String}' : ''}
+          ${filter.consumer !== undefined ? 'AND consumer_id = {consumer:String}' : ''}
           AND ((minute >= toDateTime({beforeFrom:UInt32}, 'UTC') AND minute < toDateTime({beforeTo:UInt32}, 'UTC'))
             OR (minute >= toDateTime({afterFrom:UInt32}, 'UTC') AND minute < toDateTime({afterTo:UInt32}, 'UTC')))
         GROUP BY method, endpoint, is_after`,
       query_params: {
-        account: event.accountSid,
-        buckets: buckets ?? [],
-        envs: envs ?? [],
+        account: filter.accountSid,
+        buckets: filter.bucketSids ?? [],
+        envs: filter.environmentSids ?? [],
+        method: filter.method ?? '',
+        consumer: filter.consumer ?? '',
         beforeFrom: s(before[0]),
         beforeTo: s(before[1]),
         afterFrom: s(after[0]),
@@ -215,6 +280,25 @@ export class ImpactService {
     }
     return out;
   }
+}
+
+/** The buckets an analysis reads: the event's, narrowed by the scope's (null = every bucket). */
+function bucketsOf(event: EventMarker, scope: ImpactScope | undefined): string[] | null {
+  const shown = event.bucketSids.includes('*') ? null : event.bucketSids;
+  const wanted = scope?.bucketSids?.length ? scope.bucketSids : null;
+  return shown && wanted ? shown.filter((b) => wanted.includes(b)) : (shown ?? wanted);
+}
+
+/** The window lengths a caller gave, without the keys it left undefined. */
+function definedOf(w: Partial<ImpactWindows>): Partial<ImpactWindows> {
+  return Object.fromEntries(Object.entries(w).filter(([, v]) => v !== undefined));
+}
+
+/** Two samples of the same window as one (an endpoint's methods together). */
+function merge(x: WindowSample, y: WindowSample): WindowSample {
+  const hist = new Map(x.hist);
+  for (const [k, v] of y.hist) hist.set(k, (hist.get(k) ?? 0) + v);
+  return { count: x.count + y.count, errors: x.errors + y.errors, hist };
 }
 
 function splitKey(key: string): [string, string] {

@@ -3,14 +3,17 @@ import type { EventMarker } from '../api/events.repository.js';
 import type { ClickHouseClient } from '../shared/clickhouse.js';
 import type { Logger } from '../shared/logger.js';
 import type { Pool } from '../shared/postgres.js';
-import { DEFAULT_WINDOWS, ImpactService, type EndpointImpact } from '../releases/impact.service.js';
+import { ImpactService, type EndpointImpact } from '../releases/impact.service.js';
 import { timedJob } from './job.factory.js';
 import type { TimedWorkflow } from './workflow.directory.js';
 
 /** Records arriving late still count: a deployment is judged this long after its after window. */
 export const REGRESSION_GRACE_MS = 2 * 60_000;
-/** Deployments older than this are never judged for a workflow (one made later, say). */
-const LOOKBACK_MS = 24 * 3_600_000;
+/**
+ * Deployments older than this are never judged for a workflow (one made later, say). The longest
+ * windows a bucket may set (1,440 minutes after 120 settling minutes) end well within it.
+ */
+const LOOKBACK_MS = 27 * 3_600_000;
 
 interface EventRow {
   sid: string;
@@ -87,7 +90,7 @@ export class RegressionEvaluator {
       updatedAt: null,
     };
     const scope = { bucketSids: [wf.bucketSid], environmentSid: wf.environmentSid };
-    const impact = await this.impact.analyse(event, DEFAULT_WINDOWS, scope, slot);
+    const impact = await this.impact.analyse(event, {}, scope, slot);
     if (slot.getTime() < Date.parse(impact.window.after.to) + REGRESSION_GRACE_MS) return 0;
     const regressed = impact.endpoints.filter((e) => e.verdict === 'regressed');
     const claim = await this.pg.query(

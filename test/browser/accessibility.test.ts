@@ -51,6 +51,8 @@ describe('dashboard: accessibility and the smaller fixes', () => {
   let bucketSid = '';
   let workflowSid = '';
   let requestSid = '';
+  let releaseSid = '';
+  let sloSid = '';
 
   async function apiCall(method: string, path: string, body?: unknown) {
     const res = await fetch(`${env.apiUrl}${path}`, {
@@ -130,6 +132,24 @@ describe('dashboard: accessibility and the smaller fixes', () => {
     );
     expect(wf.status, JSON.stringify(wf.json)).toBe(201);
     workflowSid = wf.json.sid as string;
+    // A deployment marker and an SLO for the release and SLO pages of the walk.
+    const deploy = await apiCall('POST', `/v1/accounts/${accountSid}/events`, {
+      type: 'deployment',
+      name: 'v7',
+      bucketSids: [bucketSid],
+      startedAt: new Date(Date.now() - 40 * 60_000).toISOString(),
+    });
+    expect(deploy.status, JSON.stringify(deploy.json)).toBe(201);
+    releaseSid = deploy.json.sid as string;
+    const slo = await apiCall('POST', `/v1/accounts/${accountSid}/slos`, {
+      name: 'Shop availability',
+      bucketSid,
+      sli: { kind: 'availability' },
+      objective: 99.5,
+      windowDays: 7,
+    });
+    expect(slo.status, JSON.stringify(slo.json)).toBe(201);
+    sloSid = slo.json.sid as string;
 
     browser = await launchBrowser();
     me = await openPage(browser, env.apiUrl, { width: 1440, height: 900 });
@@ -362,6 +382,10 @@ describe('dashboard: accessibility and the smaller fixes', () => {
       [`/requests/${bucketSid}/${requestSid}`, ''],
       ['/events', 'Events'],
       ['/alerts', 'Alerts'],
+      ['/releases', 'Releases'],
+      [`/releases/${releaseSid}`, 'v7'],
+      ['/slos', 'SLOs'],
+      [`/slos/${sloSid}`, 'Shop availability'],
       ['/settings/buckets', 'Buckets'],
       [`/settings/buckets/${bucketSid}`, `Shop ${tag}`],
       ['/settings/exclusions', 'Exclusions'],
@@ -421,6 +445,8 @@ describe('dashboard: accessibility and the smaller fixes', () => {
           [bucketSid]: 'bucket',
           [workflowSid]: 'workflow',
           [requestSid]: 'request',
+          [releaseSid]: 'release',
+          [sloSid]: 'slo',
         });
         await screenshot(page, `walk-${name}-1440-${colorScheme}`);
         await page.setViewportSize({ width: 390, height: 844 });

@@ -241,6 +241,137 @@ describe('release impact', () => {
     expect(pending.body.status).toBe('pending');
   });
 
+  it('compare_periods judges two periods per endpoint by the same rule as the impact', async () => {
+    const acct = await newAccount();
+    const r = rng(11);
+    const t = Math.floor(Date.now() / MIN) * MIN - 90 * MIN;
+    const before = { from: t - 30 * MIN, minutes: 30 };
+    const after = { from: t + 2 * MIN, minutes: 30 };
+    await send(acct, [
+      ...calls(r, { method: 'POST', path: '/checkout', ...before, n: 90, median: 40 }),
+      ...calls(r, { method: 'POST', path: '/checkout', ...after, n: 90, median: 120 }),
+      ...calls(r, { method: 'GET', path: '/search', ...before, n: 90, median: 200 }),
+      ...calls(r, { method: 'GET', path: '/search', ...after, n: 90, median: 60 }),
+      ...calls(r, { method: 'GET', path: '/profile', ...before, n: 90, median: 50 }),
+      ...calls(r, { method: 'GET', path: '/profile', ...after, n: 90, median: 50 }),
+      ...calls(r, { method: 'GET', path: '/rare', ...before, n: 5, median: 50 }),
+      ...calls(r, { method: 'GET', path: '/rare', ...after, n: 5, median: 500 }),
+      ...calls(r, { method: 'GET', path: '/orders', ...before, n: 1000, median: 40, errors: 5 }),
+      ...calls(r, { method: 'GET', path: '/orders', ...after, n: 1000, median: 40, errors: 50 }),
+    ]);
+    const sid = await deployment(acct, t, 'v7');
+    const impact = await impactWith(acct, sid, 2550);
+    const { token } = await mcpToken(acct, ENV);
+    // The impact's two windows as the tool's periods (an end date names its minute, inclusive).
+    const cmp = (await callTool(token, 'compare_periods', {
+      beforeStartDate: new Date(t - 30 * MIN).toISOString(),
+      beforeEndDate: new Date(t - 1).toISOString(),
+      afterStartDate: new Date(t + 2 * MIN).toISOString(),
+      afterEndDate: new Date(t + 32 * MIN - 1).toISOString(),
+    })) as { endpoints: { endpoint: string; verdict: string; reasons: string[] }[] };
+    const judged = Object.fromEntries(cmp.endpoints.map((e) => [e.endpoint, e.verdict]));
+    expect(judged).toEqual({
+      '/checkout': 'regressed',
+      '/orders': 'regressed',
+      '/search': 'improved',
+      '/profile': 'unchanged',
+      '/rare': 'insufficient',
+    });
+    // The same verdicts and reasons as the impact of the deployment between the two periods.
+    for (const e of impact.endpoints) {
+      const row = cmp.endpoints.find((x) => x.endpoint === e.endpoint)!;
+      expect([row.endpoint, row.verdict, row.reasons]).toEqual([e.endpoint, e.verdict, e.change.reasons]);
+    }
+  });
+
+  it("reads the before, after and settling minutes from the bucket's release settings", async () => {
+    const acct = await newAccount();
+    const r = rng(5);
+    const t = Math.floor(Date.now() / MIN) * MIN - 60 * MIN;
+    const settingsPath = `/v1/accounts/${acct.accountSid}/buckets/${acct.bucketSid}/releaseSettings`;
+    const defaults = await api(acct.apiToken).get(settingsPath);
+    expect(defaults.status, defaults.text).toBe(200);
+    expect(defaults.body).toEqual({
+      bucketSid: acct.bucketSid,
+      beforeMinutes: 30,
+      afterMinutes: 30,
+      settleMinutes: 2,
+      updatedAt: null,
+    });
+    // 20 calls 20 to 11 minutes before the marker, 30 in the last 10; 6 in the 3 minutes after the
+    // marker's minute, 30 from 5 to 19 minutes after it.
+    await send(acct, [
+      ...calls(r, { method: 'GET', path: '/a', from: t - 20 * MIN, minutes: 10, n: 20, median: 40 }),
+      ...calls(r, { method: 'GET', path: '/a', from: t - 10 * MIN, minutes: 10, n: 30, median: 40 }),
+      ...calls(r, { method: 'GET', path: '/a', from: t + 2 * MIN, minutes: 3, n: 6, median: 40 }),
+      ...calls(r, { method: 'GET', path: '/a', from: t + 5 * MIN, minutes: 15, n: 30, median: 40 }),
+    ]);
+    const sid = await deployment(acct, t, 'v9');
+    // Stored: a 20-minute before window with the default settle and after counts all 86.
+    await waitFor(
+      async () => {
+        const res = await api(acct.apiToken).get<Impact>(`${impactPath(acct, sid)}?beforeMinutes=20`);
+        const a = res.body.endpoints[0];
+        return a && a.before.count + a.after.count === 86 ? true : undefined;
+      },
+      { timeoutMs: 60_000, what: '86 calls in the impact' },
+    );
+    const byDefault = await api(acct.apiToken).get<Impact>(impactPath(acct, sid));
+    expect(byDefault.body.window.before.from).toBe(new Date(t - 30 * MIN).toISOString());
+    expect([byDefault.body.endpoints[0]!.before.count, byDefault.body.endpoints[0]!.after.count]).toEqual([
+      50, 36,
+    ]);
+
+    const put = await api(acct.apiToken).put(settingsPath, {
+      beforeMinutes: 10,
+      afterMinutes: 15,
+      settleMinutes: 5,
+    });
+    expect(put.status, put.text).toBe(200);
+    expect(put.body).toMatchObject({
+      bucketSid: acct.bucketSid,
+      beforeMinutes: 10,
+      afterMinutes: 15,
+      settleMinutes: 5,
+    });
+    expect((await api(acct.apiToken).get(settingsPath)).body).toEqual(put.body);
+    const set = await api(acct.apiToken).get<Impact>(impactPath(acct, sid));
+    expect(set.body.window).toEqual({
+      before: { from: new Date(t - 10 * MIN).toISOString(), to: new Date(t).toISOString() },
+      after: { from: new Date(t + 5 * MIN).toISOString(), to: new Date(t + 20 * MIN).toISOString() },
+      settleMinutes: 5,
+      shortenedBy: [],
+    });
+    expect([set.body.endpoints[0]!.before.count, set.body.endpoints[0]!.after.count]).toEqual([30, 30]);
+    // A query parameter still overrides the bucket's value, the others stay the bucket's.
+    const wider = await api(acct.apiToken).get<Impact>(`${impactPath(acct, sid)}?beforeMinutes=20`);
+    expect(wider.body.window.before.from).toBe(new Date(t - 20 * MIN).toISOString());
+    expect(wider.body.window.after.from).toBe(new Date(t + 5 * MIN).toISOString());
+    // MCP get_release_impact uses the bucket's windows too.
+    const { token } = await mcpToken(acct, ENV);
+    expect(((await callTool(token, 'get_release_impact', { eventSid: sid })) as Impact).window).toEqual(
+      set.body.window,
+    );
+
+    const bad = await api(acct.apiToken).put(settingsPath, {
+      beforeMinutes: 10,
+      afterMinutes: 15,
+      settleMinutes: 500,
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({
+      success: false,
+      error: { code: 'VALIDATION_ERROR', details: { 'body.settleMinutes': expect.any(String) } },
+    });
+    const other = await newAccount();
+    const foreign = await api(other.apiToken).put(
+      `/v1/accounts/${other.accountSid}/buckets/${acct.bucketSid}/releaseSettings`,
+      { beforeMinutes: 10, afterMinutes: 15, settleMinutes: 5 },
+    );
+    expect(foreign.status).toBe(404);
+    expect((await api(acct.apiToken).get(settingsPath)).body).toEqual(put.body);
+  });
+
   it('finds no change in 20 deployments over unchanged traffic, and a later deployment shortens the window', async () => {
     const acct = await newAccount();
     const r = rng(7);

@@ -14,7 +14,9 @@ import { ExclusionsPage } from './pages/exclusions';
 import { RedactionsPage } from './pages/redactions';
 import { MembersPage } from './pages/members';
 import { OverviewPage } from './pages/overview';
+import { ReleasePage, ReleasesPage } from './pages/releases';
 import { RequestPage } from './pages/request';
+import { SloPage, SlosPage } from './pages/slos';
 import { StreamPage } from './pages/stream';
 import { WorkflowsPage } from './pages/workflows';
 import { WorkflowEditPage } from './pages/workflows-edit';
@@ -38,6 +40,10 @@ export const ROUTES: PageRoute[] = [
   { path: '/stream', component: StreamPage, nav: { label: 'Stream', group: 'traffic' } },
   { path: '/requests/:bucketSid/:requestSid', component: RequestPage },
   { path: '/events', component: EventsPage, nav: { label: 'Events', group: 'traffic' } },
+  { path: '/releases', component: ReleasesPage, nav: { label: 'Releases', group: 'traffic' } },
+  { path: '/releases/:eventSid', component: ReleasePage },
+  { path: '/slos', component: SlosPage, nav: { label: 'SLOs', group: 'traffic' } },
+  { path: '/slos/:sloSid', component: SloPage },
   { path: '/alerts', component: AlertsPage, nav: { label: 'Alerts', group: 'traffic' } },
   { path: '/settings/buckets', component: BucketsPage, nav: { label: 'Buckets', group: 'settings' } },
   { path: '/settings/buckets/:bucketSid', component: BucketSetupPage },

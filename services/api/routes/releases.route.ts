@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { ref } from '../../../schemas/index.js';
-import { DEFAULT_WINDOWS, ImpactService } from '../../releases/impact.service.js';
+import { IMPACT_WINDOW_LIMITS } from '../../../schemas/slo.schema.js';
+import { ImpactService } from '../../releases/impact.service.js';
+import { ReleaseSettingsRepository, type ImpactWindows } from '../../releases/release-settings.repository.js';
 import type { SchemaTypes } from '../api.types.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 
@@ -10,20 +12,24 @@ const params = {
   properties: { accountSid: { type: 'string', maxLength: 64 }, eventSid: { type: 'string', maxLength: 64 } },
 } as const;
 
+/** Each length left out is the buckets' setting (releaseSettings below; 30, 30 and 2 by default). */
 const query = {
   type: 'object',
   additionalProperties: false,
-  properties: {
-    beforeMinutes: { type: 'integer', minimum: 5, maximum: 1440, default: DEFAULT_WINDOWS.beforeMinutes },
-    afterMinutes: { type: 'integer', minimum: 5, maximum: 1440, default: DEFAULT_WINDOWS.afterMinutes },
-    settleMinutes: { type: 'integer', minimum: 0, maximum: 120, default: DEFAULT_WINDOWS.settleMinutes },
-  },
+  properties: IMPACT_WINDOW_LIMITS,
 } as const;
 
-/** Release impact of deployment events (docs/releases.md). */
+const bucketParams = {
+  type: 'object',
+  required: ['accountSid', 'bucketSid'],
+  properties: { accountSid: { type: 'string', maxLength: 64 }, bucketSid: { type: 'string', maxLength: 64 } },
+} as const;
+
+/** Release impact of deployment events and the per-bucket windows it uses (docs/releases.md). */
 export default async function releasesRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<SchemaTypes>();
   const impact = new ImpactService(app.deps.pg, app.deps.ch);
+  const settings = new ReleaseSettingsRepository(app.deps.pg);
 
   app.get(
     '/v1/accounts/:accountSid/events/:eventSid/impact',
@@ -34,7 +40,8 @@ export default async function releasesRoutes(fastify: FastifyInstance): Promise<
         summary: 'Before/after verdict per endpoint of a deployment event',
         description:
           'Per endpoint and method: the window before the marker against the window after it ' +
-          '(30 and 30 minutes by default, the first 2 minutes after the marker skipped), with a ' +
+          "(the buckets' release settings, by default 30 and 30 minutes with the first 2 minutes " +
+          'after the marker skipped; the query parameters override them), with a ' +
           'verdict regressed / improved / unchanged / insufficient by the rule of docs/releases.md, ' +
           'sorted by severity. `pending` until the after window has passed.',
         params,
@@ -45,10 +52,43 @@ export default async function releasesRoutes(fastify: FastifyInstance): Promise<
     async (req) => {
       const q = req.query;
       return impact.impact(req.params.accountSid, req.params.eventSid, {
-        beforeMinutes: q.beforeMinutes ?? DEFAULT_WINDOWS.beforeMinutes,
-        afterMinutes: q.afterMinutes ?? DEFAULT_WINDOWS.afterMinutes,
-        settleMinutes: q.settleMinutes ?? DEFAULT_WINDOWS.settleMinutes,
+        beforeMinutes: q.beforeMinutes,
+        afterMinutes: q.afterMinutes,
+        settleMinutes: q.settleMinutes,
       });
     },
+  );
+
+  const settingsPath = '/v1/accounts/:accountSid/buckets/:bucketSid/releaseSettings';
+  app.get(
+    settingsPath,
+    {
+      preHandler: requireScope('buckets:read'),
+      schema: {
+        tags: ['buckets'],
+        summary: "The bucket's release impact windows",
+        params: bucketParams,
+        response: { 200: ref('releaseSettings') },
+      },
+    },
+    async (req) => settings.get(req.params.accountSid, req.params.bucketSid),
+  );
+
+  app.put(
+    settingsPath,
+    {
+      preHandler: requireScope('buckets:write'),
+      schema: {
+        tags: ['buckets'],
+        summary: "Set the bucket's release impact windows",
+        description:
+          'The minutes before and after a deployment marker its impact compares, and the settling ' +
+          'minutes after the marker it skips (docs/releases.md "Windows").',
+        params: bucketParams,
+        body: ref('releaseSettingsUpdate'),
+        response: { 200: ref('releaseSettings') },
+      },
+    },
+    async (req) => settings.put(req.params.accountSid, req.params.bucketSid, req.body as ImpactWindows),
   );
 }

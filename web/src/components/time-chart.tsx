@@ -4,8 +4,17 @@ import 'uplot/dist/uPlot.min.css';
 import { useLocation } from 'wouter';
 import type { MetricsEvent } from '../api/types';
 import { cssVar, useTheme, type Theme } from '../lib/theme';
-import { formatDateTime, formatTime, INTERVAL_MS, intervalFor, TIME_ZONE } from '../lib/time';
-import { useQueryState, useRange } from '../lib/url-state';
+import { releaseHref, ReleaseVerdict } from './release-verdict';
+import {
+  formatDateTime,
+  formatTime,
+  INTERVAL_MS,
+  intervalFor,
+  TIME_ZONE,
+  type Interval,
+  type TimeRange,
+} from '../lib/time';
+import { useQueryState, useRange, useSharedHref } from '../lib/url-state';
 
 export interface ChartSeries {
   label: string;
@@ -32,6 +41,14 @@ export interface TimeChartProps {
   /** the previous period, aligned to `x`: drawn faintly, unstacked, behind the current series */
   previous?: ChartSeries[];
   height?: number;
+  /**
+   * A fixed range (a release's windows, an SLO's days) instead of the URL's; dragging does not
+   * zoom it. `interval` is then the length of one x step.
+   */
+  range?: TimeRange;
+  interval?: Interval;
+  /** `data`: the y axis spans the values (an SLI near 99.9%) instead of starting at zero */
+  yScale?: 'zero' | 'data';
 }
 
 const MARKER_COLORS: Record<Theme, Record<string, string>> = {
@@ -103,12 +120,17 @@ export function TimeChart({
   onPickPoint,
   previous = NO_SERIES,
   height = 220,
+  range: fixedRange,
+  interval: fixedInterval,
+  yScale = 'zero',
 }: TimeChartProps) {
   const wrap = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const theme = useTheme();
-  const [location] = useLocation();
-  const range = useRange();
+  const [location, navigate] = useLocation();
+  const href = useSharedHref();
+  const urlRange = useRange();
+  const range = fixedRange ?? urlRange;
   const { set } = useQueryState();
   const [hover, setHover] = useState<Placed | null>(null);
   const [positions, setPositions] = useState<Placed[]>([]);
@@ -124,7 +146,8 @@ export function TimeChart({
 
   const rangeStart = range.start.getTime();
   const rangeEnd = range.end.getTime();
-  const step = INTERVAL_MS[intervalFor(range)];
+  const stepLabel = fixedInterval ?? intervalFor(range);
+  const step = INTERVAL_MS[stepLabel];
 
   // Recomputed with each data update (every 10 s on a live range): "now" moves with it.
   const view = useMemo(() => {
@@ -182,6 +205,8 @@ export function TimeChart({
     '/' +
     ordered.map((s) => s.label + s.color).join('|') +
     (stacked ? ':s' : '') +
+    (fixedRange ? ':f' : '') +
+    yScale +
     theme;
 
   useEffect(() => {
@@ -208,7 +233,7 @@ export function TimeChart({
       cursor: {
         // Dragging selects a range to zoom to (the URL follows, see setSelect); uPlot itself does
         // not rescale. A click keeps its own meaning: `click` passes it through after a drag.
-        drag: { x: true, y: false, dist: DRAG_PX, setScale: false, click: () => undefined },
+        drag: { x: !fixedRange, y: false, dist: DRAG_PX, setScale: false, click: () => undefined },
         points: { size: 6 },
         sync: { key: `chart-sync:${location}` },
         focus: { prox: 24 },
@@ -216,7 +241,13 @@ export function TimeChart({
       focus: { alpha: 0.5 },
       scales: {
         x: { time: true, range: () => [viewRef.current.rangeStart / 1000, viewRef.current.axisEnd / 1000] },
-        y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] },
+        y: {
+          range: (_u, min, max) => {
+            if (yScale === 'zero') return [Math.min(0, min), max > 0 ? max * 1.1 : 1];
+            const pad = (max - min) * 0.1 || Math.abs(max) * 0.001 || 1;
+            return [min - pad, max + pad];
+          },
+        },
       },
       axes: [
         { stroke: axis, grid: { stroke: grid }, ticks: { stroke: tick } },
@@ -394,7 +425,6 @@ export function TimeChart({
     );
   }, [markerKey, rangeStart, view.axisEnd]);
 
-  const stepLabel = intervalFor(range);
   return (
     <figure className={`chart${onPickPoint ? ' chart-clickable' : ''}`} aria-label={title}>
       <div
@@ -416,6 +446,7 @@ export function TimeChart({
               }}
               aria-label={`${p.m.type} event ${p.m.name} at ${formatDateTime(p.m.startedAt)}`}
               data-testid="event-marker"
+              onClick={p.m.type === 'deployment' ? () => navigate(href(releaseHref(p.m.sid))) : undefined}
               onMouseEnter={() => setHover(p)}
               onMouseLeave={() => setHover(null)}
               onFocus={() => setHover(p)}
@@ -445,6 +476,12 @@ export function TimeChart({
                 {formatDateTime(hover.m.startedAt)}
                 {hover.m.endedAt ? ` – ${formatDateTime(hover.m.endedAt)}` : ''}
               </span>
+              {hover.m.type === 'deployment' ? (
+                <>
+                  <ReleaseVerdict eventSid={hover.m.sid} />
+                  <span className="muted small">Click the marker for the release page</span>
+                </>
+              ) : null}
             </div>
           ) : null}
         </div>
@@ -457,7 +494,7 @@ export function TimeChart({
             · the {stepLabel} since {formatTime(view.partial)} is still in progress (faded)
           </span>
         ) : null}
-        <span className="hide-narrow"> · drag across the chart to zoom in</span>
+        {fixedRange ? null : <span className="hide-narrow"> · drag across the chart to zoom in</span>}
       </figcaption>
     </figure>
   );

@@ -38,7 +38,10 @@ export function resolveRange(
   return { id: preset.id, start: new Date(end - preset.ms), end: new Date(end), live: true };
 }
 
-export function intervalFor(r: TimeRange): 'minute' | 'hour' | 'day' {
+/** The API's metrics intervals. */
+export type Interval = 'minute' | 'hour' | 'day';
+
+export function intervalFor(r: TimeRange): Interval {
   const span = r.end.getTime() - r.start.getTime();
   if (span <= 6 * 3_600_000) return 'minute';
   if (span <= 8 * 86_400_000) return 'hour';

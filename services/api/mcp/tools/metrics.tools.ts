@@ -453,7 +453,8 @@ export const comparePeriods = defineTool<CompareArgs>(
     title: 'Compare two periods per endpoint',
     description:
       'Compares two periods per endpoint template: request count, error rate (percent) and p95 response time (ms) before and after, ' +
-      'with the change, largest change of sortBy first. Periods: eventSid (an event marker, e.g. a deployment: windowMinutes before ' +
+      'with the change and a verdict regressed / improved / unchanged / insufficient by the release-impact rule ' +
+      '(Mann-Whitney U on durations, two-proportion test on errors, minimum effect sizes), largest change of sortBy first. Periods: eventSid (an event marker, e.g. a deployment: windowMinutes before ' +
       'it against windowMinutes from it) or beforeStartDate/beforeEndDate/afterStartDate/afterEndDate. Returns JSON {before, after, endpoints}.',
     inputSchema: comparePeriodsInput,
   },
@@ -471,11 +472,28 @@ export const comparePeriods = defineTool<CompareArgs>(
     };
     const qb = base;
     const qa = { ...base, range: after };
-    const [pb, pa, tb, ta] = await Promise.all([
+    // The periods as half-open minute spans: a range holds the minute of its end.
+    const span = (r: TimeRange): [number, number] => [
+      Math.floor(r.start / MINUTE) * MINUTE,
+      Math.floor(r.end / MINUTE) * MINUTE + MINUTE,
+    ];
+    const [pb, pa, tb, ta, verdicts] = await Promise.all([
       ctx.deps.metrics.performance(qb, 'endpoint', ALL_GROUPS),
       ctx.deps.metrics.performance(qa, 'endpoint', ALL_GROUPS),
       totalsOf(ctx, qb),
       totalsOf(ctx, qa),
+      // The release-impact rule on the same calls (docs/releases.md "The rule").
+      ctx.deps.impact.comparePeriods(
+        {
+          accountSid: ctx.scope.accountSid,
+          bucketSids: filter.bucketSid ? [filter.bucketSid] : (filter.bucketSids ?? null),
+          environmentSids: [ctx.scope.environmentSid],
+          ...(args.method !== undefined ? { method: args.method } : {}),
+          ...(args.consumer !== undefined ? { consumer: args.consumer } : {}),
+        },
+        span(before),
+        span(after),
+      ),
     ]);
     const side = (m: (typeof pb.metrics)[number] | undefined): Side =>
       m ? { requests: m.requestCount, errorRate: m.errorRate, p95ResponseTime: m.p95ResponseTime } : null;
@@ -489,8 +507,11 @@ export const comparePeriods = defineTool<CompareArgs>(
     const rows = [...byGroup.entries()].map(([endpoint, { before: b, after: a }]) => {
       const nb = b?.requests ?? 0;
       const na = a?.requests ?? 0;
+      const judged = verdicts.get(endpoint);
       return {
         endpoint,
+        verdict: judged?.verdict ?? 'insufficient',
+        reasons: judged?.change.reasons ?? [],
         before: b,
         after: a,
         change: {

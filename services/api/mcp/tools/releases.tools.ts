@@ -48,8 +48,8 @@ export const RELEASE_TOOLS = [
       name: 'get_release_impact',
       title: 'Release impact of a deployment',
       description:
-        'For a deployment event: per endpoint and method, the 30 minutes before the marker against the 30 minutes ' +
-        'after it (the first 2 minutes skipped), with p50/p95/p99, error rate and a verdict regressed / improved / ' +
+        "For a deployment event: per endpoint and method, the minutes before the marker against the minutes after it (the bucket's " +
+        'release settings: 30 and 30 by default, the first 2 minutes skipped), with p50/p95/p99, error rate and a verdict regressed / improved / ' +
         'unchanged / insufficient (Mann-Whitney U on durations, two-proportion test on errors, minimum effect sizes), ' +
         "regressed first, within this token's environment and buckets. Returns JSON {status, window, summary, endpoints}.",
       inputSchema: getReleaseImpactInput,
@@ -72,9 +72,10 @@ export const RELEASE_TOOLS = [
         throw new ToolError(`Event ${args.eventSid} is a ${ev.type} event: impact is for deployments`, {
           eventSid: 'not a deployment',
         });
+      // The windows of the buckets read (docs/releases.md "Windows").
       const impact = await ctx.deps.impact.analyse(
         ev,
-        { beforeMinutes: 30, afterMinutes: 30, settleMinutes: 2 },
+        {},
         { bucketSids: s.bucketSids, environmentSid: s.environmentSid },
         new Date(),
       );
