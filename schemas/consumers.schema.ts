@@ -25,6 +25,11 @@ const claim = { type: 'string', minLength: 1, maxLength: 256 } as const;
  * - `query`: a query parameter's value; `hash` (default false) as for `header`.
  */
 export const identificationSourceSchema = {
+  type: 'object',
+  required: ['type'],
+  // Picks the branch by `type`, so a refusal names what is wrong in that branch (a header name
+  // with a space, a missing claim, an unknown type) instead of every other branch's mismatch.
+  discriminator: { propertyName: 'type' },
   oneOf: [
     {
       type: 'object',
@@ -82,6 +87,50 @@ export const consumerIdentificationUpdateSchema = {
 } as const;
 
 export type IdentificationSource = FromSchema<typeof identificationSourceSchema>;
+
+/**
+ * POST …/consumerIdentification/preview: draft sources (as PUT takes them, not stored) applied to
+ * one stored request of the bucket.
+ */
+export const consumerIdentificationPreviewBodySchema = {
+  $id: 'consumerIdentificationPreviewBody',
+  type: 'object',
+  required: ['sources', 'requestSid'],
+  additionalProperties: false,
+  properties: {
+    sources: consumerIdentificationUpdateSchema.properties.sources,
+    requestSid: { type: 'string', minLength: 1, maxLength: 64 },
+  },
+} as const;
+
+const previewConsumer = {
+  type: ['object', 'null'],
+  required: ['id'],
+  properties: { id: { type: 'string' }, name: { type: 'string' }, group: { type: 'string' } },
+} as const;
+
+export const consumerIdentificationPreviewSchema = {
+  $id: 'consumerIdentificationPreview',
+  type: 'object',
+  required: ['requestSid', 'consumer', 'source', 'storedConsumer'],
+  properties: {
+    requestSid: { type: 'string' },
+    consumer: {
+      ...previewConsumer,
+      description:
+        'the consumer the draft sources give the request (a credential as its keyed-hash id); null when none does',
+    },
+    source: {
+      type: ['integer', 'null'],
+      description: 'the index in `sources` of the source that gave it; null when none did',
+    },
+    storedConsumer: {
+      ...previewConsumer,
+      description:
+        'the consumer the request was stored with (its own, or the rules of the time); null when none',
+    },
+  },
+} as const;
 
 const nullableNumber = { type: ['number', 'null'] } as const;
 const nullableTime = { type: ['string', 'null'], format: 'date-time' } as const;
@@ -186,6 +235,8 @@ export type ConsumerListQuery = Closed<FromSchema<typeof consumerListQuery>>;
 export const CONSUMER_SCHEMAS = [
   consumerIdentificationSchema,
   consumerIdentificationUpdateSchema,
+  consumerIdentificationPreviewBodySchema,
+  consumerIdentificationPreviewSchema,
   consumerSummarySchema,
   consumerListSchema,
   consumerDetailSchema,

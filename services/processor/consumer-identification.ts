@@ -154,3 +154,18 @@ export function identify(c: CompiledIdentification, request: Record<string, unkn
   }
   return undefined;
 }
+
+/**
+ * The first source that gives a consumer, with its index in the list: the identification preview's
+ * answer (the processor's step calls `identify`, which allocates nothing more).
+ */
+export function identifyWithSource(
+  c: CompiledIdentification,
+  request: Record<string, unknown>,
+): { consumer: Consumer; source: number } | undefined {
+  for (let i = 0; i < c.readers.length; i++) {
+    const found = c.readers[i]!(request);
+    if (found) return { consumer: found, source: i };
+  }
+  return undefined;
+}

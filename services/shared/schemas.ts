@@ -6,13 +6,20 @@ import { describeAjvError } from './validation-messages.js';
 // NOTE: ajv-formats is CJS whose typings do not resolve as callable under NodeNext; require() it.
 const addFormats = createRequire(import.meta.url)('ajv-formats') as (ajv: Ajv) => Ajv;
 
-/** One ajv instance per process with every schema registered; validators are compiled once. */
-export function createAjv(opts: { coerceTypes?: boolean | 'array'; removeAdditional?: boolean } = {}): Ajv {
+/**
+ * An ajv instance with every schema registered (one per process through `ajv()`; validators are
+ * compiled once). `discriminator`: honour OpenAPI's `discriminator` on a `oneOf` (the branch picked by the named
+ * property, so a refusal reports only that branch's errors).
+ */
+export function createAjv(
+  opts: { coerceTypes?: boolean | 'array'; removeAdditional?: boolean; discriminator?: boolean } = {},
+): Ajv {
   const ajv = new Ajv({
     allErrors: true,
     useDefaults: true,
     coerceTypes: opts.coerceTypes ?? false,
     removeAdditional: opts.removeAdditional ?? false,
+    discriminator: opts.discriminator ?? false,
     strict: false,
   });
   addFormats(ajv);

@@ -106,6 +106,11 @@ export function describeAjvError(e: ErrorObject): string {
       return 'has a field name that is not allowed';
     case 'not':
       return 'is not allowed here';
+    case 'discriminator':
+      // a `oneOf` picked by a property (`type`): the property is missing or names no branch
+      return p.error === 'mapping'
+        ? `has an unknown ${String(p.tag)} ${JSON.stringify(p.tagValue)}`
+        : `needs a ${String(p.tag)}`;
     default:
       // anyOf, oneOf, if/then and the like: the branch errors (reported too) say more; this is the
       // fallback when they are all that names the field.

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { createHttpServer } from '../../services/shared/http-server.js';
 import { describeAjvError } from '../../services/shared/validation-messages.js';
 import { ALL_SCHEMAS } from '../../schemas/index.js';
-import { errorDetails, validator } from '../../services/shared/schemas.js';
+import { createAjv, errorDetails, validator } from '../../services/shared/schemas.js';
 
 /**
  * A request refused by its route's schema answers in words a person can act on: the envelope's
@@ -140,4 +140,23 @@ it('words the per-record rejections of ingest the same way (no pattern, no ajv w
   expect(details.environmentSid).toMatch(/6 .*letters or digits/);
   expect(details['response.statusCode']).toMatch(/^must be /);
   for (const phrase of Object.values(details)) expect(phrase).not.toMatch(/pattern|\^|\$/);
+});
+
+it('words a oneOf picked by its discriminator: that branch only, an unknown or a missing type', () => {
+  const validate = createAjv({ discriminator: true }).getSchema('consumerIdentificationUpdate')!;
+  const details = (sources: unknown[]) => {
+    expect(validate({ sources })).toBe(false);
+    return errorDetails(validate.errors);
+  };
+  expect(details([{ type: 'header', name: 'X API Key' }])).toEqual({
+    'sources.0.name':
+      "must be an HTTP header name (letters, digits and !#$%&'*+.^_`|~-, no spaces or colons)",
+  });
+  expect(details([{ type: 'bearer' }, { type: 'cookie', name: 'sid' }])).toEqual({
+    'sources.1': 'has an unknown type "cookie"',
+  });
+  expect(details([{ name: 'X-Key' }])).toEqual({
+    'sources.0.type': 'is required',
+    'sources.0': 'needs a type',
+  });
 });

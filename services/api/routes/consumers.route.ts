@@ -3,9 +3,13 @@ import { accountParams } from '../../../schemas/common.schema.js';
 import { consumerGetQuery, consumerListQuery } from '../../../schemas/consumers.schema.js';
 import { ref } from '../../../schemas/index.js';
 import type { SchemaTypes } from '../api.types.js';
-import { notFound } from '../../shared/errors.js';
+import { compileIdentification, identifyWithSource } from '../../processor/consumer-identification.js';
+import { forbidden, notFound } from '../../shared/errors.js';
+import { createAjv } from '../../shared/schemas.js';
+import { secretBox } from '../../shared/secret-box.js';
 import { BucketsRepository } from '../buckets.repository.js';
 import { ConsumersRepository } from '../consumers.repository.js';
+import { RequestsRepository } from '../requests.repository.js';
 import { resolveRange } from '../metrics-range.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 
@@ -25,13 +29,24 @@ const consumerParams = {
 
 /**
  * API consumers (docs/consumers.md): a bucket's identification rules (the bucket's read and write
- * scopes), the consumers list and one consumer (`metrics:read`), and a consumer's name and group
+ * scopes) and their preview against a stored request, the consumers list and one consumer (`metrics:read`), and a consumer's name and group
  * (`buckets:write`).
  */
 export default async function consumersRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<SchemaTypes>();
+  // Identification sources are a `oneOf` picked by `type` (a discriminator), so a bad source is
+  // refused with what is wrong in its own type (a header name with a space, an unknown type), not
+  // every other type's mismatch. Bodies are not type-coerced; params and query strings are.
+  const bodyAjv = createAjv({ discriminator: true });
+  const partAjv = createAjv({ coerceTypes: 'array', discriminator: true });
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    const ajv = httpPart === 'body' ? bodyAjv : partAjv;
+    const id = (schema as { $id?: unknown }).$id;
+    return (typeof id === 'string' ? ajv.getSchema(id) : undefined) ?? ajv.compile(schema as object);
+  });
   const repo = new ConsumersRepository(app.deps.ch, app.deps.pg, app.deps.cfg.clickhouse.retentionDays);
   const buckets = new BucketsRepository(app.deps.pg);
+  const requests = new RequestsRepository(app.deps.ch, app.deps.pg);
   const tags = ['consumers'] as const;
   const identification = '/v1/accounts/:accountSid/buckets/:bucketSid/consumerIdentification';
   const base = '/v1/accounts/:accountSid/consumers';
@@ -71,6 +86,48 @@ export default async function consumersRoutes(fastify: FastifyInstance): Promise
       const { accountSid, bucketSid } = req.params;
       await buckets.get(accountSid, bucketSid);
       return repo.putIdentification(accountSid, bucketSid, req.body.sources);
+    },
+  );
+
+  const consumerKey = secretBox(app.deps.cfg).derive('consumer-id');
+  app.post(
+    `${identification}/preview`,
+    {
+      preHandler: requireScope('buckets:read'),
+      schema: {
+        tags,
+        summary:
+          'Which consumer draft identification sources give one stored request of the bucket (nothing is stored)',
+        params: bucketParams,
+        body: ref('consumerIdentificationPreviewBody'),
+        response: { 200: ref('consumerIdentificationPreview') },
+      },
+    },
+    async (req) => {
+      const { accountSid, bucketSid } = req.params;
+      // The sample is a stored request: reading it takes requests:read, as the request itself does.
+      if (!req.principal.scopes.has('requests:read')) throw forbidden('requests:read');
+      await buckets.get(accountSid, bucketSid);
+      const record = await requests.get(accountSid, bucketSid, req.body.requestSid);
+      // The processor's own code: the sources compiled as the rule snapshot compiles them, with the
+      // processor's key, so a credential's id here is the id its calls are stored under.
+      const compiled = compileIdentification(req.body.sources, consumerKey, accountSid);
+      const found = compiled
+        ? identifyWithSource(compiled, record.request as Record<string, unknown>)
+        : undefined;
+      const stored = record.consumer as { id: string; name?: string | null; group?: string | null } | null;
+      return {
+        requestSid: req.body.requestSid,
+        consumer: found ? found.consumer : null,
+        source: found ? found.source : null,
+        storedConsumer: stored?.id
+          ? {
+              id: stored.id,
+              ...(stored.name ? { name: stored.name } : {}),
+              ...(stored.group ? { group: stored.group } : {}),
+            }
+          : null,
+      };
     },
   );
 

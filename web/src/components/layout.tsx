@@ -3,13 +3,14 @@ import { useEffect, useState, type ReactNode } from 'react';
 import { Link, useLocation } from 'wouter';
 import { auth, buckets } from '../api/resources';
 import { account } from '../api/settings';
+import { ConsumerFilter } from './consumer-filter';
 import { RateLimitNotice } from './rate-limit';
 import { useAccountSid, useSession } from '../lib/session';
 import { setThemePref, useThemePref, type ThemePref } from '../lib/theme';
 import { useQueryState, useSharedHref } from '../lib/url-state';
 import { ROUTES } from '../routes';
 
-/** Header (account, bucket and environment switchers, sign-out), navigation, page. */
+/** Header (account, bucket, environment and consumer filters, sign-out), navigation, page. */
 export function Layout({ children }: { children: ReactNode }) {
   return (
     <Frame
@@ -19,6 +20,7 @@ export function Layout({ children }: { children: ReactNode }) {
             <AccountSwitcher />
             <BucketSwitcher />
             <EnvironmentFilter />
+            <ConsumerFilter />
           </div>
           <UserMenu />
         </>

@@ -2,7 +2,10 @@ import { useQueryState, useRange } from './url-state';
 import { intervalFor, type TimeRange } from './time';
 import type { MetricsScope } from '../api/resources';
 
-/** The one `query` object every metrics panel gets: bucket, environment, range, interval. */
+/**
+ * The one `query` object every metrics panel gets: bucket, environment, consumer (`?consumer=`,
+ * the header's consumer filter), range, interval.
+ */
 export function useMetricsScope(): {
   scope: MetricsScope;
   /** the same scope over the period just before the range, of the same length */
@@ -16,6 +19,7 @@ export function useMetricsScope(): {
   const scope: MetricsScope = {
     bucketSid: get('bucket') ?? undefined,
     environmentSid: get('env') ?? undefined,
+    consumer: get('consumer') ?? undefined,
     startDate: range.start.toISOString(),
     endDate: range.end.toISOString(),
   };

@@ -3,10 +3,10 @@ import { useLocation, useSearch } from 'wouter';
 import { resolveRange, type TimeRange } from './time';
 
 /**
- * The dashboard's state lives in the URL query (as in Plausible): bucket, environment, range and
- * each page's own filters, so every view is a deep link and a reload keeps it.
+ * The dashboard's state lives in the URL query (as in Plausible): bucket, environment, consumer,
+ * range and each page's own filters, so every view is a deep link and a reload keeps it.
  */
-export const SHARED_KEYS = ['bucket', 'env', 'range', 'from', 'to'] as const;
+export const SHARED_KEYS = ['bucket', 'env', 'consumer', 'range', 'from', 'to'] as const;
 
 export function useQueryState(): {
   params: URLSearchParams;
@@ -31,7 +31,7 @@ export function useQueryState(): {
   return { params, get: (k) => params.get(k), set };
 }
 
-/** A link target that keeps the shared keys (bucket, env, range) of the current URL. */
+/** A link target that keeps the shared keys (bucket, env, consumer, range) of the current URL. */
 export function useSharedHref(): (path: string, extra?: Record<string, string | undefined>) => string {
   const search = useSearch();
   return useCallback(

@@ -7,6 +7,7 @@ import { Field, FormError } from '../components/form';
 import { RangePicker } from '../components/range-picker';
 import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
 import { TimeChart } from '../components/time-chart';
+import { consumerTerm } from '../lib/consumer';
 import { count, ms, percent } from '../lib/format';
 import { useMetricsScope } from '../lib/metrics-scope';
 import { useAccountSid, useSession } from '../lib/session';
@@ -15,11 +16,6 @@ import { useQueryState, useSharedHref } from '../lib/url-state';
 import { RecentRequests } from './endpoint-detail';
 
 const CLASS_COLORS = { ok: '#2e9e5b', c4: '#e0a030', c5: '#d64545' } as const;
-
-/** The search term for one consumer id: bare when it is a plain word, else quoted (docs/search.md). */
-export function consumerTerm(id: string): string {
-  return /^[A-Za-z0-9_.:-]+$/.test(id) ? `consumer:${id}` : `consumer:"${id.replace(/[\\"]/g, '\\$&')}"`;
-}
 
 /**
  * One consumer (docs/consumers.md): its throughput, response time and error rate over the range

@@ -32,7 +32,10 @@ export function ConsumersPage() {
   const a = useAccountSid();
   const { get, set } = useQueryState();
   const href = useSharedHref();
-  const { scope, range, interval, refetchInterval } = useMetricsScope();
+  const metricsScope = useMetricsScope();
+  const { range, interval, refetchInterval } = metricsScope;
+  // The list is where consumers are found: the header's consumer filter does not narrow it.
+  const scope = { ...metricsScope.scope, consumer: undefined };
   const sortParam = get('sort') as SortKey | null;
   const sort: SortKey = sortParam && SORTS.includes(sortParam) ? sortParam : 'requests';
   const order = get('order') === 'asc' ? 'asc' : 'desc';

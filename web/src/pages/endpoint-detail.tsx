@@ -5,6 +5,7 @@ import { metrics, requests } from '../api/resources';
 import { RangePicker } from '../components/range-picker';
 import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
 import { TimeChart } from '../components/time-chart';
+import { withConsumer } from '../lib/consumer';
 import { count, ms, percent } from '../lib/format';
 import { useMetricsScope } from '../lib/metrics-scope';
 import { useAccountSid } from '../lib/session';
@@ -358,13 +359,16 @@ export function RecentRequests({
   const a = useAccountSid();
   const href = useSharedHref();
   const range = useRange();
+  const { get } = useQueryState();
   const startDate = range.start.toISOString();
   const endDate = range.live ? undefined : range.end.toISOString();
+  // Narrowed to the header's consumer filter, as the stream the link opens is.
+  const search = withConsumer(q, get('consumer'));
   // Times alone for today's rows, with their day before (as in the stream).
   const today = localDay(Date.now());
   const list = useQuery({
-    queryKey: ['requests', a, bucket, q, startDate, endDate, 'recent'],
-    queryFn: () => requests.list(a, bucket, { q, startDate, endDate, limit: RECENT }),
+    queryKey: ['requests', a, bucket, search, startDate, endDate, 'recent'],
+    queryFn: () => requests.list(a, bucket, { q: search, startDate, endDate, limit: RECENT }),
     placeholderData: keepPreviousData,
     refetchInterval,
   });

@@ -1,18 +1,19 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
-import { metrics } from '../api/resources';
+import { Link } from 'wouter';
+import { consumers, metrics } from '../api/resources';
 import type { MetricsEvent, SummaryA } from '../api/types';
 import { EventDialog } from '../components/event-dialog';
 import { IngestSnippet } from '../components/ingest-snippet';
 import { RangePicker } from '../components/range-picker';
-import { Empty, ErrorBox, Loading } from '../components/state';
+import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
 import { TimeChart } from '../components/time-chart';
 import { describeChange, type ChangeInput } from '../lib/change';
 import { count, ms, percent } from '../lib/format';
 import { INTERVAL_MS } from '../lib/time';
 import { alignPrevious, useMetricsScope } from '../lib/metrics-scope';
 import { useAccountSid, useSession } from '../lib/session';
-import { useQueryState } from '../lib/url-state';
+import { useQueryState, useSharedHref } from '../lib/url-state';
 
 const CLASS_COLORS = { '200': '#2e9e5b', '300': '#3b82c4', '400': '#e0a030', '500': '#d64545' } as const;
 
@@ -23,7 +24,10 @@ const PREVIOUS_COLOR = '#8a93a3';
 /** One empty list for every render: a new [] each time would re-run the charts' marker effect. */
 const NO_MARKERS: MetricsEvent[] = [];
 
-/** Overview of a bucket (or all buckets): summary tiles, throughput, response time, error rate. */
+/**
+ * Overview of a bucket (or all buckets): summary tiles, throughput, response time, error rate and
+ * the top consumers.
+ */
 export function OverviewPage() {
   const a = useAccountSid();
   const { can } = useSession();
@@ -236,6 +240,7 @@ export function OverviewPage() {
           )}
         </section>
       </div>
+      {noTraffic || scope.consumer ? null : <TopConsumers />}
       {pick ? <EventDialog at={pick} bucketSid={bucket} onClose={() => setPick(null)} /> : null}
     </div>
   );
@@ -319,5 +324,98 @@ function Tile({
         </div>
       ) : null}
     </div>
+  );
+}
+
+/** Consumers in the overview's table: the busiest of the range. */
+const TOP_CONSUMERS = 5;
+
+/**
+ * The busiest consumers of the range (the consumers list sorted by requests), each linking to its
+ * page; without any, how a bucket identifies them. Not shown while the consumer filter narrows the
+ * page to one consumer.
+ */
+function TopConsumers() {
+  const a = useAccountSid();
+  const href = useSharedHref();
+  const { get } = useQueryState();
+  const { scope, refetchInterval } = useMetricsScope();
+  const query = {
+    bucketSid: scope.bucketSid,
+    environmentSid: scope.environmentSid,
+    startDate: scope.startDate,
+    endDate: scope.endDate,
+    sort: 'requests' as const,
+    limit: TOP_CONSUMERS,
+  };
+  const top = useQuery({
+    queryKey: ['consumers', a, 'top', query],
+    queryFn: () => consumers.list(a, query),
+    placeholderData: keepPreviousData,
+    refetchInterval,
+  });
+  const bucket = get('bucket');
+  return (
+    <section className="panel" data-testid="top-consumers">
+      <div className="panel-head">
+        <h2>Top consumers</h2>
+        <Link href={href('/consumers')}>All consumers →</Link>
+      </div>
+      <QueryView
+        query={top}
+        isEmpty={(d) => d.records.length === 0}
+        empty={
+          <Empty title="No consumers identified in this range">
+            Calls name their consumer in the record (the Node SDK&apos;s <code>tapline.identify</code>,
+            OpenTelemetry&apos;s <code>enduser.id</code>) or get one from the bucket&apos;s identification
+            rules (an API key header, a bearer token, a JWT claim, a query parameter) on the{' '}
+            <Link href={bucket ? `/settings/buckets/${encodeURIComponent(bucket)}` : '/settings/buckets'}>
+              bucket&apos;s setup page
+            </Link>
+            .
+          </Empty>
+        }
+      >
+        {(d) => (
+          <div className="table-wrap">
+            <table className="table">
+              <caption className="sr-only">The busiest consumers of the range</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Consumer</th>
+                  <th scope="col" className="num">
+                    Requests
+                  </th>
+                  <th scope="col" className="num">
+                    Error rate
+                  </th>
+                  <th scope="col" className="num">
+                    p95
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {d.records.map((c) => (
+                  <tr key={c.id} data-testid="top-consumer">
+                    <td>
+                      <Link
+                        href={href('/consumers/detail', { id: c.id })}
+                        className={c.name ? undefined : 'mono'}
+                      >
+                        {c.name ?? c.id}
+                      </Link>
+                      {c.group ? <span className="muted small"> · {c.group}</span> : null}
+                    </td>
+                    <td className="num">{count(c.requestCount)}</td>
+                    <td className="num">{percent(c.errorRate)}</td>
+                    <td className="num nowrap">{ms(c.p95)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </QueryView>
+    </section>
   );
 }

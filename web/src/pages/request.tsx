@@ -4,6 +4,7 @@ import { Link, useLocation } from 'wouter';
 import { ApiError } from '../api/client';
 import { requests } from '../api/resources';
 import type { RequestRecord } from '../api/types';
+import { ConsumerLink } from '../components/consumer-link';
 import { ConfirmDialog } from '../components/dialog';
 import { BodyView, KeyValueTable } from '../components/json-view';
 import { ErrorBox, Loading } from '../components/state';
@@ -93,6 +94,9 @@ export function RequestPage({ params }: { params: { bucketSid: string; requestSi
           <span className="mono">{r.endpoint ?? '–'}</span>
         </Fact>
         <Fact label="Environment">{r.environmentSid ?? '–'}</Fact>
+        <Fact label="Consumer">
+          <ConsumerLink consumer={r.consumer} bucketSid={bucketSid} />
+        </Fact>
         <Fact label="Direction">{r.direction === 'out' ? 'outgoing' : 'incoming'}</Fact>
       </div>
       {timings.phases ? <Waterfall phases={timings.phases} total={timings.duration ?? null} /> : null}

@@ -4,11 +4,13 @@ import { Link } from 'wouter';
 import { ApiError } from '../api/client';
 import { buckets, requests, streamViews } from '../api/resources';
 import type { RequestRecord, StreamView } from '../api/types';
+import { ConsumerLink } from '../components/consumer-link';
 import { Dialog, RemoveDialog } from '../components/dialog';
 import { Field, FormError } from '../components/form';
 import { IngestSnippet } from '../components/ingest-snippet';
 import { RangePicker } from '../components/range-picker';
 import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
+import { withConsumer } from '../lib/consumer';
 import { ms } from '../lib/format';
 import { useAccountSid, useSession } from '../lib/session';
 import { usePageVisible } from '../lib/visibility';
@@ -48,12 +50,23 @@ export function StreamPage() {
   const { get } = useQueryState();
   const bucket = get('bucket');
   const q = get('q') ?? '';
+  const consumer = get('consumer');
   const range = useRange();
   if (!bucket) return <PickBucket />;
-  // A new bucket, search or range starts a new list and a new live connection. A preset is keyed
-  // by its id, not its ends, which move with the clock.
+  // A new bucket, search, consumer or range starts a new list and a new live connection. A preset
+  // is keyed by its id, not its ends, which move with the clock.
   const rangeKey = range.live ? range.id : `${range.start.toISOString()}/${range.end.toISOString()}`;
-  return <Stream key={`${bucket}\n${q}\n${rangeKey}`} bucket={bucket} q={q} range={range} />;
+  const search = withConsumer(q, consumer);
+  return (
+    <Stream
+      key={`${bucket}\n${search}\n${rangeKey}`}
+      bucket={bucket}
+      q={q}
+      search={search}
+      consumer={consumer}
+      range={range}
+    />
+  );
 }
 
 function PickBucket() {
@@ -86,7 +99,23 @@ function PickBucket() {
   );
 }
 
-function Stream({ bucket, q, range: current }: { bucket: string; q: string; range: TimeRange }) {
+/**
+ * `q` is the person's search (the search field, saved views); `search` is what the API is asked:
+ * `q` narrowed to the header's consumer filter (`consumer:<id>`), for the list and the live tail.
+ */
+function Stream({
+  bucket,
+  q,
+  search,
+  consumer,
+  range: current,
+}: {
+  bucket: string;
+  q: string;
+  search: string;
+  consumer: string | null;
+  range: TimeRange;
+}) {
   const a = useAccountSid();
   const { get, set } = useQueryState();
   const href = useSharedHref();
@@ -99,11 +128,11 @@ function Stream({ bucket, q, range: current }: { bucket: string; q: string; rang
 
   const history = useInfiniteQuery({
     // The range's start is part of the key: another range is another list, not this one's cache.
-    queryKey: ['stream', a, bucket, q, startDate, endDate],
+    queryKey: ['stream', a, bucket, search, startDate, endDate],
     initialPageParam: { page: 1 } as PageParam,
     queryFn: ({ pageParam }) =>
       requests.list(a, bucket, {
-        q: q || undefined,
+        q: search || undefined,
         startDate,
         endDate: pageParam.endDate ?? endDate,
         page: pageParam.page,
@@ -130,7 +159,7 @@ function Stream({ bucket, q, range: current }: { bucket: string; q: string; rang
     for (const r of first ?? []) if (r.storedAt && (!best || r.storedAt > best.storedAt!)) best = r;
     return best ? `${best.storedAt}|${best.sid}` : undefined;
   }, [first]);
-  const live = useLiveTail(a, bucket, q, since, history.isSuccess && range.live);
+  const live = useLiveTail(a, bucket, search, since, history.isSuccess && range.live);
 
   const rows = useMemo(
     () => mergeRows([live.rows, ...(history.data?.pages.map((p) => p.records) ?? [])]),
@@ -182,8 +211,14 @@ function Stream({ bucket, q, range: current }: { bucket: string; q: string; rang
       ) : history.error && !badSearch ? (
         <ErrorBox error={history.error} onRetry={() => void history.refetch()} />
       ) : badSearch ? null : rows.length === 0 ? (
-        q ? (
-          <Empty title="No requests match this search in this range">
+        search ? (
+          <Empty
+            title={
+              consumer && !q
+                ? 'No requests of this consumer in this range'
+                : 'No requests match this search in this range'
+            }
+          >
             {range.live
               ? `New matching requests appear here as they arrive${live.state === 'live' ? ' (live)' : ''}.`
               : 'Pick a wider range above to look further back.'}
@@ -215,6 +250,9 @@ function Stream({ bucket, q, range: current }: { bucket: string; q: string; rang
                     Duration
                   </th>
                   <th scope="col" className="hide-narrow">
+                    Consumer
+                  </th>
+                  <th scope="col" className="hide-narrow">
                     Environment
                   </th>
                 </tr>
@@ -224,6 +262,7 @@ function Stream({ bucket, q, range: current }: { bucket: string; q: string; rang
                   <StreamRow
                     key={r.sid}
                     r={r}
+                    bucket={bucket}
                     withDate={withDate}
                     to={href(`/requests/${bucket}/${r.sid}`, { q: q || undefined })}
                   />
@@ -250,7 +289,17 @@ function Stream({ bucket, q, range: current }: { bucket: string; q: string; rang
   );
 }
 
-function StreamRow({ r, to, withDate }: { r: RequestRecord; to: string; withDate: boolean }) {
+function StreamRow({
+  r,
+  bucket,
+  to,
+  withDate,
+}: {
+  r: RequestRecord;
+  bucket: string;
+  to: string;
+  withDate: boolean;
+}) {
   const status = r.response?.statusCode ?? null;
   const target = r.request.path ?? r.request.url ?? '–';
   return (
@@ -274,6 +323,9 @@ function StreamRow({ r, to, withDate }: { r: RequestRecord; to: string; withDate
       </td>
       <td className="num nowrap">
         {ms(typeof r.timings?.duration === 'number' ? r.timings.duration : null)}
+      </td>
+      <td className="small hide-narrow stream-consumer">
+        <ConsumerLink consumer={r.consumer} bucketSid={bucket} />
       </td>
       <td className="mono small hide-narrow">{r.environmentSid ?? '–'}</td>
     </tr>
