@@ -14,10 +14,11 @@ import type { Logger } from '../shared/logger.js';
 
 /**
  * Settings as code (docs/settings-as-code.md): an account's buckets, exclusion and redaction
- * rules, workflows and stream views as one YAML document, exported and applied through the API's
+ * rules, workflows, stream views and SLOs as one YAML document, exported and applied through the API's
  * own routes, run in-process (Fastify `inject`). Every write therefore passes the same schemas,
  * checks, secret sealing and change notifications as an API call, and a refusal carries the API's
- * own error message. Bucket sids are written as bucket names, so a file applies to any account.
+ * own error message. Bucket sids are written as bucket names and the SLO of an `slo_burn` trigger
+ * as the SLO's name, so a file applies to any account.
  */
 
 type Obj = Record<string, unknown>;
@@ -35,6 +36,7 @@ interface BucketDoc {
   verifySslCerts: boolean;
   workflows: Obj[];
   streamViews: Obj[];
+  slos: Obj[];
 }
 
 /** A refusal of the file or of the API, printed as is by the admin command. */
@@ -130,7 +132,15 @@ const SYSTEM_FIELDS = ['sid', 'accountSid', 'bucketSid', 'createdAt', 'updatedAt
 async function current(api: SettingsApi): Promise<{ doc: SettingsDocument; ids: Ids }> {
   const buckets = await api.list(`${api.base}/buckets`);
   const nameOf = new Map(buckets.map((b) => [String(b.sid), String(b.name)]));
-  const ids: Ids = { buckets: new Map(), rules: new Map(), workflows: new Map(), views: new Map() };
+  const ids: Ids = {
+    buckets: new Map(),
+    rules: new Map(),
+    workflows: new Map(),
+    views: new Map(),
+    slos: new Map(),
+  };
+  const slos = await api.list(`${api.base}/slos`);
+  const sloName = new Map(slos.map((o) => [String(o.sid), String(o.name)]));
   const toNames = (v: unknown) =>
     Array.isArray(v) ? v.map((s) => nameOf.get(String(s)) ?? String(s)).sort() : v;
   const rules = async (kind: 'exclusions' | 'redactions') =>
@@ -151,18 +161,30 @@ async function current(api: SettingsApi): Promise<{ doc: SettingsDocument; ids: 
     const wfs = workflows
       .filter((w) => w.bucketSid === b.sid)
       .map((w) => {
+        const trigger = w.trigger as Obj;
         const doc = clean({
           environment: w.environmentSid,
           ...omit(w, [...SYSTEM_FIELDS, 'environmentSid']),
+          // An slo_burn trigger names its SLO by name, as buckets are named.
+          ...(trigger.type === 'slo_burn'
+            ? { trigger: { ...trigger, sloSid: sloName.get(String(trigger.sloSid)) ?? trigger.sloSid } }
+            : {}),
         });
         ids.workflows.set(workflowKey(name, doc), String(w.sid));
         return doc;
+      });
+    const bucketSlos = slos
+      .filter((o) => o.bucketSid === b.sid)
+      .map((o) => {
+        ids.slos.set(String(o.name), String(o.sid));
+        return clean(omit(o, SYSTEM_FIELDS));
       });
     docBuckets.push({
       name,
       verifySslCerts: b.verifySslCerts === true,
       workflows: sortBy(wfs, (w) => workflowKey('', w)),
       streamViews: sortBy(views, (v) => String(v.name)),
+      slos: sortBy(bucketSlos, (o) => String(o.name)),
     });
   }
   return {
@@ -182,6 +204,8 @@ interface Ids {
   rules: Map<string, string>;
   workflows: Map<string, string>;
   views: Map<string, string>;
+  /** SLO name -> sid */
+  slos: Map<string, string>;
 }
 
 /** Null, empty-string descriptions and `[]`/null scopes are the API's defaults: left out. */
@@ -265,7 +289,7 @@ const envName = (bucket: string, workflow: string, index: number) =>
 
 export interface PlanStep {
   op: 'create' | 'update' | 'delete';
-  kind: 'bucket' | 'exclusion' | 'redaction' | 'workflow' | 'streamView';
+  kind: 'bucket' | 'exclusion' | 'redaction' | 'slo' | 'workflow' | 'streamView';
   /** how the plan names it: `shop`, `shop/prod01/Errors`, a rule's name or criteria */
   label: string;
   run: (sids: Map<string, string>) => Promise<void>;
@@ -295,11 +319,16 @@ export function readDocument(text: string, env: (name: string) => string | undef
       verifySslCerts: b.verifySslCerts !== false,
       workflows: list(b.workflows, `buckets.${i}.workflows`),
       streamViews: list(b.streamViews, `buckets.${i}.streamViews`),
+      slos: list(b.slos, `buckets.${i}.slos`),
     };
   });
   const names = buckets.map((b) => b.name);
   const dup = names.find((n, i) => names.indexOf(n) !== i);
   if (dup !== undefined) throw new SettingsError(`buckets: the name "${dup}" is listed twice`);
+  // slo_burn triggers name their SLO: a name must say which one.
+  const sloNames = buckets.flatMap((b) => b.slos.map((o) => String(o.name)));
+  const dupSlo = sloNames.find((n, i) => sloNames.indexOf(n) !== i);
+  if (dupSlo !== undefined) throw new SettingsError(`slos: the name "${dupSlo}" is listed twice`);
   const doc: SettingsDocument = {
     version: 1,
     account: typeof d.account === 'string' ? d.account : '',
@@ -422,6 +451,62 @@ export async function plan(api: SettingsApi, want: SettingsDocument): Promise<Pl
       }
   }
 
+  // SLOs before workflows: an slo_burn trigger names one. Matched by name across the account.
+  const sloKey = (name: string) => `slo\n${name}`;
+  const haveSlos = new Map(
+    have.buckets.flatMap((b) => b.slos.map((o) => [String(o.name), { bucket: b.name, slo: o }] as const)),
+  );
+  const wantedSlos = new Set<string>();
+  for (const b of want.buckets)
+    for (const o of b.slos) {
+      const name = String(o.name);
+      wantedSlos.add(name);
+      const prev = haveSlos.get(name);
+      const wantDoc = clean(o);
+      if (prev && prev.bucket === b.name && isDeepStrictEqual(prev.slo, wantDoc)) continue;
+      const body = (sids: Map<string, string>) => ({ ...o, bucketSid: bucketSid(sids, b.name) });
+      const label = `${b.name}/${name}`;
+      if (!prev)
+        steps.push({
+          op: 'create',
+          kind: 'slo',
+          label,
+          run: async (sids) => {
+            const made = await send('POST', `${base}/slos`, `SLO "${label}"`, body(sids));
+            sids.set(sloKey(name), String(made.sid));
+          },
+        });
+      else {
+        const sid = ids.slos.get(name)!;
+        steps.push({
+          op: 'update',
+          kind: 'slo',
+          label,
+          run: async (sids) => void (await send('PUT', `${base}/slos/${sid}`, `SLO "${label}"`, body(sids))),
+        });
+      }
+    }
+  const sloDeletes: PlanStep[] = [];
+  const inFile = new Set(want.buckets.map((b) => b.name));
+  for (const [name, prev] of haveSlos)
+    if (!wantedSlos.has(name) && inFile.has(prev.bucket)) {
+      const sid = ids.slos.get(name)!;
+      const label = `${prev.bucket}/${name}`;
+      sloDeletes.push({
+        op: 'delete',
+        kind: 'slo',
+        label,
+        run: async () => void (await send('DELETE', `${base}/slos/${sid}`, `SLO "${label}"`)),
+      });
+    }
+  /** A workflow body for the API: an slo_burn trigger's SLO name becomes its sid. */
+  const withSloSid = (sids: Map<string, string>, body: Obj): Obj => {
+    const trigger = body.trigger as Obj | undefined;
+    if (trigger?.type !== 'slo_burn') return body;
+    const name = String(trigger.sloSid);
+    return { ...body, trigger: { ...trigger, sloSid: sids.get(sloKey(name)) ?? name } };
+  };
+
   for (const b of want.buckets) {
     const old = haveBuckets.get(b.name);
     const haveWfs = new Map((old?.workflows ?? []).map((w) => [workflowKey(b.name, w), w]));
@@ -447,7 +532,8 @@ export async function plan(api: SettingsApi, want: SettingsDocument): Promise<Pl
           op: 'create',
           kind: 'workflow',
           label,
-          run: async (sids) => void (await send('POST', path(sids), `workflow "${label}"`, body)),
+          run: async (sids) =>
+            void (await send('POST', path(sids), `workflow "${label}"`, withSloSid(sids, body))),
         });
       else {
         const sid = ids.workflows.get(key)!;
@@ -455,7 +541,8 @@ export async function plan(api: SettingsApi, want: SettingsDocument): Promise<Pl
           op: 'update',
           kind: 'workflow',
           label,
-          run: async (sids) => void (await send('PUT', `${path(sids)}/${sid}`, `workflow "${label}"`, body)),
+          run: async (sids) =>
+            void (await send('PUT', `${path(sids)}/${sid}`, `workflow "${label}"`, withSloSid(sids, body))),
         });
       }
     }
@@ -523,7 +610,8 @@ export async function plan(api: SettingsApi, want: SettingsDocument): Promise<Pl
         });
       }
   }
-  return [...steps, ...deletes];
+  // SLOs go after the workflows that may name them.
+  return [...steps, ...deletes, ...sloDeletes];
 }
 
 /** A rule as stored: the create defaults filled in, so an omitted default is no change. */
@@ -554,6 +642,7 @@ function comparableWorkflow(w: Obj): Obj {
 export async function applyPlan(api: SettingsApi, steps: PlanStep[]): Promise<void> {
   const { ids } = await current(api);
   const sids = new Map(ids.buckets);
+  for (const [name, sid] of ids.slos) sids.set(`slo\n${name}`, sid);
   for (const s of steps) await s.run(sids);
 }
 

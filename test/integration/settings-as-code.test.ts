@@ -211,4 +211,100 @@ describe('settings as code', () => {
     for (const [field, message] of Object.entries(direct.body.error.details))
       expect(refused.stderr).toContain(`${field}: ${message}`);
   }, 600_000);
+
+  it('exports and applies SLOs, with the slo_burn workflow naming its SLO by name', async () => {
+    const src = await newAccount();
+    const dst = await newAccount();
+    const tag = randomBytes(3).toString('hex');
+    const base = `/v1/accounts/${src.accountSid}`;
+    const shop = await api(src.apiToken).post<{ sid: string }>(`${base}/buckets`, { name: `slo-${tag}` });
+    expect(shop.status, shop.text).toBe(201);
+    const slo = await api(src.apiToken).post<{ sid: string }>(`${base}/slos`, {
+      name: `checkout ${tag}`,
+      bucketSid: shop.body.sid,
+      endpoint: '/checkout',
+      method: 'POST',
+      sli: { kind: 'latency', thresholdMs: 300 },
+      objective: 99.5,
+      windowDays: 28,
+    });
+    expect(slo.status, slo.text).toBe(201);
+    const wf = await api(src.apiToken).post(
+      `${base}/environments/prod01/buckets/${shop.body.sid}/workflows`,
+      {
+        name: 'checkout burn',
+        trigger: { type: 'slo_burn', sloSid: slo.body.sid },
+        actions: [{ type: 'email', config: { to: ['oncall@example.com'] } }],
+      },
+    );
+    expect(wf.status, wf.text).toBe(201);
+    const del = await api(dst.apiToken).delete(`/v1/accounts/${dst.accountSid}/buckets/${dst.bucketSid}`);
+    expect(del.status, del.text).toBe(200);
+
+    const out = await admin(['export', '--account', src.accountSid]);
+    expect(out.code, out.stderr).toBe(0);
+    const doc = parse(out.stdout) as {
+      buckets: {
+        name: string;
+        slos: Record<string, unknown>[];
+        workflows: { trigger: Record<string, unknown> }[];
+      }[];
+    };
+    const bucket = doc.buckets.find((b) => b.name === `slo-${tag}`)!;
+    expect(bucket.slos).toEqual([
+      {
+        name: `checkout ${tag}`,
+        endpoint: '/checkout',
+        method: 'POST',
+        sli: { kind: 'latency', thresholdMs: 300 },
+        objective: 99.5,
+        windowDays: 28,
+      },
+    ]);
+    expect(bucket.workflows[0]!.trigger).toEqual({
+      type: 'slo_burn',
+      sloSid: `checkout ${tag}`,
+      conditions: [],
+    });
+
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'tapline-settings-'));
+    const file = path.join(dir, 'slos.yaml');
+    await writeFile(file, out.stdout);
+    const applied = await admin(['apply', file, '--account', dst.accountSid]);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(applied.stdout).toContain(`create slo "slo-${tag}/checkout ${tag}"`);
+    const made = await api(dst.apiToken).get<{ records: { sid: string; name: string; objective: number }[] }>(
+      `/v1/accounts/${dst.accountSid}/slos`,
+    );
+    expect(made.body.records.map((o) => [o.name, o.objective])).toEqual([[`checkout ${tag}`, 99.5]]);
+    // The destination's workflow names the destination's SLO.
+    const wfs = await api(dst.apiToken).get<{ records: { trigger: { sloSid?: string } }[] }>(
+      `/v1/accounts/${dst.accountSid}/workflows`,
+    );
+    expect(wfs.body.records.map((w) => w.trigger.sloSid)).toEqual([made.body.records[0]!.sid]);
+    const again = await admin(['export', '--account', dst.accountSid]);
+    expect(comparable(again.stdout)).toEqual(comparable(out.stdout));
+
+    // A changed objective is an update; an SLO left out of the file (with its workflow) goes.
+    bucket.slos[0]!.objective = 99.9;
+    await writeFile(file, stringify(doc));
+    const changed = await admin(['apply', file, '--account', dst.accountSid]);
+    expect(changed.code, changed.stderr).toBe(0);
+    expect(changed.stdout.trim().split('\n')).toEqual([
+      `update slo "slo-${tag}/checkout ${tag}"`,
+      `Applied 1 change(s) to ${dst.accountSid}.`,
+    ]);
+    bucket.slos = [];
+    bucket.workflows = [];
+    await writeFile(file, stringify(doc));
+    const removed = await admin(['apply', file, '--account', dst.accountSid]);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(removed.stdout.trim().split('\n')).toEqual([
+      `delete workflow "slo-${tag}/prod01/checkout burn"`,
+      `delete slo "slo-${tag}/checkout ${tag}"`,
+      `Applied 2 change(s) to ${dst.accountSid}.`,
+    ]);
+    const gone = await api(dst.apiToken).get<{ records: unknown[] }>(`/v1/accounts/${dst.accountSid}/slos`);
+    expect(gone.body.records).toEqual([]);
+  }, 600_000);
 });
