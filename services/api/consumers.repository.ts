@@ -7,15 +7,16 @@ import type {
 import type { ClickHouseClient } from '../shared/clickhouse.js';
 import { MERGE } from '../shared/metrics-sql.js';
 import { TABLES } from '../shared/tables.js';
-import type { Sql } from './metrics-queries.js';
+import { segmentsOf, type Sql } from './metrics-queries.js';
 import { labelsSql, overrideParams, type Override } from './consumer-labels.js';
-import { rangeOut, scopeOf, type TimeRange } from './metrics-range.js';
+import { rangeOut, scopeOf, type MetricsScope, type TimeRange } from './metrics-range.js';
 
 /**
  * API consumers (docs/consumers.md): identification rules and names/groups in Postgres, counts and
- * percentiles from the ClickHouse aggregate `consumers_minute` (007_consumers.sql, the endpoint
- * metrics' histograms, so the same percentile method and error bound), first/last seen and the
- * labels records carried from `consumer_labels`.
+ * percentiles from the ClickHouse rollups keyed by consumer (`consumers_rollup`,
+ * `consumer_endpoints_rollup`: 008_consumer_rollups.sql, sums of `consumers_minute` rows with the
+ * endpoint metrics' histograms, so the same percentile method and error bound), first/last seen
+ * and the labels records carried from `consumer_labels`.
  *
  * A consumer's name (and group) is the one written last: through `PUT …/consumers/{id}` (Postgres,
  * with its instant) or by a record that carried one (ClickHouse, with the record's createdAt).
@@ -55,6 +56,48 @@ const SORT_SQL: Record<NonNullable<ConsumerListQuery['sort']>, string> = {
   lastSeen: 'ls',
   name: "lower(if(name = '', cid, name))",
 };
+
+/** Block lengths (minutes) of consumers_rollup: single minutes, 10 minutes, an hour, a UTC day. */
+const CONSUMER_LEVELS = [1440, 60, 10, 1] as const;
+/** Block lengths of consumer_endpoints_rollup; its single minutes are read from consumers_minute. */
+const ENDPOINT_LEVELS = [1440, 60] as const;
+
+/**
+ * The aggregate rows covering a scope's minutes, as one subquery of `keys` plus the columns the
+ * merges read (MERGE: counts, and the histogram with min/max for percentiles): the largest whole
+ * blocks of `rollup` inside the range, and the single minutes at its edges, from `rollup`'s own
+ * level-1 rows or else from consumers_minute. Every row is a sum of consumers_minute rows, each
+ * minute of the range is in exactly one block read, so the merged figures equal those of the
+ * minute rows. `where` scopes both tables; the block bounds are added to `params`.
+ */
+function blockRows(
+  scope: MetricsScope,
+  levels: readonly number[],
+  rollup: string,
+  where: string,
+  params: Record<string, unknown>,
+  keys: readonly string[],
+): string {
+  const cols = `${keys.join(', ')}, requests, errors, duration_count, duration_min, duration_max, duration_hist`;
+  const blocks: string[] = [];
+  const minutes: string[] = [];
+  const ownMinutes = levels.includes(1);
+  segmentsOf(scope.from, scope.to, 1440, levels).forEach((seg, k) => {
+    params[`sf${k}`] = seg.from;
+    params[`st${k}`] = seg.to;
+    const col = seg.level === 1 && !ownMinutes ? 'minute' : 't';
+    const range = `${col} >= toDateTime({sf${k}:UInt32}, 'UTC') AND ${col} <= toDateTime({st${k}:UInt32}, 'UTC')`;
+    if (seg.level === 1 && !ownMinutes) minutes.push(`(${range})`);
+    else blocks.push(`(level = ${seg.level} AND ${range})`);
+  });
+  const parts: string[] = [];
+  // An empty range still needs one SELECT: `0` reads nothing.
+  if (blocks.length || !minutes.length)
+    parts.push(`SELECT ${cols} FROM ${rollup} WHERE ${where} AND (${blocks.join(' OR ') || '0'})`);
+  if (minutes.length)
+    parts.push(`SELECT ${cols} FROM ${TABLES.consumersMinute} WHERE ${where} AND (${minutes.join(' OR ')})`);
+  return parts.join('\n          UNION ALL ');
+}
 
 /** The account (and bucket) condition and parameters of a scope, for both ClickHouse tables. */
 function scopeFilter(s: ConsumerScope): { where: string; params: Record<string, unknown> } {
@@ -185,26 +228,25 @@ export class ConsumersRepository {
       now: Date.now(),
     });
     const { where, params } = scopeFilter(s);
-    const statsWhere = [
-      where,
-      "minute >= toDateTime({f:UInt32}, 'UTC')",
-      "minute <= toDateTime({t:UInt32}, 'UTC')",
-    ];
+    const filters = [where];
     if (s.environmentSid !== undefined) {
-      statsWhere.push('environment_sid = {e:String}');
+      filters.push('environment_sid = {e:String}');
       params.e = s.environmentSid;
     }
     const labelsWhere = [where];
     if (opts.id !== undefined) {
-      statsWhere.push('consumer_id = {cid:String}');
+      filters.push('consumer_id = {cid:String}');
       labelsWhere.push('consumer_id = {cid:String}');
       params.cid = opts.id;
     }
     if (opts.ids !== undefined) {
-      statsWhere.push('consumer_id IN {ids:Array(String)}');
+      filters.push('consumer_id IN {ids:Array(String)}');
       labelsWhere.push('consumer_id IN {ids:Array(String)}');
       params.ids = opts.ids;
     }
+    const source = blockRows(scope, CONSUMER_LEVELS, TABLES.consumersRollup, filters.join(' AND '), params, [
+      'consumer_id',
+    ]);
     const pct =
       opts.percentiles === false ? 'CAST([NULL, NULL, NULL] AS Array(Nullable(Float64)))' : MERGE.percentiles;
     const outer: string[] = [];
@@ -225,8 +267,7 @@ export class ConsumersRepository {
                 st.pct AS pct, lb.fs AS fs, lb.ls AS ls
         FROM (
           SELECT consumer_id AS cid, ${MERGE.requests} AS req_n, ${MERGE.errors} AS err_n, ${pct} AS pct
-          FROM ${TABLES.consumersMinute}
-          WHERE ${statsWhere.join(' AND ')}
+          FROM (${source})
           GROUP BY consumer_id
           HAVING req_n > 0
         ) AS st
@@ -235,7 +276,7 @@ export class ConsumersRepository {
         ORDER BY ${SORT_SQL[(opts.sort ?? 'requests') as keyof typeof SORT_SQL]} ${dir}, cid ASC
         ${page}
         SETTINGS join_use_nulls = 0, optimize_use_implicit_projections = 0`,
-      query_params: { ...params, f: scope.from, t: scope.to, ...overrideParams(overrides) },
+      query_params: { ...params, ...overrideParams(overrides) },
     };
   }
 
@@ -332,7 +373,20 @@ export class ConsumersRepository {
       now: Date.now(),
     });
     const { where, params } = scopeFilter(s);
-    const env = s.environmentSid !== undefined ? 'AND environment_sid = {e:String}' : '';
+    const filters = [where, 'consumer_id = {cid:String}'];
+    params.cid = id;
+    if (s.environmentSid !== undefined) {
+      filters.push('environment_sid = {e:String}');
+      params.e = s.environmentSid;
+    }
+    const source = blockRows(
+      scope,
+      ENDPOINT_LEVELS,
+      TABLES.consumerEndpointsRollup,
+      filters.join(' AND '),
+      params,
+      ['method', 'endpoint'],
+    );
     const endpoints = await this.rows<{
       mt: string;
       ep: string;
@@ -342,15 +396,13 @@ export class ConsumersRepository {
     }>({
       query: `SELECT toString(method) AS mt, endpoint AS ep, ${MERGE.requests} AS req_n, ${MERGE.errors} AS err_n,
                 ${MERGE.p95} AS p95
-              FROM ${TABLES.consumersMinute}
-              WHERE ${where} AND consumer_id = {cid:String} ${env}
-                AND minute >= toDateTime({f:UInt32}, 'UTC') AND minute <= toDateTime({t:UInt32}, 'UTC')
+              FROM (${source})
               GROUP BY method, endpoint
               HAVING req_n > 0
               ORDER BY req_n DESC, ep, mt
               LIMIT 100
               SETTINGS optimize_use_implicit_projections = 0`,
-      query_params: { ...params, cid: id, e: s.environmentSid, f: scope.from, t: scope.to },
+      query_params: params,
     });
     return {
       ...summary,

@@ -249,6 +249,8 @@ const RETENTION_TTLS: readonly { table: string; from: string }[] = [
   { table: TABLES.requestsRollup, from: 't' },
   { table: TABLES.excludedMinute, from: 'minute' },
   { table: TABLES.consumersMinute, from: 'minute' },
+  { table: TABLES.consumersRollup, from: 't' },
+  { table: TABLES.consumerEndpointsRollup, from: 't' },
 ];
 
 /**
