@@ -14,7 +14,7 @@ import { rangeOut, scopeOf, type MetricsScope, type TimeRange } from './metrics-
 /**
  * API consumers (docs/consumers.md): identification rules and names/groups in Postgres, counts and
  * percentiles from the ClickHouse rollups keyed by consumer (`consumers_rollup`,
- * `consumer_endpoints_rollup`: 008_consumer_rollups.sql, sums of `consumers_minute` rows with the
+ * `consumer_endpoints_rollup`: 008_consumer_and_key_rollups.sql, sums of `consumers_minute` rows with the
  * endpoint metrics' histograms, so the same percentile method and error bound), first/last seen
  * and the labels records carried from `consumer_labels`.
  *

@@ -7,6 +7,8 @@ export const TABLES = {
   requestsRollup: 'requests_rollup',
   /** Null table: a deleted request's row, written negated into both aggregates by materialized views. */
   requestsDeleted: 'requests_deleted',
+  /** requests_minute with its whole key in hour and day blocks (008): SLO windows and daily series. */
+  requestsKeyRollup: 'requests_key_rollup',
   /** Records dropped by exclusion rules, per bucket and minute (003_excluded.sql). */
   excludedMinute: 'excluded_minute',
   /** requests_minute per consumer, rows with a consumer only (007_consumers.sql). */
@@ -26,6 +28,7 @@ export const BUCKET_TABLES: readonly string[] = [
   TABLES.requests,
   TABLES.requestsMinute,
   TABLES.requestsRollup,
+  TABLES.requestsKeyRollup,
   TABLES.excludedMinute,
   TABLES.consumersMinute,
   TABLES.consumersRollup,

@@ -14,7 +14,7 @@ import {
 import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 /**
- * The rollups keyed by consumer (008_consumer_rollups.sql) against a real chDB: every block of
+ * The rollups keyed by consumer (008_consumer_and_key_rollups.sql) against a real chDB: every block of
  * every level holds exactly the sums of the consumers_minute rows inside it (counts, durations,
  * min/max and the histogram entry by entry), filled by the views as records arrive, rebuilt from
  * consumers_minute when the migration runs again, and a deleted request leaves them as it leaves
@@ -109,7 +109,7 @@ async function expectRollupsEqualMinutes(): Promise<void> {
   expect(perEndpoint.rollup).toEqual(perEndpoint.minute);
 }
 
-describe('consumer rollups (008_consumer_rollups.sql, chDB)', () => {
+describe('consumer rollups (008_consumer_and_key_rollups.sql, chDB)', () => {
   it('hold the sums of consumers_minute per consumer and block at every level, from records with a consumer only', async () => {
     const writer = new RequestsWriter(ch);
     const records = Array.from({ length: 600 }, (_, i) => record(i));
@@ -139,7 +139,7 @@ describe('consumer rollups (008_consumer_rollups.sql, chDB)', () => {
   it('are rebuilt from consumers_minute when the migration runs again, and follow a deletion', async () => {
     const before = await compare('consumers_rollup', [1, 60], 'consumer_id');
     await ch.command({
-      query: `ALTER TABLE tapline.schema_migrations DELETE WHERE name = '008_consumer_rollups.sql'`,
+      query: `ALTER TABLE tapline.schema_migrations DELETE WHERE name = '008_consumer_and_key_rollups.sql'`,
       clickhouse_settings: { mutations_sync: '2' },
     });
     expect(await migrateClickHouse(ch, cfg, log)).toBe(1);
