@@ -170,3 +170,99 @@ export async function sloCounts(
   const burn = new Map<number, WindowCounts>(burnWindows.map((w, i) => [w, add(windowSpans[i]!)]));
   return { window, days, burn };
 }
+
+/** The minutes [from, to] as its blocks' segments, in a condition on a row's `lv` and `b`. */
+function spanCondition(from: number, to: number): string {
+  return segmentsOf(from, to, 1440, LEVELS)
+    .map((seg) => `(lv = ${seg.level} AND b >= ${seg.from} AND b <= ${seg.to})`)
+    .join(' OR ');
+}
+
+/**
+ * The burn-window counts of several SLOs of ONE bucket at `now`, in one query (the scheduler's
+ * minute, services/scheduler/slo-burn.evaluator.ts): the bucket's rows of every window are read
+ * once, as in sloCounts (hour and day blocks of requests_key_rollup, edge minutes of
+ * requests_minute), and summed per environment, method and endpoint and per window, with the bad
+ * count of every latency threshold asked for; each SLO's counts are then added up here from the
+ * groups its definition selects. The same sums as sloCounts gives each SLO on its own.
+ */
+export async function sloBurnCounts(
+  ch: ClickHouseClient,
+  slos: readonly (SloDefinition & { sid: string })[],
+  burnWindows: readonly number[],
+  now: Date,
+): Promise<Map<string, Map<number, WindowCounts>>> {
+  const out = new Map<string, Map<number, WindowCounts>>();
+  const first = slos[0];
+  if (!first || burnWindows.length === 0) return out;
+  if (slos.some((s) => s.accountSid !== first.accountSid || s.bucketSid !== first.bucketSid))
+    throw new Error('sloBurnCounts takes the SLOs of one bucket');
+  const until = Math.floor(now.getTime() / 60_000) * 60;
+  const spans = burnWindows.map((w) => ({ from: until - w + 60, to: until }));
+  const byLevel = new Map<number, number[]>();
+  for (const s of spans)
+    for (const key of blockKeys(s.from, s.to)) {
+      const [level, t] = key.split(':').map(Number) as [number, number];
+      byLevel.set(level, [...(byLevel.get(level) ?? []), t]);
+    }
+  const params: Record<string, unknown> = { account: first.accountSid, bucket: first.bucketSid };
+  const filters = 'account_sid = {account:String} AND bucket_sid = {bucket:String}';
+  const blocks: string[] = [];
+  for (const [level, starts] of byLevel) {
+    if (level === 1) continue;
+    for (const run of runsOf(level, starts, 't', params)) blocks.push(`(level = ${level} AND ${run})`);
+  }
+  const minutes = runsOf(1, byLevel.get(1) ?? [], 'minute', params).map((r) => `(${r})`);
+  const cols = 'environment_sid, method, endpoint, status_code, requests, duration_count, duration_hist';
+  const parts: string[] = [];
+  if (blocks.length)
+    parts.push(`SELECT level AS lv, toUInt32(t) AS b, ${cols} FROM ${TABLES.requestsKeyRollup}
+      WHERE ${filters} AND (${blocks.join(' OR ')})`);
+  if (minutes.length || !blocks.length)
+    parts.push(`SELECT toUInt16(1) AS lv, toUInt32(minute) AS b, ${cols} FROM ${TABLES.requestsMinute}
+      WHERE ${filters} AND (${minutes.join(' OR ') || '0'})`);
+  const thresholds = [
+    ...new Set(slos.flatMap((s) => (s.sli.kind === 'latency' ? [thresholdIndex(s.sli.thresholdMs)] : []))),
+  ];
+  const sums = spans.flatMap((s, i) => {
+    const c = spanCondition(s.from, s.to);
+    return [
+      `sumIf(requests, ${c}) AS n${i}`,
+      `sumIf(if(status_code >= 500, requests, 0), ${c}) AS e${i}`,
+      `sumIf(duration_count, ${c}) AS d${i}`,
+      ...thresholds.map(
+        (thr, j) =>
+          `sumIf(duration_count - arraySum(mapValues(mapFilter((k, v) -> k = -32768 OR k <= ${thr}, duration_hist))), ${c}) AS l${i}_${j}`,
+      ),
+    ];
+  });
+  const rs = await ch.query({
+    query: `SELECT toString(environment_sid) AS env, toString(method) AS mt, endpoint AS ep, ${sums.join(', ')}
+      FROM (${parts.join('\n      UNION ALL ')})
+      GROUP BY environment_sid, method, endpoint
+      SETTINGS optimize_use_implicit_projections = 0`,
+    query_params: params,
+    format: 'JSONEachRow',
+  });
+  const groups = await rs.json<Record<string, string | number>>();
+  for (const slo of slos) {
+    const mine = groups.filter(
+      (g) =>
+        (!slo.environmentSid || g.env === '' || g.env === slo.environmentSid) &&
+        (!slo.endpoint || g.ep === slo.endpoint) &&
+        (!slo.method || g.mt === slo.method),
+    );
+    const j = slo.sli.kind === 'latency' ? thresholds.indexOf(thresholdIndex(slo.sli.thresholdMs)) : -1;
+    const counts = new Map<number, WindowCounts>();
+    burnWindows.forEach((w, i) => {
+      const c: WindowCounts = { total: 0, bad: 0 };
+      for (const g of mine) {
+        c.total += Number(j >= 0 ? g[`d${i}`] : g[`n${i}`]);
+        c.bad += Number(j >= 0 ? g[`l${i}_${j}`] : g[`e${i}`]);
+      }
+      counts.set(w, c);
+    });
+    out.set(slo.sid, counts);
+  }
+  return out;
+}

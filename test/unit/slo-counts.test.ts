@@ -11,7 +11,12 @@ import {
   migrateClickHouse,
   type ClickHouseClient,
 } from '../../services/shared/clickhouse.js';
-import { sloCounts, thresholdIndex, type SloDefinition } from '../../services/slo/slo.query.js';
+import {
+  sloBurnCounts,
+  sloCounts,
+  thresholdIndex,
+  type SloDefinition,
+} from '../../services/slo/slo.query.js';
 import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 /**
@@ -162,5 +167,67 @@ describe('SLO counts from day and hour blocks (chDB)', () => {
     const all = await sloCounts(ch, slos[0]!, 7, WINDOWS, new Date(NOW + 1000));
     for (const w of WINDOWS) expect(all.burn.get(w)!.total, `${w} s`).toBeGreaterThan(0);
     expect(all.window.bad).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('of every SLO of a bucket in one query equal each SLO counted on its own', async () => {
+    const base = { accountSid: ACCOUNT, bucketSid: BUCKET };
+    const slos = [
+      {
+        sid: 'a',
+        ...base,
+        environmentSid: null,
+        endpoint: null,
+        method: null,
+        sli: { kind: 'availability' },
+      },
+      {
+        sid: 'b',
+        ...base,
+        environmentSid: 'prod01',
+        endpoint: '/v1/things/0',
+        method: null,
+        sli: { kind: 'availability' },
+      },
+      {
+        sid: 'c',
+        ...base,
+        environmentSid: null,
+        endpoint: '/v1/things/1',
+        method: 'POST',
+        sli: { kind: 'latency', thresholdMs: 100 },
+      },
+      {
+        sid: 'd',
+        ...base,
+        environmentSid: 'stag01',
+        endpoint: null,
+        method: 'GET',
+        sli: { kind: 'latency', thresholdMs: 250 },
+      },
+      {
+        sid: 'e',
+        ...base,
+        environmentSid: null,
+        endpoint: null,
+        method: null,
+        sli: { kind: 'latency', thresholdMs: 100 },
+      },
+    ] as const satisfies readonly (SloDefinition & { sid: string })[];
+    for (const at of [
+      NOW + 1000,
+      NOW - 3 * 3_600_000 - 17 * 60_000 + 37_000,
+      NOW - 2 * 86_400_000 - 5 * 3_600_000,
+    ]) {
+      const now = new Date(at);
+      const all = await sloBurnCounts(ch, slos, WINDOWS, now);
+      expect([...all.keys()]).toEqual(['a', 'b', 'c', 'd', 'e']);
+      for (const slo of slos) {
+        const alone = await sloCounts(ch, slo, 1, WINDOWS, now);
+        expect(all.get(slo.sid), `${slo.sid} at ${now.toISOString()}`).toEqual(alone.burn);
+      }
+    }
+    await expect(
+      sloBurnCounts(ch, [slos[0], { ...slos[1], bucketSid: 'bkt_other' }], WINDOWS, new Date()),
+    ).rejects.toThrow('one bucket');
   }, 120_000);
 });
