@@ -218,6 +218,8 @@ export class ConsumersRepository {
       offset?: number;
       /** false: no percentiles (NULLs), the histograms are not merged */
       percentiles?: boolean;
+      /** false: no labels joined (name and group '', first/last seen NULL) */
+      labels?: boolean;
     },
   ): Sql {
     const scope = scopeOf(s.accountSid, s.range, {
@@ -247,6 +249,7 @@ export class ConsumersRepository {
     const source = blockRows(scope, CONSUMER_LEVELS, TABLES.consumersRollup, filters.join(' AND '), params, [
       'consumer_id',
     ]);
+    const labels = opts.labels !== false;
     const pct =
       opts.percentiles === false ? 'CAST([NULL, NULL, NULL] AS Array(Nullable(Float64)))' : MERGE.percentiles;
     const outer: string[] = [];
@@ -263,15 +266,16 @@ export class ConsumersRepository {
       params.off = opts.offset ?? 0;
     }
     return {
-      query: `SELECT st.cid AS cid, lb.name AS name, lb.grp AS grp, st.req_n AS req_n, st.err_n AS err_n,
-                st.pct AS pct, lb.fs AS fs, lb.ls AS ls
+      query: `SELECT st.cid AS cid, ${labels ? 'lb.name' : "''"} AS name, ${labels ? 'lb.grp' : "''"} AS grp,
+                st.req_n AS req_n, st.err_n AS err_n, st.pct AS pct,
+                ${labels ? 'lb.fs' : 'CAST(NULL AS Nullable(Int64))'} AS fs, ${labels ? 'lb.ls' : 'CAST(NULL AS Nullable(Int64))'} AS ls
         FROM (
           SELECT consumer_id AS cid, ${MERGE.requests} AS req_n, ${MERGE.errors} AS err_n, ${pct} AS pct
           FROM (${source})
           GROUP BY consumer_id
           HAVING req_n > 0
         ) AS st
-        LEFT JOIN (${labelsSql(labelsWhere.join(' AND '))}) AS lb ON lb.cid = st.cid
+        ${labels ? `LEFT JOIN (${labelsSql(labelsWhere.join(' AND '))}) AS lb ON lb.cid = st.cid` : ''}
         ${outer.length ? `WHERE ${outer.join(' AND ')}` : ''}
         ORDER BY ${SORT_SQL[(opts.sort ?? 'requests') as keyof typeof SORT_SQL]} ${dir}, cid ASC
         ${page}
@@ -304,15 +308,18 @@ export class ConsumersRepository {
   }
 
   /**
-   * A page of the list. Merging a duration histogram per consumer is most of a list's cost, so
-   * unless the list is sorted by p95 the page is picked from the counts alone and the percentiles
-   * are merged for the consumers on it only (a second query).
+   * A page of the list. Merging a duration histogram per consumer, and the labels of every
+   * consumer of the bucket (consumer_labels holds every consumer ever seen, not only those of the
+   * range), are most of a list's cost, so the page is picked from the counts alone unless its sort
+   * (p95; name, last seen) or its `q` needs them, and the percentiles and labels are read for the
+   * consumers on it only (a second query).
    */
   async list(s: ConsumerScope, q: ConsumerListQuery) {
     const limit = q.limit ?? 25;
     const page = q.page ?? 1;
     const overrides = await this.overrides(s.accountSid);
     const byP95 = q.sort === 'p95';
+    const byLabels = Boolean(q.q) || q.sort === 'name' || q.sort === 'lastSeen';
     const rows = await this.rows<StatsRow>(
       this.statsSql(s, overrides, {
         q: q.q,
@@ -321,16 +328,24 @@ export class ConsumersRepository {
         limit: limit + 1,
         offset: (page - 1) * limit,
         percentiles: byP95,
+        labels: byLabels,
       }),
     );
     const shown = rows.slice(0, limit);
-    if (!byP95 && shown.length) {
-      const pct = new Map(
-        (await this.rows<StatsRow>(this.statsSql(s, overrides, { ids: shown.map((r) => r.cid) }))).map(
-          (r) => [r.cid, r.pct],
-        ),
+    if (!(byP95 && byLabels) && shown.length) {
+      const more = new Map(
+        (
+          await this.rows<StatsRow>(
+            this.statsSql(s, overrides, { ids: shown.map((r) => r.cid), percentiles: !byP95 }),
+          )
+        ).map((r) => [r.cid, r]),
       );
-      for (const r of shown) r.pct = pct.get(r.cid) ?? r.pct;
+      for (const r of shown) {
+        const m = more.get(r.cid);
+        if (!m) continue;
+        if (!byP95) r.pct = m.pct;
+        if (!byLabels) Object.assign(r, { name: m.name, grp: m.grp, fs: m.fs, ls: m.ls });
+      }
     }
     return { hasMore: rows.length > limit, records: shown.map((r) => this.toSummary(r)) };
   }
