@@ -223,7 +223,12 @@ async function queryBench(): Promise<void> {
       const s = (performance.now() - t0) / 1000;
       console.log(`loaded ${ROWS} rows in ${s.toFixed(1)} s`);
     }
-    for (const t of [TABLES.consumersMinute, TABLES.consumerLabels])
+    for (const t of [
+      TABLES.consumersMinute,
+      TABLES.consumerLabels,
+      TABLES.consumersRollup,
+      TABLES.consumerEndpointsRollup,
+    ])
       await ch.command({ query: `OPTIMIZE TABLE ${t}` }).catch(() => undefined);
     const raw = await count(`SELECT count() AS v FROM ${TABLES.requests}`);
     const distinct = await count(`SELECT uniqExact(consumer_id) AS v FROM ${TABLES.consumerLabels}`);
