@@ -7,15 +7,16 @@ import type {
 import type { ClickHouseClient } from '../shared/clickhouse.js';
 import { MERGE } from '../shared/metrics-sql.js';
 import { TABLES } from '../shared/tables.js';
-import type { Sql } from './metrics-queries.js';
+import { segmentsOf, type Sql } from './metrics-queries.js';
 import { labelsSql, overrideParams, type Override } from './consumer-labels.js';
-import { rangeOut, scopeOf, type TimeRange } from './metrics-range.js';
+import { rangeOut, scopeOf, type MetricsScope, type TimeRange } from './metrics-range.js';
 
 /**
  * API consumers (docs/consumers.md): identification rules and names/groups in Postgres, counts and
- * percentiles from the ClickHouse aggregate `consumers_minute` (007_consumers.sql, the endpoint
- * metrics' histograms, so the same percentile method and error bound), first/last seen and the
- * labels records carried from `consumer_labels`.
+ * percentiles from the ClickHouse rollups keyed by consumer (`consumers_rollup`,
+ * `consumer_endpoints_rollup`: 008_consumer_and_key_rollups.sql, sums of `consumers_minute` rows with the
+ * endpoint metrics' histograms, so the same percentile method and error bound), first/last seen
+ * and the labels records carried from `consumer_labels`.
  *
  * A consumer's name (and group) is the one written last: through `PUT …/consumers/{id}` (Postgres,
  * with its instant) or by a record that carried one (ClickHouse, with the record's createdAt).
@@ -55,6 +56,48 @@ const SORT_SQL: Record<NonNullable<ConsumerListQuery['sort']>, string> = {
   lastSeen: 'ls',
   name: "lower(if(name = '', cid, name))",
 };
+
+/** Block lengths (minutes) of consumers_rollup: single minutes, 10 minutes, an hour, a UTC day. */
+const CONSUMER_LEVELS = [1440, 60, 10, 1] as const;
+/** Block lengths of consumer_endpoints_rollup; its single minutes are read from consumers_minute. */
+const ENDPOINT_LEVELS = [1440, 60] as const;
+
+/**
+ * The aggregate rows covering a scope's minutes, as one subquery of `keys` plus the columns the
+ * merges read (MERGE: counts, and the histogram with min/max for percentiles): the largest whole
+ * blocks of `rollup` inside the range, and the single minutes at its edges, from `rollup`'s own
+ * level-1 rows or else from consumers_minute. Every row is a sum of consumers_minute rows, each
+ * minute of the range is in exactly one block read, so the merged figures equal those of the
+ * minute rows. `where` scopes both tables; the block bounds are added to `params`.
+ */
+function blockRows(
+  scope: MetricsScope,
+  levels: readonly number[],
+  rollup: string,
+  where: string,
+  params: Record<string, unknown>,
+  keys: readonly string[],
+): string {
+  const cols = `${keys.join(', ')}, requests, errors, duration_count, duration_min, duration_max, duration_hist`;
+  const blocks: string[] = [];
+  const minutes: string[] = [];
+  const ownMinutes = levels.includes(1);
+  segmentsOf(scope.from, scope.to, 1440, levels).forEach((seg, k) => {
+    params[`sf${k}`] = seg.from;
+    params[`st${k}`] = seg.to;
+    const col = seg.level === 1 && !ownMinutes ? 'minute' : 't';
+    const range = `${col} >= toDateTime({sf${k}:UInt32}, 'UTC') AND ${col} <= toDateTime({st${k}:UInt32}, 'UTC')`;
+    if (seg.level === 1 && !ownMinutes) minutes.push(`(${range})`);
+    else blocks.push(`(level = ${seg.level} AND ${range})`);
+  });
+  const parts: string[] = [];
+  // An empty range still needs one SELECT: `0` reads nothing.
+  if (blocks.length || !minutes.length)
+    parts.push(`SELECT ${cols} FROM ${rollup} WHERE ${where} AND (${blocks.join(' OR ') || '0'})`);
+  if (minutes.length)
+    parts.push(`SELECT ${cols} FROM ${TABLES.consumersMinute} WHERE ${where} AND (${minutes.join(' OR ')})`);
+  return parts.join('\n          UNION ALL ');
+}
 
 /** The account (and bucket) condition and parameters of a scope, for both ClickHouse tables. */
 function scopeFilter(s: ConsumerScope): { where: string; params: Record<string, unknown> } {
@@ -175,6 +218,8 @@ export class ConsumersRepository {
       offset?: number;
       /** false: no percentiles (NULLs), the histograms are not merged */
       percentiles?: boolean;
+      /** false: no labels joined (name and group '', first/last seen NULL) */
+      labels?: boolean;
     },
   ): Sql {
     const scope = scopeOf(s.accountSid, s.range, {
@@ -185,26 +230,26 @@ export class ConsumersRepository {
       now: Date.now(),
     });
     const { where, params } = scopeFilter(s);
-    const statsWhere = [
-      where,
-      "minute >= toDateTime({f:UInt32}, 'UTC')",
-      "minute <= toDateTime({t:UInt32}, 'UTC')",
-    ];
+    const filters = [where];
     if (s.environmentSid !== undefined) {
-      statsWhere.push('environment_sid = {e:String}');
+      filters.push('environment_sid = {e:String}');
       params.e = s.environmentSid;
     }
     const labelsWhere = [where];
     if (opts.id !== undefined) {
-      statsWhere.push('consumer_id = {cid:String}');
+      filters.push('consumer_id = {cid:String}');
       labelsWhere.push('consumer_id = {cid:String}');
       params.cid = opts.id;
     }
     if (opts.ids !== undefined) {
-      statsWhere.push('consumer_id IN {ids:Array(String)}');
+      filters.push('consumer_id IN {ids:Array(String)}');
       labelsWhere.push('consumer_id IN {ids:Array(String)}');
       params.ids = opts.ids;
     }
+    const source = blockRows(scope, CONSUMER_LEVELS, TABLES.consumersRollup, filters.join(' AND '), params, [
+      'consumer_id',
+    ]);
+    const labels = opts.labels !== false;
     const pct =
       opts.percentiles === false ? 'CAST([NULL, NULL, NULL] AS Array(Nullable(Float64)))' : MERGE.percentiles;
     const outer: string[] = [];
@@ -221,21 +266,21 @@ export class ConsumersRepository {
       params.off = opts.offset ?? 0;
     }
     return {
-      query: `SELECT st.cid AS cid, lb.name AS name, lb.grp AS grp, st.req_n AS req_n, st.err_n AS err_n,
-                st.pct AS pct, lb.fs AS fs, lb.ls AS ls
+      query: `SELECT st.cid AS cid, ${labels ? 'lb.name' : "''"} AS name, ${labels ? 'lb.grp' : "''"} AS grp,
+                st.req_n AS req_n, st.err_n AS err_n, st.pct AS pct,
+                ${labels ? 'lb.fs' : 'CAST(NULL AS Nullable(Int64))'} AS fs, ${labels ? 'lb.ls' : 'CAST(NULL AS Nullable(Int64))'} AS ls
         FROM (
           SELECT consumer_id AS cid, ${MERGE.requests} AS req_n, ${MERGE.errors} AS err_n, ${pct} AS pct
-          FROM ${TABLES.consumersMinute}
-          WHERE ${statsWhere.join(' AND ')}
+          FROM (${source})
           GROUP BY consumer_id
           HAVING req_n > 0
         ) AS st
-        LEFT JOIN (${labelsSql(labelsWhere.join(' AND '))}) AS lb ON lb.cid = st.cid
+        ${labels ? `LEFT JOIN (${labelsSql(labelsWhere.join(' AND '))}) AS lb ON lb.cid = st.cid` : ''}
         ${outer.length ? `WHERE ${outer.join(' AND ')}` : ''}
         ORDER BY ${SORT_SQL[(opts.sort ?? 'requests') as keyof typeof SORT_SQL]} ${dir}, cid ASC
         ${page}
         SETTINGS join_use_nulls = 0, optimize_use_implicit_projections = 0`,
-      query_params: { ...params, f: scope.from, t: scope.to, ...overrideParams(overrides) },
+      query_params: { ...params, ...overrideParams(overrides) },
     };
   }
 
@@ -263,15 +308,18 @@ export class ConsumersRepository {
   }
 
   /**
-   * A page of the list. Merging a duration histogram per consumer is most of a list's cost, so
-   * unless the list is sorted by p95 the page is picked from the counts alone and the percentiles
-   * are merged for the consumers on it only (a second query).
+   * A page of the list. Merging a duration histogram per consumer, and the labels of every
+   * consumer of the bucket (consumer_labels holds every consumer ever seen, not only those of the
+   * range), are most of a list's cost, so the page is picked from the counts alone unless its sort
+   * (p95; name, last seen) or its `q` needs them, and the percentiles and labels are read for the
+   * consumers on it only (a second query).
    */
   async list(s: ConsumerScope, q: ConsumerListQuery) {
     const limit = q.limit ?? 25;
     const page = q.page ?? 1;
     const overrides = await this.overrides(s.accountSid);
     const byP95 = q.sort === 'p95';
+    const byLabels = Boolean(q.q) || q.sort === 'name' || q.sort === 'lastSeen';
     const rows = await this.rows<StatsRow>(
       this.statsSql(s, overrides, {
         q: q.q,
@@ -280,16 +328,24 @@ export class ConsumersRepository {
         limit: limit + 1,
         offset: (page - 1) * limit,
         percentiles: byP95,
+        labels: byLabels,
       }),
     );
     const shown = rows.slice(0, limit);
-    if (!byP95 && shown.length) {
-      const pct = new Map(
-        (await this.rows<StatsRow>(this.statsSql(s, overrides, { ids: shown.map((r) => r.cid) }))).map(
-          (r) => [r.cid, r.pct],
-        ),
+    if (!(byP95 && byLabels) && shown.length) {
+      const more = new Map(
+        (
+          await this.rows<StatsRow>(
+            this.statsSql(s, overrides, { ids: shown.map((r) => r.cid), percentiles: !byP95 }),
+          )
+        ).map((r) => [r.cid, r]),
       );
-      for (const r of shown) r.pct = pct.get(r.cid) ?? r.pct;
+      for (const r of shown) {
+        const m = more.get(r.cid);
+        if (!m) continue;
+        if (!byP95) r.pct = m.pct;
+        if (!byLabels) Object.assign(r, { name: m.name, grp: m.grp, fs: m.fs, ls: m.ls });
+      }
     }
     return { hasMore: rows.length > limit, records: shown.map((r) => this.toSummary(r)) };
   }
@@ -332,7 +388,20 @@ export class ConsumersRepository {
       now: Date.now(),
     });
     const { where, params } = scopeFilter(s);
-    const env = s.environmentSid !== undefined ? 'AND environment_sid = {e:String}' : '';
+    const filters = [where, 'consumer_id = {cid:String}'];
+    params.cid = id;
+    if (s.environmentSid !== undefined) {
+      filters.push('environment_sid = {e:String}');
+      params.e = s.environmentSid;
+    }
+    const source = blockRows(
+      scope,
+      ENDPOINT_LEVELS,
+      TABLES.consumerEndpointsRollup,
+      filters.join(' AND '),
+      params,
+      ['method', 'endpoint'],
+    );
     const endpoints = await this.rows<{
       mt: string;
       ep: string;
@@ -342,15 +411,13 @@ export class ConsumersRepository {
     }>({
       query: `SELECT toString(method) AS mt, endpoint AS ep, ${MERGE.requests} AS req_n, ${MERGE.errors} AS err_n,
                 ${MERGE.p95} AS p95
-              FROM ${TABLES.consumersMinute}
-              WHERE ${where} AND consumer_id = {cid:String} ${env}
-                AND minute >= toDateTime({f:UInt32}, 'UTC') AND minute <= toDateTime({t:UInt32}, 'UTC')
+              FROM (${source})
               GROUP BY method, endpoint
               HAVING req_n > 0
               ORDER BY req_n DESC, ep, mt
               LIMIT 100
               SETTINGS optimize_use_implicit_projections = 0`,
-      query_params: { ...params, cid: id, e: s.environmentSid, f: scope.from, t: scope.to },
+      query_params: params,
     });
     return {
       ...summary,

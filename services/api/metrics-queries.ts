@@ -28,7 +28,7 @@ const LEVELS = [1440, 360, 60, 10, 1] as const;
 const LEVEL_OF: Record<Interval, number> = { minute: 1, hour: 60, day: 1440, week: 1440, month: 1440 };
 
 /** A run of blocks of one level: starts of the first and last block, epoch seconds, inclusive. */
-interface Segment {
+export interface Segment {
   level: number;
   from: number;
   to: number;
@@ -37,10 +37,16 @@ interface Segment {
 /**
  * Covers the minutes [from, to] (epoch seconds, inclusive) with the largest whole blocks inside
  * and finer blocks at both edges: at most 9 segments, each block inside the range. `maxLevel`
- * keeps blocks from straddling a series' interval boundaries.
+ * keeps blocks from straddling a series' interval boundaries. `blockLevels`: the block lengths a
+ * table holds, largest first, each a multiple of the next (1, single minutes, is always added).
  */
-function segmentsOf(from: number, to: number, maxLevel = 1440): Segment[] {
-  const levels = LEVELS.filter((l) => l <= maxLevel);
+export function segmentsOf(
+  from: number,
+  to: number,
+  maxLevel = 1440,
+  blockLevels: readonly number[] = LEVELS,
+): Segment[] {
+  const levels = [...blockLevels.filter((l) => l !== 1), 1].filter((l) => l <= maxLevel);
   const cover = (s: number, e: number, i: number): Segment[] => {
     if (s >= e) return [];
     const level = levels[i]!;

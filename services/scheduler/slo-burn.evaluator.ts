@@ -11,7 +11,7 @@ import {
   windowSeconds,
   type BurnAlert,
 } from '../slo/slo-math.js';
-import { sloCounts } from '../slo/slo.query.js';
+import { sloBurnCounts } from '../slo/slo.query.js';
 import { SlosRepository, type Slo } from '../slo/slos.repository.js';
 import { timedJob } from './job.factory.js';
 import type { TriggerStateRepository } from './trigger-state.repository.js';
@@ -39,10 +39,11 @@ export function burnAlertsOf(trigger: Record<string, unknown>): BurnAlert[] {
 
 /**
  * The `slo_burn` triggers (docs/slos.md "Burn-rate alerts"), evaluated on the scheduler's minute:
- * per SLO one query gives the bad and total counts of every window its workflows name; a workflow
- * whose alert holds (long AND short window at or above the burn rate) fires once and stays open,
- * firing no more, until an evaluation finds no alert holding, which closes it with one `resolved`
- * job for its native alert channels (as a threshold trigger resolves).
+ * per bucket one query gives the bad and total counts of every window its SLOs' workflows name,
+ * for each of those SLOs (sloBurnCounts); a workflow whose alert holds (long AND short window at
+ * or above the burn rate) fires once and stays open, firing no more, until an evaluation finds no
+ * alert holding, which closes it with one `resolved` job for its native alert channels (as a
+ * threshold trigger resolves).
  */
 export class SloBurnEvaluator {
   private readonly slos: SlosRepository;
@@ -73,28 +74,53 @@ export class SloBurnEvaluator {
       if (slos.get(sid)?.accountSid !== wf.accountSid) continue;
       bySlo.set(sid, [...(bySlo.get(sid) ?? []), wf]);
     }
-    for (const [sid, wfs] of bySlo) {
+    // The SLOs of one bucket are counted in one query, over every window their workflows name.
+    const byBucket = new Map<string, string[]>();
+    for (const sid of bySlo.keys()) {
       const slo = slos.get(sid)!;
-      try {
-        const alertsOf = new Map(wfs.map((wf) => [wf.sid, burnAlertsOf(wf.trigger)]));
-        const windows = new Set<number>();
-        for (const alerts of alertsOf.values())
+      const key = `${slo.accountSid}/${slo.bucketSid}`;
+      byBucket.set(key, [...(byBucket.get(key) ?? []), sid]);
+    }
+    for (const sids of byBucket.values()) {
+      const alertsOf = new Map<string, BurnAlert[]>();
+      const windows = new Set<number>();
+      for (const sid of sids)
+        for (const wf of bySlo.get(sid)!) {
+          const alerts = burnAlertsOf(wf.trigger);
+          alertsOf.set(wf.sid, alerts);
           for (const a of alerts) {
             windows.add(windowSeconds(a.longWindow)!);
             windows.add(windowSeconds(a.shortWindow)!);
           }
-        const counts = await sloCounts(this.ch, slo, 1, [...windows], slot);
-        const rateOf = (w: string): number | null => {
-          const c = counts.burn.get(windowSeconds(w) ?? -1);
-          return c ? burnRate(c, slo.objective) : null;
-        };
-        for (const wf of wfs) {
-          const r = await this.evaluateOne(wf, slo, alertsOf.get(wf.sid)!, rateOf, slot);
-          fired += r.fired;
-          resolved += r.resolved;
         }
+      let counts: Map<string, Map<number, { total: number; bad: number }>>;
+      try {
+        counts = await sloBurnCounts(
+          this.ch,
+          sids.map((sid) => slos.get(sid)!),
+          [...windows],
+          slot,
+        );
       } catch (err) {
-        this.log.error({ err, sloSid: sid }, 'slo_burn evaluation failed');
+        this.log.error({ err, sloSids: sids }, 'slo_burn evaluation failed');
+        continue;
+      }
+      for (const sid of sids) {
+        const slo = slos.get(sid)!;
+        try {
+          const burn = counts.get(sid)!;
+          const rateOf = (w: string): number | null => {
+            const c = burn.get(windowSeconds(w) ?? -1);
+            return c ? burnRate(c, slo.objective) : null;
+          };
+          for (const wf of bySlo.get(sid)!) {
+            const r = await this.evaluateOne(wf, slo, alertsOf.get(wf.sid)!, rateOf, slot);
+            fired += r.fired;
+            resolved += r.resolved;
+          }
+        } catch (err) {
+          this.log.error({ err, sloSid: sid }, 'slo_burn evaluation failed');
+        }
       }
     }
     return { fired, resolved };

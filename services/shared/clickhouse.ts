@@ -247,8 +247,11 @@ const RETENTION_TTLS: readonly { table: string; from: string }[] = [
   { table: TABLES.requests, from: 'toDateTime(created_at)' },
   { table: TABLES.requestsMinute, from: 'minute' },
   { table: TABLES.requestsRollup, from: 't' },
+  { table: TABLES.requestsKeyRollup, from: 't' },
   { table: TABLES.excludedMinute, from: 'minute' },
   { table: TABLES.consumersMinute, from: 'minute' },
+  { table: TABLES.consumersRollup, from: 't' },
+  { table: TABLES.consumerEndpointsRollup, from: 't' },
 ];
 
 /**

@@ -7,10 +7,16 @@ export const TABLES = {
   requestsRollup: 'requests_rollup',
   /** Null table: a deleted request's row, written negated into both aggregates by materialized views. */
   requestsDeleted: 'requests_deleted',
+  /** requests_minute with its whole key in hour and day blocks (008): SLO windows and daily series. */
+  requestsKeyRollup: 'requests_key_rollup',
   /** Records dropped by exclusion rules, per bucket and minute (003_excluded.sql). */
   excludedMinute: 'excluded_minute',
   /** requests_minute per consumer, rows with a consumer only (007_consumers.sql). */
   consumersMinute: 'consumers_minute',
+  /** consumers_minute per consumer and environment in 10-minute, hour and day blocks (008). */
+  consumersRollup: 'consumers_rollup',
+  /** consumers_minute per consumer, environment, method and endpoint in hour and day blocks (008). */
+  consumerEndpointsRollup: 'consumer_endpoints_rollup',
   /** Per bucket and consumer: first/last seen and the latest name and group records carried. */
   consumerLabels: 'consumer_labels',
   processorState: 'processor_offsets',
@@ -22,7 +28,10 @@ export const BUCKET_TABLES: readonly string[] = [
   TABLES.requests,
   TABLES.requestsMinute,
   TABLES.requestsRollup,
+  TABLES.requestsKeyRollup,
   TABLES.excludedMinute,
   TABLES.consumersMinute,
+  TABLES.consumersRollup,
+  TABLES.consumerEndpointsRollup,
   TABLES.consumerLabels,
 ];

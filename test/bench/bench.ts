@@ -55,6 +55,9 @@ const { values: opt } = parseArgs({
   options: {
     records: { type: 'string', default: '200000' },
     runs: { type: 'string', default: '2' },
+    // > 0: the batch runs alternate between records without a consumer (odd runs) and records each
+    // with one of this many consumers (even runs), e.g. --runs 4 --batch-consumers 100000.
+    'batch-consumers': { type: 'string', default: '0' },
     'single-records': { type: 'string', default: '40000' },
     rate: { type: 'string', default: '0' },
     concurrency: { type: 'string', default: '32' },
@@ -262,6 +265,8 @@ interface LoadParams {
   records: number;
   connections: number;
   rate: number;
+  /** batch records with a consumer among this many (LoadgenConfig.consumers) */
+  consumers?: number;
 }
 
 /** Sends one phase's load from the generator processes and waits for every answer. */
@@ -287,6 +292,7 @@ async function sendLoad(target: Target, label: string, p: LoadParams, onStart?: 
       rate: p.rate ? p.rate / generators : 0,
       poolRecords: Math.min(pool, per),
       seed: 1000 + g * 7919 + label.length,
+      consumers: p.consumers ?? 0,
     };
     const ready = new Promise<void>((resolve, reject) => {
       c.on('message', (m: { type: string }) => m.type === 'ready' && resolve());
@@ -771,18 +777,36 @@ async function main(): Promise<void> {
       );
     }
     const batchRuns: PhaseResult[] = [];
+    const consumerRuns: PhaseResult[] = [];
     if (only.has('batch')) {
+      const consumers = num('batch-consumers');
       for (let i = 1; i <= num('runs'); i++) {
-        const r = await runPhase(target, `batch run ${i}`, {
-          mode: 'batch',
-          records: num('records'),
-          connections: batchConns,
-          rate: num('rate'),
-        });
+        const withConsumers = consumers > 0 && i % 2 === 0;
+        const r = await runPhase(
+          target,
+          `batch run ${i}${withConsumers ? ` (${consumers} consumers)` : ''}`,
+          {
+            mode: 'batch',
+            records: num('records'),
+            connections: batchConns,
+            rate: num('rate'),
+            ...(withConsumers ? { consumers } : {}),
+          },
+        );
         phases.push(r);
-        batchRuns.push(r);
+        (withConsumers ? consumerRuns : batchRuns).push(r);
       }
       const best = batchRuns.reduce((a, b) => (b.e2eRecordsPerSec > a.e2eRecordsPerSec ? b : a));
+      if (consumerRuns.length) {
+        // The same load with a consumer on every record, alternated with the runs without.
+        const bestWith = consumerRuns.reduce((a, b) => (b.e2eRecordsPerSec > a.e2eRecordsPerSec ? b : a));
+        Object.assign(figures, {
+          e2eBatchConsumersRecordsPerSec: round(bestWith.e2eRecordsPerSec, 0),
+          e2eBatchConsumersRecordsPerSecRuns: consumerRuns.map((r) => round(r.e2eRecordsPerSec, 0)),
+          e2eBatchConsumersRatio: round(bestWith.e2eRecordsPerSec / best.e2eRecordsPerSec, 3),
+          serviceCpuSecondsPer100kBatchConsumers: round(bestWith.serviceCpuSecondsPer100k ?? NaN, 2),
+        });
+      }
       Object.assign(figures, {
         e2eBatchRecordsPerSec: round(best.e2eRecordsPerSec, 0),
         e2eBatchRecordsPerSecRuns: batchRuns.map((r) => round(r.e2eRecordsPerSec, 0)),

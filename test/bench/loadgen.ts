@@ -35,6 +35,11 @@ export interface LoadgenConfig {
   /** distinct pre-generated records, cycled */
   poolRecords: number;
   seed: number;
+  /**
+   * batch mode: > 0 gives every record a `consumer` among this many ids (`cus_<k>`, k = floor(n u^3)
+   * for u uniform in [0, 1): a few busy, most rare; docs/consumers.md); 0 or absent: none
+   */
+  consumers?: number;
 }
 
 export interface LoadgenResult {
@@ -155,7 +160,11 @@ function prepare(cfg: LoadgenConfig): { requests: Prepared[]; poolBytes: number 
     let head: string;
     if (cfg.mode === 'batch') {
       const recs: string[] = [];
-      for (let j = 0; j < perRequest; j++) recs.push(JSON.stringify(ingestRecord(r, gen)));
+      for (let j = 0; j < perRequest; j++) {
+        const rec = ingestRecord(r, gen);
+        if (cfg.consumers) rec.consumer = { id: `cus_${Math.floor(cfg.consumers * r() ** 3)}` };
+        recs.push(JSON.stringify(rec));
+      }
       body = Buffer.from(`{"records":[${recs.join(',')}]}`);
       head =
         `POST /v1/buckets/${bucket}/ingest HTTP/1.1\r\nHost: ${url.host}\r\n` +

@@ -245,6 +245,126 @@ describe('consumers: identified on the record', () => {
     expect(refused.body.rejected[0]!.error.code).toBe('VALIDATION_ERROR');
   });
 
+  it('backfilled over days: the list and a page answer the exact figures of any range, whatever blocks it is read from', async () => {
+    const a = await newAccount();
+    const ctx = `days-${tag()}`;
+    const now = Math.floor(Date.now() / 60_000) * 60_000;
+    // Every 7 min 13 s over the last 3 days (minutes, 10-minute blocks, hours and UTC days of the
+    // rollups alike); two consumers, two environments, two endpoints, 5xx and 4xx.
+    interface Sent {
+      id: string;
+      at: number;
+      env: string;
+      method: string;
+      endpoint: string;
+      status: number;
+      duration: number;
+    }
+    const sent: Sent[] = [];
+    for (let i = 0; i < 600; i++) {
+      sent.push({
+        id: i % 3 === 0 ? 'cus_north' : 'cus_south',
+        at: now - 1000 - i * 433_000,
+        env: i % 4 === 0 ? 'stag01' : 'prod01',
+        method: i % 2 ? 'POST' : 'GET',
+        endpoint: i % 2 ? '/orders' : '/users/{id}',
+        status: i % 7 === 0 ? 503 : i % 11 === 0 ? 404 : 200,
+        duration: Math.round((3 + ((i * 37) % 211) * 1.7) * 1000) / 1000,
+      });
+    }
+    const records = sent.map((s, i) =>
+      makeRecord({
+        contextSid: `${ctx}-${i}`,
+        environmentSid: s.env,
+        createdAt: new Date(s.at).toISOString(),
+        consumer: { id: s.id },
+        response: { statusCode: s.status, headers: {}, size: 10 },
+        timings: { duration: s.duration },
+        request: { method: s.method, path: s.method === 'POST' ? '/orders' : `/users/${i}`, headers: {} },
+      }),
+    );
+    for (let i = 0; i < records.length; i += 200) {
+      const res = await ingest(a.bucketSid, a.apiToken, records.slice(i, i + 200));
+      expect(res.status, res.text).toBe(202);
+    }
+    await storedRecords(a, records.length, ctx);
+
+    // Ranges with edges inside minutes, 10-minute blocks and hours, and the default last 24 hours.
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const ranges: { label: string; query: string; from: number; to: number }[] = [
+      { label: 'last 24 h', query: '', from: now - 24 * 3_600_000, to: now + 59_999 },
+      {
+        label: 'odd 50 h',
+        query: `startDate=${iso(now - 61 * 3_600_000 - 17 * 60_000)}&endDate=${iso(now - 11 * 3_600_000 - 43 * 60_000)}`,
+        from: now - 61 * 3_600_000 - 17 * 60_000,
+        to: now - 11 * 3_600_000 - 43 * 60_000 + 59_999,
+      },
+      {
+        label: 'whole span',
+        query: `startDate=${iso(now - 4 * 86_400_000)}`,
+        from: now - 4 * 86_400_000,
+        to: now + 59_999,
+      },
+    ];
+    for (const r of ranges) {
+      for (const env of [undefined, 'stag01']) {
+        const inRange = sent.filter(
+          (s) => s.at >= r.from && s.at <= r.to && (env === undefined || s.env === env),
+        );
+        const query = [r.query, env ? `environmentSid=${env}` : ''].filter(Boolean).join('&');
+        const list = await consumers(a, query);
+        expect(list.status, list.text).toBe(200);
+        const what = `${r.label}${env ? ` in ${env}` : ''}`;
+        expect(list.body.records.map((c) => c.id).sort(), what).toEqual(['cus_north', 'cus_south']);
+        for (const c of list.body.records) {
+          const mine = inRange.filter((s) => s.id === c.id);
+          const errors = mine.filter((s) => s.status >= 400).length;
+          expect(c.requestCount, `${what} ${c.id}`).toBe(mine.length);
+          expect(c.errorCount, `${what} ${c.id}`).toBe(errors);
+          const durations = mine.map((s) => s.duration);
+          expectPercentile(c.p50, exactQuantile(durations, 0.5), `${what} ${c.id} p50`);
+          expectPercentile(c.p95, exactQuantile(durations, 0.95), `${what} ${c.id} p95`);
+          expectPercentile(c.p99, exactQuantile(durations, 0.99), `${what} ${c.id} p99`);
+
+          const page = await api(a.apiToken).get<Summary & { endpoints: Record<string, unknown>[] }>(
+            `/v1/accounts/${a.accountSid}/consumers/${c.id}${query ? `?${query}` : ''}`,
+          );
+          expect(page.status, page.text).toBe(200);
+          expect(page.body, what).toMatchObject({
+            requestCount: mine.length,
+            errorCount: errors,
+            p95: c.p95,
+          });
+          const expected = ['GET /users/{id}', 'POST /orders'].flatMap((key) => {
+            const calls = mine.filter((s) => `${s.method} ${s.endpoint}` === key);
+            if (calls.length === 0) return [];
+            return {
+              key,
+              requestCount: calls.length,
+              errorCount: calls.filter((s) => s.status >= 400).length,
+              p95: exactQuantile(
+                calls.map((s) => s.duration),
+                0.95,
+              ),
+            };
+          });
+          const got = page.body.endpoints.map((e) => ({
+            key: `${String(e.method)} ${String(e.endpoint)}`,
+            requestCount: e.requestCount,
+            errorCount: e.errorCount,
+            p95: e.p95 as number,
+          }));
+          expect(
+            got.map((e) => [e.key, e.requestCount, e.errorCount]).sort(),
+            `${what} ${c.id} endpoints`,
+          ).toEqual(expected.map((e) => [e.key, e.requestCount, e.errorCount]).sort());
+          for (const e of expected)
+            expectPercentile(got.find((g) => g.key === e.key)!.p95, e.p95, `${what} ${c.id} ${e.key} p95`);
+        }
+      }
+    }
+  });
+
   it('PUT sets name and group; the later of a PUT and a record that carries a label wins; accounts are isolated', async () => {
     const a = await newAccount();
     const other = await newAccount();
