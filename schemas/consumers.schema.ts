@@ -112,7 +112,7 @@ const previewConsumer = {
 export const consumerIdentificationPreviewSchema = {
   $id: 'consumerIdentificationPreview',
   type: 'object',
-  required: ['requestSid', 'consumer', 'source', 'storedConsumer'],
+  required: ['requestSid', 'consumer', 'source', 'redacted', 'storedConsumer'],
   properties: {
     requestSid: { type: 'string' },
     consumer: {
@@ -123,6 +123,11 @@ export const consumerIdentificationPreviewSchema = {
     source: {
       type: ['integer', 'null'],
       description: 'the index in `sources` of the source that gave it; null when none did',
+    },
+    redacted: {
+      type: 'boolean',
+      description:
+        'true when the value the giving source read is redacted in the stored request: the processor read the original before redacting it, so `consumer` is not the id the call got',
     },
     storedConsumer: {
       ...previewConsumer,

@@ -169,3 +169,27 @@ export function identifyWithSource(
   }
   return undefined;
 }
+
+/** What the processor writes for a redacted value: `[REDACTED]`, `[REDACTED:<type>]` or a masked run. */
+const REDACTED = /\[REDACTED(?::[^\]\s]{1,100})?\]|\*{3,}/;
+
+/**
+ * Whether the value `src` reads from a stored request is redacted there: the processor read the
+ * original before redacting it, so an id the preview computes from the stored value is not the id
+ * the call got.
+ */
+export function sourceValueRedacted(src: IdentificationSource, request: Record<string, unknown>): boolean {
+  const name =
+    src.type === 'header'
+      ? src.name
+      : src.type === 'bearer'
+        ? 'authorization'
+        : src.type === 'jwtClaim'
+          ? (src.header ?? 'Authorization')
+          : undefined;
+  const value =
+    name !== undefined
+      ? headerValue(request, name.toLowerCase())
+      : queryValue(request, (src as { name: string }).name);
+  return value !== undefined && REDACTED.test(value);
+}

@@ -13,8 +13,9 @@ import { CredentialStore } from '../shared/credentials.js';
 import type { Logger } from '../shared/logger.js';
 
 /**
- * Settings as code (docs/settings-as-code.md): an account's buckets, exclusion and redaction
- * rules, workflows, stream views and SLOs as one YAML document, exported and applied through the API's
+ * Settings as code (docs/settings-as-code.md): an account's buckets (with their consumer
+ * identification sources), exclusion and redaction rules, workflows, stream views and SLOs as one
+ * YAML document, exported and applied through the API's
  * own routes, run in-process (Fastify `inject`). Every write therefore passes the same schemas,
  * checks, secret sealing and change notifications as an API call, and a refusal carries the API's
  * own error message. Bucket sids are written as bucket names and the SLO of an `slo_burn` trigger
@@ -34,6 +35,8 @@ export interface SettingsDocument {
 interface BucketDoc {
   name: string;
   verifySslCerts: boolean;
+  /** its consumer identification sources, in the order they are tried; written when not empty */
+  consumerIdentification?: Obj[];
   workflows: Obj[];
   streamViews: Obj[];
   slos: Obj[];
@@ -179,9 +182,17 @@ async function current(api: SettingsApi): Promise<{ doc: SettingsDocument; ids: 
         ids.slos.set(String(o.name), String(o.sid));
         return clean(omit(o, SYSTEM_FIELDS));
       });
+    const identification = await api.call(
+      'GET',
+      `${api.base}/buckets/${String(b.sid)}/consumerIdentification`,
+    );
+    if (identification.status !== 200)
+      throw apiError(`consumer identification of bucket "${name}"`, identification);
+    const sources = (identification.body.sources as Obj[] | undefined) ?? [];
     docBuckets.push({
       name,
       verifySslCerts: b.verifySslCerts === true,
+      ...(sources.length ? { consumerIdentification: sources } : {}),
       workflows: sortBy(wfs, (w) => workflowKey('', w)),
       streamViews: sortBy(views, (v) => String(v.name)),
       slos: sortBy(bucketSlos, (o) => String(o.name)),
@@ -289,7 +300,7 @@ const envName = (bucket: string, workflow: string, index: number) =>
 
 export interface PlanStep {
   op: 'create' | 'update' | 'delete';
-  kind: 'bucket' | 'exclusion' | 'redaction' | 'slo' | 'workflow' | 'streamView';
+  kind: 'bucket' | 'consumerIdentification' | 'exclusion' | 'redaction' | 'slo' | 'workflow' | 'streamView';
   /** how the plan names it: `shop`, `shop/prod01/Errors`, a rule's name or criteria */
   label: string;
   run: (sids: Map<string, string>) => Promise<void>;
@@ -314,9 +325,11 @@ export function readDocument(text: string, env: (name: string) => string | undef
   const buckets = list(d.buckets, 'buckets').map((b, i): BucketDoc => {
     if (typeof b.name !== 'string' || b.name === '')
       throw new SettingsError(`buckets.${i}.name: is required`);
+    const sources = list(b.consumerIdentification, `buckets.${i}.consumerIdentification`);
     return {
       name: b.name,
       verifySslCerts: b.verifySslCerts !== false,
+      ...(sources.length ? { consumerIdentification: sources } : {}),
       workflows: list(b.workflows, `buckets.${i}.workflows`),
       streamViews: list(b.streamViews, `buckets.${i}.streamViews`),
       slos: list(b.slos, `buckets.${i}.slos`),
@@ -403,6 +416,27 @@ export async function plan(api: SettingsApi, want: SettingsDocument): Promise<Pl
           await send('PUT', `${base}/buckets/${bucketSid(sids, b.name)}`, `bucket "${b.name}"`, body);
         },
       });
+  }
+
+  // A bucket's identification sources are one list, replaced as a whole (PUT); a bucket of the
+  // file without them has none, as it has no stream view it does not list.
+  for (const b of want.buckets) {
+    const had = haveBuckets.get(b.name)?.consumerIdentification ?? [];
+    const wanted = b.consumerIdentification ?? [];
+    if (isDeepStrictEqual(had.map(sourceDefaults), wanted.map(sourceDefaults))) continue;
+    const step: PlanStep = {
+      op: had.length === 0 ? 'create' : wanted.length === 0 ? 'delete' : 'update',
+      kind: 'consumerIdentification',
+      label: b.name,
+      run: async (sids) =>
+        void (await send(
+          'PUT',
+          `${base}/buckets/${bucketSid(sids, b.name)}/consumerIdentification`,
+          `consumer identification of bucket "${b.name}"`,
+          { sources: wanted },
+        )),
+    };
+    (step.op === 'delete' ? deletes : steps).push(step);
   }
 
   for (const kind of ['exclusions', 'redactions'] as const) {
@@ -619,6 +653,19 @@ function withDefaults(r: Obj): Obj {
   const shapeA = typeof r.name !== 'string';
   const defaults: Obj = shapeA ? { enabled: true } : { isActive: true };
   return { ...defaults, ...r };
+}
+
+/** An identification source as stored: its type's defaults filled in, so an omitted default is no change. */
+function sourceDefaults(src: Obj): Obj {
+  const defaults: Obj =
+    src.type === 'header'
+      ? { hash: true }
+      : src.type === 'query'
+        ? { hash: false }
+        : src.type === 'jwtClaim'
+          ? { header: 'Authorization' }
+          : {};
+  return { ...defaults, ...src };
 }
 
 /** A PUT replaces the whole rule: it needs the active flag the file may leave to its default. */

@@ -179,15 +179,19 @@ describe('dashboard: consumer filter, top consumers, consumer of a call', () => 
     // The suggestions come from the consumers list searched with the text (id, name or group).
     const options = page.locator('#consumer-filter-options option');
     await expect
-      .poll(() => options.evaluateAll((o) => o.map((x) => x.getAttribute('value'))))
+      .poll(() => options.evaluateAll((o) => o.map((x) => x.getAttribute('value'))), { timeout: 15_000 })
       .toEqual(['cus_acme']);
     expect(await options.first().textContent()).toBe('Acme Ltd · enterprise');
-    // Enter applies what is typed; the metrics calls carry consumer=.
-    const thr = page.waitForResponse(
-      (r) =>
+    // Enter applies what is typed; the metrics calls carry consumer= (the range's own call, not
+    // the previous period's, which ends where the range starts).
+    const thr = page.waitForResponse((r) => {
+      const params = new URL(r.url()).searchParams;
+      return (
         r.url().includes('/metrics/shapeA/throughput') &&
-        new URL(r.url()).searchParams.get('consumer') === 'cus_acme',
-    );
+        params.get('consumer') === 'cus_acme' &&
+        Date.parse(params.get('endDate') ?? '') > Date.now() - 3_600_000
+      );
+    });
     await filter().fill('cus_acme');
     await filter().press('Enter');
     const body = (await (await thr).json()) as { summary: { total: { count: number } } };
@@ -268,5 +272,83 @@ describe('dashboard: consumer filter, top consumers, consumer of a call', () => 
       `/settings/buckets/${quietSid}`,
     );
     await screenshot(page, 'overview-no-consumers-1440');
+  });
+
+  it("edits the bucket's identification sources: the API's message beside the field, saved, previewed", async () => {
+    const keys = await apiCall('POST', `/v1/accounts/${accountSid}/buckets`, { name: 'Keys API' });
+    const keysSid = String(keys.sid);
+    const rawKey = `sk_live_${tag}${randomBytes(6).toString('hex')}`;
+    const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const token = `${b64({ alg: 'HS256' })}.${b64({ client_id: 'app-7', org: 'org-3' })}.unsigned`;
+    await ingest(keysSid, [
+      {
+        createdAt: new Date(now - MIN).toISOString(),
+        request: {
+          method: 'GET',
+          path: '/keys',
+          host: 'shop.example.com',
+          headers: { 'X-API-Key': rawKey, authorization: `Bearer ${token}` },
+          queryString: { app: 'mobile' },
+        },
+        response: { statusCode: 200 },
+        timings: { duration: 12 },
+      },
+    ]);
+    await waitForRequests(keysSid, 1);
+    await page.goto(`/settings/buckets/${keysSid}`);
+    const panel = page.locator('section', {
+      has: page.getByRole('heading', { name: 'Consumer identification' }),
+    });
+    await panel.getByTestId('identification-none').waitFor();
+    // A header name with spaces: the API refuses it, its message beside the field.
+    await panel.getByRole('button', { name: 'Add a source' }).click();
+    await panel.getByLabel('Header name').fill('X API Key');
+    await panel.getByRole('button', { name: 'Save identification' }).click();
+    const fieldError = panel.locator('.identification-source .field-error');
+    await fieldError.waitFor();
+    expect(await fieldError.textContent()).toContain('must be an HTTP header name');
+    expect(await panel.getByLabel('Header name').getAttribute('aria-invalid')).toBe('true');
+    let stored = await apiCall('GET', `/v1/accounts/${accountSid}/buckets/${keysSid}/consumerIdentification`);
+    expect(stored.sources).toEqual([]);
+    // Fixed, and a JWT claim with its group as the second source: saved.
+    await panel.getByLabel('Header name').fill('X-API-Key');
+    await panel.getByRole('button', { name: 'Add a source' }).click();
+    await panel.getByLabel('Source 2', { exact: true }).selectOption('jwtClaim');
+    await panel.getByLabel('Claim', { exact: true }).fill('client_id');
+    await panel.getByLabel('Group claim (optional)').fill('org');
+    await panel.getByRole('button', { name: 'Save identification' }).click();
+    await panel.getByText('Saved. The processor applies').waitFor();
+    expect(await fieldError.count()).toBe(0);
+    stored = await apiCall('GET', `/v1/accounts/${accountSid}/buckets/${keysSid}/consumerIdentification`);
+    expect(stored.sources).toEqual([
+      { type: 'header', name: 'X-API-Key', hash: true },
+      { type: 'jwtClaim', claim: 'client_id', groupClaim: 'org', header: 'Authorization' },
+    ]);
+    // The preview against the stored request: the key only as its keyed hash. The account's
+    // recommended redactions masked the key when it was stored, and the preview says so.
+    const result = panel.getByTestId('identification-preview');
+    await panel.getByRole('button', { name: 'Preview the sources' }).click();
+    await result.waitFor();
+    expect(await result.locator('p').first().textContent()).toMatch(
+      /^Consumer key_[0-9a-f]{16}, from source 1 \(request header X-API-Key\)\.$/,
+    );
+    expect(await result.getByTestId('identification-redacted').textContent()).toContain(
+      'The value source 1 read is redacted in this stored request',
+    );
+    expect(await page.content()).not.toContain(rawKey);
+    // A query parameter source added and moved first (not saved): the draft is what is previewed.
+    await panel.getByRole('button', { name: 'Add a source' }).click();
+    await panel.getByLabel('Source 3', { exact: true }).selectOption('query');
+    await panel.getByLabel('Parameter name').fill('app');
+    await panel.getByRole('button', { name: 'Move source 3 up' }).click();
+    await panel.getByRole('button', { name: 'Move source 2 up' }).click();
+    await panel.getByRole('button', { name: 'Preview the sources' }).click();
+    await expect
+      .poll(() => result.locator('p').first().textContent())
+      .toBe('Consumer mobile, from source 1 (query parameter app).');
+    expect(await result.getByTestId('identification-redacted').count()).toBe(0);
+    await expectNoSeriousAxeViolation();
+    await screenshots('bucket-identification');
+    expect(me.errors.filter((e) => !/status of 400/.test(e))).toEqual([]);
   });
 });

@@ -66,8 +66,14 @@ describe('consumers: identification preview against a stored request', () => {
         },
       }),
       makeRecord({ contextSid: `${ctx}-own`, consumer: { id: 'cus_own', name: 'Own Ltd' } }),
+      // Stored with the key already masked: the preview says the value it read is redacted.
+      makeRecord({
+        contextSid: `${ctx}-masked`,
+        request: { method: 'GET', path: '/m', headers: { 'X-API-Key': '[REDACTED:api_key]' } },
+      }),
     ]);
-    const rows = await stored(a, ctx, 2);
+    const rows = await stored(a, ctx, 3);
+    const masked = rows.find((r) => r.contextSid === `${ctx}-masked`)!;
     const keyed = rows.find((r) => r.contextSid === `${ctx}-key`)!;
     const own = rows.find((r) => r.contextSid === `${ctx}-own`)!;
     expect(keyed.consumer ?? null).toBeNull();
@@ -78,7 +84,12 @@ describe('consumers: identification preview against a stored request', () => {
     const byHeader = await preview([{ type: 'header', name: 'x-api-key' }]);
     expect(byHeader.status, byHeader.text).toBe(200);
     expect(byHeader.body.consumer?.id).toMatch(/^key_[0-9a-f]{16}$/);
-    expect(byHeader.body).toMatchObject({ requestSid: keyed.sid, source: 0, storedConsumer: null });
+    expect(byHeader.body).toMatchObject({
+      requestSid: keyed.sid,
+      source: 0,
+      redacted: false,
+      storedConsumer: null,
+    });
     expect(byHeader.text).not.toContain(rawKey);
 
     // The JWT claim with its group, tried first; the query parameter when it is first.
@@ -96,6 +107,8 @@ describe('consumers: identification preview against a stored request', () => {
     const byBearer = await preview([{ type: 'bearer' }]);
     expect(byBearer.body.consumer?.id).toMatch(/^key_[0-9a-f]{16}$/);
     expect(byBearer.body.consumer?.id).not.toBe(byHeader.body.consumer?.id);
+    const onMasked = await preview([{ type: 'header', name: 'x-api-key' }], masked.sid);
+    expect(onMasked.body).toMatchObject({ source: 0, redacted: true });
     // No source finds anything: no consumer; the request's stored consumer is shown beside.
     const none = await preview([{ type: 'header', name: 'X-Other' }]);
     expect(none.body).toMatchObject({ consumer: null, source: null, storedConsumer: null });

@@ -60,6 +60,13 @@ async function seed(acct: TestAccount, tag: string, hookSecret: string) {
     }),
   ];
   for (const r of await Promise.all(posts)) expect(r.status, r.text).toBe(201);
+  const identification = await a.put(`${base}/buckets/${shop.body.sid}/consumerIdentification`, {
+    sources: [
+      { type: 'header', name: 'X-API-Key' },
+      { type: 'jwtClaim', claim: 'sub', groupClaim: 'org' },
+    ],
+  });
+  expect(identification.status, identification.text).toBe(200);
   return shop.body.sid;
 }
 
@@ -99,6 +106,14 @@ describe('settings as code', () => {
     expect(out.stdout).toMatch(
       /- name: health checks\n\s+pathPattern: \/healthz\n\s+method: GET\n\s+buckets:\n\s+- shop-\w+\n\s+isActive: true/,
     );
+    // The bucket's identification sources, in order, every default written out.
+    expect(
+      (doc.buckets.find((b) => b.name === `shop-${tag}`) as { consumerIdentification?: unknown })
+        .consumerIdentification,
+    ).toEqual([
+      { type: 'header', name: 'X-API-Key', hash: true },
+      { type: 'jwtClaim', header: 'Authorization', claim: 'sub', groupClaim: 'org' },
+    ]);
 
     const dir = await mkdtemp(path.join(os.tmpdir(), 'tapline-settings-'));
     const file = path.join(dir, 'tapline.yaml');
@@ -119,6 +134,7 @@ describe('settings as code', () => {
     expect(planned).toContain('create exclusion "method:OPTIONS"');
     expect(planned).toContain('create redaction "passwords"');
     expect(planned).toContain(`create streamView "shop-${tag}/slow"`);
+    expect(planned).toContain(`create consumerIdentification "shop-${tag}"`);
     expect(planned.every((l) => l.startsWith('create '))).toBe(true);
     const stillEmpty = await api(dst.apiToken).get<{ records: unknown[] }>(
       `/v1/accounts/${dst.accountSid}/buckets`,
@@ -151,11 +167,21 @@ describe('settings as code', () => {
     const out = await admin(['export', '--account', acct.accountSid]);
     expect(out.code, out.stderr).toBe(0);
     const doc = parse(out.stdout) as {
-      buckets: { name: string; streamViews: { name: string; criteria: string }[]; workflows: unknown[] }[];
+      buckets: {
+        name: string;
+        consumerIdentification?: Record<string, unknown>[];
+        streamViews: { name: string; criteria: string }[];
+        workflows: unknown[];
+      }[];
       exclusions: { name?: string }[];
     };
     const shop = doc.buckets.find((b) => b.name === `shop-${tag}`)!;
     shop.streamViews[0]!.criteria = 'duration:>2000';
+    // The sources reordered, one default left out: a change of order, not of the default.
+    shop.consumerIdentification = [
+      { type: 'jwtClaim', claim: 'sub', groupClaim: 'org' },
+      { type: 'header', name: 'X-API-Key', hash: true },
+    ];
     doc.exclusions = doc.exclusions.filter((e) => e.name !== 'health checks');
     doc.buckets.push({ name: `new-${tag}`, streamViews: [], workflows: [] } as never);
     const dir = await mkdtemp(path.join(os.tmpdir(), 'tapline-settings-'));
@@ -171,9 +197,17 @@ describe('settings as code', () => {
     expect(applied.code, applied.stderr).toBe(0);
     expect(applied.stdout.trim().split('\n')).toEqual([
       `create bucket "new-${tag}"`,
+      `update consumerIdentification "shop-${tag}"`,
       `update streamView "shop-${tag}/slow"`,
       'delete exclusion "health checks"',
-      `Applied 3 change(s) to ${acct.accountSid}.`,
+      `Applied 4 change(s) to ${acct.accountSid}.`,
+    ]);
+    const sources = await api(acct.apiToken).get<{ sources: unknown[] }>(
+      `/v1/accounts/${acct.accountSid}/buckets/${shopSid}/consumerIdentification`,
+    );
+    expect(sources.body.sources).toEqual([
+      { type: 'jwtClaim', header: 'Authorization', claim: 'sub', groupClaim: 'org' },
+      { type: 'header', name: 'X-API-Key', hash: true },
     ]);
     const views = await api(acct.apiToken).get<{ records: { criteria: string }[] }>(
       `/v1/accounts/${acct.accountSid}/buckets/${shopSid}/streamViews`,
@@ -210,6 +244,23 @@ describe('settings as code', () => {
     );
     for (const [field, message] of Object.entries(direct.body.error.details))
       expect(refused.stderr).toContain(`${field}: ${message}`);
+
+    // A bad identification source: refused with the API's message, before any other change.
+    (shop.workflows as unknown[]).pop();
+    shop.consumerIdentification = [{ type: 'header', name: 'X API Key' }];
+    await writeFile(file, stringify(doc));
+    const badSource = await admin(['apply', file], env);
+    expect(badSource.code).toBe(1);
+    expect(badSource.stderr).toContain(
+      `consumer identification of bucket "shop-${tag}": 400 VALIDATION_ERROR: sources.0.name must be an HTTP header name`,
+    );
+    expect(
+      (
+        await api(acct.apiToken).get<{ sources: unknown[] }>(
+          `/v1/accounts/${acct.accountSid}/buckets/${shopSid}/consumerIdentification`,
+        )
+      ).body.sources,
+    ).toHaveLength(2);
   }, 600_000);
 
   it('exports and applies SLOs, with the slo_burn workflow naming its SLO by name', async () => {

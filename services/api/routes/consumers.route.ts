@@ -3,7 +3,11 @@ import { accountParams } from '../../../schemas/common.schema.js';
 import { consumerGetQuery, consumerListQuery } from '../../../schemas/consumers.schema.js';
 import { ref } from '../../../schemas/index.js';
 import type { SchemaTypes } from '../api.types.js';
-import { compileIdentification, identifyWithSource } from '../../processor/consumer-identification.js';
+import {
+  compileIdentification,
+  identifyWithSource,
+  sourceValueRedacted,
+} from '../../processor/consumer-identification.js';
 import { forbidden, notFound } from '../../shared/errors.js';
 import { createAjv } from '../../shared/schemas.js';
 import { secretBox } from '../../shared/secret-box.js';
@@ -112,14 +116,14 @@ export default async function consumersRoutes(fastify: FastifyInstance): Promise
       // The processor's own code: the sources compiled as the rule snapshot compiles them, with the
       // processor's key, so a credential's id here is the id its calls are stored under.
       const compiled = compileIdentification(req.body.sources, consumerKey, accountSid);
-      const found = compiled
-        ? identifyWithSource(compiled, record.request as Record<string, unknown>)
-        : undefined;
+      const request = record.request as Record<string, unknown>;
+      const found = compiled ? identifyWithSource(compiled, request) : undefined;
       const stored = record.consumer as { id: string; name?: string | null; group?: string | null } | null;
       return {
         requestSid: req.body.requestSid,
         consumer: found ? found.consumer : null,
         source: found ? found.source : null,
+        redacted: found ? sourceValueRedacted(req.body.sources[found.source]!, request) : false,
         storedConsumer: stored?.id
           ? {
               id: stored.id,

@@ -6,11 +6,14 @@ import { api, withQuery } from './client';
 import type {
   Bucket,
   ConsumerDetail,
+  ConsumerIdentification,
   ConsumerSummary,
   ConsumerUpdate,
   ErrorsB,
   EventCreate,
   EventMarker,
+  IdentificationPreview,
+  IdentificationSource,
   List,
   Performance,
   RequestRecord,
@@ -132,6 +135,17 @@ export const consumers = {
   get: (a: string, id: string, s: Omit<MetricsScope, 'endpoint' | 'method' | 'consumer' | 'group'>) =>
     api.get<ConsumerDetail>(consumerPath(a, id), { ...s }),
   update: (a: string, id: string, body: ConsumerUpdate) => api.put<ConsumerDetail>(consumerPath(a, id), body),
+  /** A bucket's identification sources, in the order they are tried. */
+  identification: (a: string, b: string) =>
+    api.get<ConsumerIdentification>(`${bucketPath(a, b)}/consumerIdentification`),
+  setIdentification: (a: string, b: string, sources: IdentificationSource[]) =>
+    api.put<ConsumerIdentification>(`${bucketPath(a, b)}/consumerIdentification`, { sources }),
+  /** What draft sources give one stored request of the bucket; nothing is stored. */
+  previewIdentification: (a: string, b: string, sources: IdentificationSource[], requestSid: string) =>
+    api.post<IdentificationPreview>(`${bucketPath(a, b)}/consumerIdentification/preview`, {
+      sources,
+      requestSid,
+    }),
 };
 
 export interface RequestQuery {

@@ -7,8 +7,10 @@ import type { FromSchema } from 'json-schema-to-ts';
 import type { bucketSchema } from '../../../schemas/bucket.schema';
 import type {
   consumerDetailSchema,
+  consumerIdentificationPreviewSchema,
   consumerSummarySchema,
   consumerUpdateSchema,
+  IdentificationSource,
 } from '../../../schemas/consumers.schema';
 import type { eventCreateSchema, eventSchema } from '../../../schemas/events.schema';
 import type {
@@ -28,6 +30,14 @@ export type Bucket = FromSchema<typeof bucketSchema>;
 export type ConsumerSummary = FromSchema<typeof consumerSummarySchema>;
 export type ConsumerDetail = FromSchema<typeof consumerDetailSchema>;
 export type ConsumerUpdate = FromSchema<typeof consumerUpdateSchema>;
+export type { IdentificationSource };
+/** A bucket's identification sources (GET/PUT …/consumerIdentification), every default written out. */
+export interface ConsumerIdentification {
+  bucketSid: string;
+  sources: IdentificationSource[];
+  updatedAt: string | null;
+}
+export type IdentificationPreview = FromSchema<typeof consumerIdentificationPreviewSchema>;
 export type EventMarker = FromSchema<typeof eventSchema>;
 export type EventCreate = FromSchema<typeof eventCreateSchema>;
 export type MetricsEvent = FromSchema<typeof metricsEventSchema>;

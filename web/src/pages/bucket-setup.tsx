@@ -11,6 +11,7 @@ import {
 } from '../api/rules';
 import { sdk as sdkApi, type SdkSettings } from '../api/settings';
 import type { Bucket } from '../api/types';
+import { ConsumerIdentificationPanel } from '../components/consumer-identification';
 import { CopyButton } from '../components/copy-button';
 import { Field, FormError } from '../components/form';
 import { AppSnippets, IngestSnippet, useIngestUrl } from '../components/ingest-snippet';
@@ -27,7 +28,10 @@ export function sdkCurl(ingest: string, bucketSid: string): string {
   -d '{"request":{"url":"https://api.example.com/hello","method":"GET","headers":{"accept":"application/json"}},"response":{"status":200,"responseTime":12}}'`;
 }
 
-/** One bucket's setup: sid, ingest URL, copy-ready snippets, whether traffic has arrived, SDK settings. */
+/**
+ * One bucket's setup: sid, ingest URL, copy-ready snippets, whether traffic has arrived, SDK
+ * settings and consumer identification.
+ */
 export function BucketSetupPage({ params }: { params: { bucketSid: string } }) {
   const a = useAccountSid();
   const href = useSharedHref();
@@ -125,6 +129,7 @@ export function BucketSetupPage({ params }: { params: { bucketSid: string } }) {
         </div>
       </section>
       <SdkSettingsPanel bucket={b} />
+      <ConsumerIdentificationPanel bucketSid={b.sid} />
     </div>
   );
 }
