@@ -13,6 +13,7 @@ import { sdk as sdkApi, type SdkSettings } from '../api/settings';
 import type { Bucket } from '../api/types';
 import { CopyButton } from '../components/copy-button';
 import { Field, FormError } from '../components/form';
+import { ReleaseSettingsPanel } from '../components/release-settings';
 import { AppSnippets, IngestSnippet, useIngestUrl } from '../components/ingest-snippet';
 import { ErrorBox, Loading, QueryView } from '../components/state';
 import { useAccountSid, useSession } from '../lib/session';
@@ -125,6 +126,7 @@ export function BucketSetupPage({ params }: { params: { bucketSid: string } }) {
         </div>
       </section>
       <SdkSettingsPanel bucket={b} />
+      <ReleaseSettingsPanel bucket={b} />
     </div>
   );
 }
