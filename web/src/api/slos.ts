@@ -6,6 +6,8 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type {
   releaseImpactSchema,
+  releaseSettingsSchema,
+  releaseSettingsUpdateSchema,
   sloCreateSchema,
   sloSchema,
   sloStatusSchema,
@@ -16,6 +18,9 @@ import type { EventMarker, List } from './types';
 export type ReleaseImpact = FromSchema<typeof releaseImpactSchema>;
 export type EndpointImpact = ReleaseImpact['endpoints'][number];
 export type Verdict = EndpointImpact['verdict'];
+/** A bucket's release impact windows in minutes (docs/releases.md "Window lengths per bucket"). */
+export type ReleaseSettings = FromSchema<typeof releaseSettingsSchema>;
+export type ReleaseSettingsUpdate = FromSchema<typeof releaseSettingsUpdateSchema>;
 export type Slo = FromSchema<typeof sloSchema>;
 export type SloBody = FromSchema<typeof sloCreateSchema>;
 export type SloStatus = FromSchema<typeof sloStatusSchema>;
@@ -29,6 +34,15 @@ export const releases = {
     api.get<EventMarker>(`${acct(a)}/events/${encodeURIComponent(eventSid)}`),
   impact: (a: string, eventSid: string) =>
     api.get<ReleaseImpact>(`${acct(a)}/events/${encodeURIComponent(eventSid)}/impact`),
+};
+
+const releaseSettingsPath = (a: string, b: string) =>
+  `${acct(a)}/buckets/${encodeURIComponent(b)}/releaseSettings`;
+
+export const releaseSettings = {
+  get: (a: string, b: string) => api.get<ReleaseSettings>(releaseSettingsPath(a, b)),
+  update: (a: string, b: string, body: ReleaseSettingsUpdate) =>
+    api.put<ReleaseSettings>(releaseSettingsPath(a, b), body),
 };
 
 export const slos = {

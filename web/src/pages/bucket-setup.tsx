@@ -14,6 +14,7 @@ import type { Bucket } from '../api/types';
 import { ConsumerIdentificationPanel } from '../components/consumer-identification';
 import { CopyButton } from '../components/copy-button';
 import { Field, FormError } from '../components/form';
+import { ReleaseSettingsPanel } from '../components/release-settings';
 import { AppSnippets, IngestSnippet, useIngestUrl } from '../components/ingest-snippet';
 import { ErrorBox, Loading, QueryView } from '../components/state';
 import { useAccountSid, useSession } from '../lib/session';
@@ -130,6 +131,7 @@ export function BucketSetupPage({ params }: { params: { bucketSid: string } }) {
       </section>
       <SdkSettingsPanel bucket={b} />
       <ConsumerIdentificationPanel bucketSid={b.sid} />
+      <ReleaseSettingsPanel bucket={b} />
     </div>
   );
 }
