@@ -1,18 +1,20 @@
 import pg from 'pg';
 import { beforeAll, inject } from 'vitest';
+import { FIRST_RUN_JOURNEY as JOURNEY } from './browser.js';
 
 /**
  * Browser files run two at a time against one stack, but the dashboard's journey starts on the
  * first-run page, which exists only while the database holds no account. Every other browser file
- * waits here, before its own hooks create accounts, until that journey has created the first one.
+ * waits here, before its own hooks create accounts, until that journey has created the first one
+ * (when the journey is not part of the run, nobody waits).
  */
-const JOURNEY = 'test/browser/dashboard.test.ts';
 
 // Vitest reads a hook's first parameter as a fixture list and wants it destructured; none is used.
 // eslint-disable-next-line no-empty-pattern
 beforeAll(async ({}, suite) => {
-  if (suite.file.filepath.endsWith(JOURNEY)) return;
-  const pool = new pg.Pool({ connectionString: inject('browserEnv').databaseUrl, max: 1 });
+  const env = inject('browserEnv');
+  if (!env.firstRunJourney || suite.file.filepath.endsWith(JOURNEY)) return;
+  const pool = new pg.Pool({ connectionString: env.databaseUrl, max: 1 });
   try {
     const deadline = Date.now() + 240_000;
     for (;;) {

@@ -1,6 +1,6 @@
 import { buildWebIfChanged } from '../../infra/web-build.js';
 import type { TestProject } from 'vitest/node';
-import { SESSION_RATE_LIMIT } from './browser.js';
+import { FIRST_RUN_JOURNEY, SESSION_RATE_LIMIT } from './browser.js';
 import { ROOT } from './service-process.js';
 import { startTestStack, type TestStack } from './test-stack.js';
 
@@ -12,6 +12,21 @@ export interface BrowserEnv {
   kafkaBrokers: string[];
   dataDir: string;
   serviceLog: string;
+  /**
+   * Whether the first-run journey (test/browser/dashboard.test.ts) is among the files of this run:
+   * only then do the other browser files wait for it (browser-first-run-gate.ts).
+   */
+  firstRunJourney: boolean;
+}
+
+/**
+ * Whether vitest's command line runs the journey: no file filter, or one that matches its path
+ * (vitest keeps the files whose path contains a filter). Filters are the arguments that look like
+ * paths; option values such as `--project browser` do not.
+ */
+function journeyInRun(argv: string[]): boolean {
+  const filters = argv.filter((a) => !a.startsWith('-') && /[/.]/.test(a));
+  return filters.length === 0 || filters.some((f) => FIRST_RUN_JOURNEY.includes(f.replace(/^\.\//, '')));
 }
 
 declare module 'vitest' {
@@ -45,6 +60,7 @@ export async function setup(project: TestProject): Promise<void> {
     kafkaBrokers: stack.stack.kafkaBrokers,
     dataDir: stack.runDir,
     serviceLog: stack.serviceLog,
+    firstRunJourney: journeyInRun(process.argv.slice(2)),
   });
 }
 

@@ -50,6 +50,9 @@ export interface OpenedPage {
  * web/src/lib/locale-guard.ts, tested with it).
  */
 /** Requests per hour a signed-in person may make on the browser tests' stack (SESSION_RATE_LIMIT). */
+/** The browser file whose first test needs an empty database: the first-run page. */
+export const FIRST_RUN_JOURNEY = 'test/browser/dashboard.test.ts';
+
 export const SESSION_RATE_LIMIT = 2500;
 
 export async function openPage(
