@@ -397,9 +397,14 @@ describe('consumers: identified on the record', () => {
         consumer: { id: 'partner-7', name: 'Renamed by SDK' },
       }),
     ]);
+    // The record is 5 s ahead, so its minute can still be after the list's range (which ends now):
+    // wait for its count as well as its name.
     await waitFor(
-      async () => ((await consumers(a)).body.records[0]?.name === 'Renamed by SDK' ? true : undefined),
-      { what: 'the later record name' },
+      async () => {
+        const first = (await consumers(a)).body.records[0];
+        return first?.name === 'Renamed by SDK' && first.requestCount === 2 ? true : undefined;
+      },
+      { what: 'the later record name and count' },
     );
     expect((await consumers(a)).body.records[0]).toMatchObject({ group: 'partners', requestCount: 2 });
     // null clears the group set here.
