@@ -95,9 +95,9 @@ export function ReleasesPage() {
                   </caption>
                   <thead>
                     <tr>
-                      <th scope="col">Deployed</th>
                       <th scope="col">Release</th>
                       <th scope="col">Verdict</th>
+                      <th scope="col">Deployed</th>
                       <th scope="col">Scope</th>
                       <th scope="col">Source</th>
                     </tr>
@@ -105,10 +105,6 @@ export function ReleasesPage() {
                   <tbody>
                     {d.records.map((e) => (
                       <tr key={e.sid} data-testid="release-row">
-                        <td className="nowrap">
-                          <time dateTime={e.startedAt}>{formatDateTime(e.startedAt)}</time>
-                          <div className="muted small">{relative(e.startedAt)}</div>
-                        </td>
                         <td>
                           <Link href={href(releaseHref(e.sid))}>
                             <strong>{e.name}</strong>
@@ -117,6 +113,10 @@ export function ReleasesPage() {
                         </td>
                         <td>
                           <ReleaseVerdict eventSid={e.sid} />
+                        </td>
+                        <td className="nowrap">
+                          <time dateTime={e.startedAt}>{formatDateTime(e.startedAt)}</time>
+                          <div className="muted small">{relative(e.startedAt)}</div>
                         </td>
                         <td className="small">{scopeText(e)}</td>
                         <td className="small">{e.source ?? '–'}</td>
