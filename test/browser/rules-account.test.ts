@@ -446,8 +446,18 @@ describe('dashboard: SDK settings, rules with previews, events, account', () => 
     await expect
       .poll(() => select.locator('option').allTextContents(), { timeout: 15_000 })
       .toEqual(['All environments', 'acct01']);
+    // The throughput answer for the environment picked (the previous scope's stays on screen,
+    // dimmed and marked busy, until it arrives).
+    const envThroughput = page.waitForResponse(
+      (r) => r.url().includes('/metrics/shapeA/throughput') && r.url().includes('environmentSid=acct01'),
+    );
     await select.selectOption('acct01');
     await page.waitForURL(/[?&]env=acct01/);
+    const periods = ((await (await envThroughput).json()) as { periods: { total: { count: number } }[] })
+      .periods;
+    expect(periods.reduce((n, p) => n + p.total.count, 0)).toBe(1);
+    await expect.poll(() => page.locator('[aria-busy="true"]').count()).toBe(0);
+    expect(await page.getByTestId('tile-Requests').textContent()).toBe('1');
     await screenshot(page, '54-env-filter');
 
     // A link naming an environment no traffic carries: shown as such, not silently dropped.

@@ -133,7 +133,12 @@ export function OverviewPage() {
         <h1>Overview</h1>
         <RangePicker />
       </div>
-      <Tiles summary={summary.data} error={summary.error} pending={summary.isPending} />
+      <Tiles
+        summary={summary.data}
+        error={summary.error}
+        pending={summary.isPending}
+        stale={summary.isPlaceholderData}
+      />
       {noTraffic && recent.isPending ? null : noTraffic && everTraffic ? (
         <Empty title="No traffic in this range">
           <p>
@@ -162,7 +167,7 @@ export function OverviewPage() {
           )}
         </Empty>
       ) : null}
-      <section className="panel">
+      <section className="panel" aria-busy={throughput.isPlaceholderData}>
         <div className="panel-head">
           <h2>Throughput</h2>
           <span className="muted">
@@ -194,7 +199,7 @@ export function OverviewPage() {
         )}
       </section>
       <div className="grid-2">
-        <section className="panel">
+        <section className="panel" aria-busy={rt.isPlaceholderData}>
           <div className="panel-head">
             <h2>Response time</h2>
             <span className="muted">percentiles · dashed: p95 of the previous period</span>
@@ -219,7 +224,7 @@ export function OverviewPage() {
             />
           )}
         </section>
-        <section className="panel">
+        <section className="panel" aria-busy={throughput.isPlaceholderData}>
           <div className="panel-head">
             <h2>Error rate</h2>
             <span className="muted">4xx and 5xx, % of requests</span>
@@ -246,7 +251,22 @@ export function OverviewPage() {
   );
 }
 
-function Tiles({ summary, error, pending }: { summary?: SummaryA; error: unknown; pending: boolean }) {
+/**
+ * The summary tiles. `stale`: the figures shown are the previous scope's while the new scope's
+ * load (a bucket, environment or range just picked): dimmed and marked busy, so that they are
+ * never read as the new scope's.
+ */
+function Tiles({
+  summary,
+  error,
+  pending,
+  stale,
+}: {
+  summary?: SummaryA;
+  error: unknown;
+  pending: boolean;
+  stale: boolean;
+}) {
   if (pending) return <Loading />;
   if (error && !summary) return <ErrorBox error={error} />;
   if (!summary) return null;
@@ -261,7 +281,7 @@ function Tiles({ summary, error, pending }: { summary?: SummaryA; error: unknown
     currentBase: summary.requests.current.amount,
   };
   return (
-    <div className="tiles">
+    <div className="tiles" aria-busy={stale}>
       <Tile
         label="Requests"
         value={count(summary.requests.current.amount)}
