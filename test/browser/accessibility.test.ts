@@ -18,6 +18,8 @@ const ENV = 'shop01';
 /** The records the redaction checks send: kept out of ENV, whose figures the tiles compare. */
 const PAY_ENV = 'pay001';
 const CARD = '4111 1111 1111 1111';
+/** The axe rules whose outcome depends on colours, which is all a theme changes. */
+const COLOUR_RULES = ['color-contrast', 'link-in-text-block'];
 
 /**
  * The dashboard's smaller fixes in real Chromium, and axe-core on every page: one bucket needs no
@@ -26,7 +28,8 @@ const CARD = '4111 1111 1111 1111';
  * copied, partial redactions and cookies are marked, wide tables at 390 px show that they scroll
  * and keep their buttons in view, a skip link leads past the navigation, and axe finds no serious
  * or critical violation on any page in the light or the dark theme. The same walk saves a
- * screenshot of every page at 1440 and 390 px in both themes (.cache/screenshots/walk-*.png).
+ * screenshot of every page at 1440 px in both themes and at 390 px in the light one
+ * (.cache/screenshots/walk-*.png).
  * Every step waits on the page or polls the API.
  */
 /**
@@ -370,7 +373,7 @@ describe('dashboard: accessibility and the smaller fixes', () => {
     expect(me.errors).toEqual([]);
   });
 
-  it('axe finds no serious or critical violation on any page, light or dark; screenshots of each at 1440 and 390 px', async () => {
+  it('axe finds no serious or critical violation on any page, light or dark; screenshots of each at 1440 px (and 390 px, light)', async () => {
     const wfBase = `/settings/workflows/${bucketSid}/${ENV}/${workflowSid}`;
     const pages: [string, string][] = [
       ['/overview', 'Overview'],
@@ -429,7 +432,11 @@ describe('dashboard: accessibility and the smaller fixes', () => {
         const luminance = await backgroundLuminance(page);
         if (colorScheme === 'dark') expect(luminance).toBeLessThan(0.1);
         else expect(luminance).toBeGreaterThan(0.8);
-        const result = await new AxeBuilder({ page }).analyze();
+        // The theme changes colours only (CSS for the system setting; the DOM is the same): the
+        // light pass runs every rule, the dark pass the rules that depend on colour.
+        const axe = new AxeBuilder({ page });
+        if (colorScheme === 'dark') axe.withRules(COLOUR_RULES);
+        const result = await axe.analyze();
         for (const v of result.violations) {
           if (v.impact !== 'serious' && v.impact !== 'critical') continue;
           found.push(
@@ -449,6 +456,8 @@ describe('dashboard: accessibility and the smaller fixes', () => {
           [sloSid]: 'slo',
         });
         await screenshot(page, `walk-${name}-1440-${colorScheme}`);
+        // The layout is the theme's too: 390 px is looked at and measured in the light theme.
+        if (colorScheme === 'dark') continue;
         await page.setViewportSize({ width: 390, height: 844 });
         try {
           await screenshot(page, `walk-${name}-390-${colorScheme}`);
