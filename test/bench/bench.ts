@@ -36,6 +36,7 @@ import { measureDashboardPage } from './dashboard-page.js';
 import { clickhouseServerUrl, type LargeSetConfig, type LargeSetResult } from './large-set.js';
 import type { LoadgenConfig, LoadgenResult } from './loadgen.js';
 import { printSummary, summarise, type ProfileSummary } from './profile-summary.js';
+import { rangeTable, timeRangeQueries } from './range-queries.js';
 import { timeReleaseAndSlos } from './slo-impact.js';
 
 const PHASES = [
@@ -72,6 +73,8 @@ const { values: opt } = parseArgs({
     'freshness-seconds': { type: 'string', default: '20' },
     'limit-records': { type: 'string', default: '100000' },
     'large-days': { type: 'string', default: '1' },
+    // Rounds per call of the query set by range (1 h, 24 h, 7 d, 30 d); 0 leaves the set out.
+    'range-rounds': { type: 'string', default: '8' },
     'skip-large': { type: 'boolean', default: false },
     sets: { type: 'string', default: '1000000,10000000' },
     only: { type: 'string', default: PHASES.join(',') },
@@ -138,6 +141,18 @@ if (opt.profile && !(only.size === 1 && only.has('query'))) {
 }
 const ENVIRONMENTS = ['prod01', 'stag01', 'dev001'];
 const SEARCH_Q = 'path:/v1/orders/* duration:>500';
+/** What the query set by range names in the large sets (large-set.ts). */
+const RANGE_SUBJECT = {
+  endpoint: '/v1/orders/{id}',
+  method: 'GET',
+  pathPrefix: '/v1/orders/',
+  exactPath: '/v1/users/42',
+  host: 'partners.example.com',
+  tag: 'release=2026.11.3',
+  word: 'refunds',
+};
+/** The query set by range of each large set, printed after the figures. */
+const rangeTables: string[] = [];
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const dataDir = path.join(ROOT, '.cache', `bench-${stamp}`);
 const t0 = performance.now();
@@ -1126,6 +1141,18 @@ async function main(): Promise<void> {
         }
         const label = size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`;
         queries[label] = { loadedDirectly: true, load, endpoints: await timeQueries(target, 50) };
+        if (num('range-rounds') > 0) {
+          const ranges = await timeRangeQueries(
+            (method, p, body) => call(target, method, p, body),
+            target.account,
+            target.largeBucket,
+            RANGE_SUBJECT,
+            num('range-rounds'),
+            log,
+          );
+          Object.assign(queries[label] as object, { ranges });
+          rangeTables.push(rangeTable(`${label} over ${num('large-days')} d`, ranges));
+        }
       }
       result.queries = queries;
       figures.query = Object.fromEntries(
@@ -1169,6 +1196,7 @@ async function main(): Promise<void> {
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify(result, null, 2));
   printTable(figures, result);
+  for (const t of rangeTables) console.log(`\n${t}`);
   console.log(`\nresults: ${path.relative(process.cwd(), out)}`);
 }
 
