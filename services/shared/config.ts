@@ -66,6 +66,7 @@ const schema = {
       maximum: 64 * 1024 * 1024,
       default: 16 * 1024 * 1024,
     },
+    PROCESSOR_FRESHNESS_MS: { type: 'integer', minimum: 0, maximum: 600000, default: 800 },
     TLS_CERT: { type: 'string' },
     TLS_KEY: { type: 'string' },
     HSTS_MAX_AGE: { type: 'integer', minimum: 0, maximum: 63_072_000, default: 31_536_000 },
@@ -178,6 +179,12 @@ export interface Config {
     fetchMinBytes: number;
     /** most bytes a fetch returns of one partition; a fetch behind the partition's end is joined by the next */
     fetchMaxBytes: number;
+    /**
+     * The freshness a hold may cost (ms from a message's Kafka timestamp to its stored block): held
+     * messages are stored once the oldest is this old less the recent stores' time, unless the
+     * partition is still a fetch or more behind (0: no such bound).
+     */
+    freshnessMs: number;
     crashAfterInsert: boolean;
   };
   tls: { cert: string; key: string } | undefined;
@@ -341,6 +348,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       maxBatch: v.PROCESSOR_MAX_BATCH,
       fetchMinBytes: v.PROCESSOR_FETCH_MIN_BYTES,
       fetchMaxBytes: v.PROCESSOR_FETCH_MAX_BYTES,
+      freshnessMs: v.PROCESSOR_FRESHNESS_MS,
       crashAfterInsert: v.FAULT_CRASH_AFTER_INSERT,
     },
     tls: cert && key ? { cert, key } : undefined,
