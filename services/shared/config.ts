@@ -45,6 +45,7 @@ const schema = {
     CLICKHOUSE_USER: { type: 'string', default: 'default' },
     CLICKHOUSE_PASSWORD: { type: 'string', default: '' },
     CLICKHOUSE_CLUSTER: { type: 'string', pattern: '^[A-Za-z0-9_.-]+$' },
+    CLICKHOUSE_QUERY_MEMORY_BYTES: { type: 'integer', minimum: 1024 * 1024, default: 1024 ** 3 },
     RETENTION_DAYS: { type: 'integer', minimum: 1, maximum: 3650, default: 30 },
     INGEST_MAX_RECORDS: { type: 'integer', minimum: 1, maximum: 100000, default: 1000 },
     INGEST_MAX_BYTES: { type: 'integer', minimum: 1024, default: 5 * 1024 * 1024 },
@@ -221,6 +222,11 @@ export interface Config {
     mcpPerToken: number;
     /** Postgres look-ups per second of tokens not in the credential cache */
     authLookupsPerSecond: number;
+    /**
+     * Most memory one ClickHouse read of the API, /mcp or the scheduler may take (its
+     * `max_memory_usage`); a read that needs more is refused with a 400.
+     */
+    queryMemoryBytes: number;
   };
   /**
    * SECRETS_KEY: the AES-256-GCM key of secrets stored in Postgres (workflow action URLs and
@@ -382,6 +388,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       ingestPerBucket: v.INGEST_RATE_LIMIT_BUCKET,
       mcpPerToken: v.MCP_RATE_LIMIT,
       authLookupsPerSecond: v.AUTH_LOOKUPS_PER_SECOND,
+      queryMemoryBytes: v.CLICKHOUSE_QUERY_MEMORY_BYTES,
     },
     secrets: { key: v.SECRETS_KEY, chatHashKey: v.CHAT_HASH_KEY },
     metrics: { token: v.METRICS_TOKEN, host: v.METRICS_HOST, port: v.METRICS_PORT },
