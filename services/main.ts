@@ -13,7 +13,7 @@ import { BucketDirectory } from './shared/bucket-directory.js';
 import {
   createClickHouse,
   migrateClickHouse,
-  QUERY_LIMITS,
+  queryLimits,
   withQuerySettings,
   type ClickHouseClient,
 } from './shared/clickhouse.js';
@@ -131,7 +131,7 @@ async function main(cfg: Config): Promise<void> {
         cfg,
         log: logger('api'),
         pg: pool,
-        ch: withQuerySettings(ch!, QUERY_LIMITS.api),
+        ch: withQuerySettings(ch!, queryLimits(cfg.limits).api),
         credentials,
         producer,
         ready: async () => ({
@@ -164,7 +164,7 @@ async function main(cfg: Config): Promise<void> {
     if (cfg.roles.has('scheduler')) {
       const scheduler = new Scheduler({
         pg: pool,
-        ch: withQuerySettings(ch!, QUERY_LIMITS.scheduler),
+        ch: withQuerySettings(ch!, queryLimits(cfg.limits).scheduler),
         producer,
         listener,
         cfg,

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '../shared/logger.js';
 import { metrics } from '../shared/metrics.js';
@@ -58,6 +59,12 @@ export interface BlockSourceOptions {
   /** a held block is stored once its messages reach this many bytes */
   holdBytes: number;
   /**
+   * The freshness a hold may cost: held messages are stored once the oldest of them has been in
+   * Kafka this long (ms since its timestamp) less the time recent blocks took to store, unless the
+   * partition is still behind (0 or absent: no such bound, only `holdMs`).
+   */
+  freshnessMs?: number;
+  /**
    * Whether a busy partition's fetches are joined (see BlockSource): `auto` (default) while other
    * processors share the consumer group, `on` always, `off` never.
    */
@@ -68,6 +75,8 @@ export interface BlockSourceOptions {
   sink: BlockSink;
 }
 
+/** most bytes a fetch returns of one partition unless `fetchMaxBytes` says otherwise */
+const DEFAULT_FETCH_MAX_BYTES = 16 * 1024 * 1024;
 /** pause before a new consumer replaces one that crashed for good */
 const RESTART_AFTER_CRASH_MS = 5000;
 /**
@@ -100,11 +109,24 @@ interface Held {
   bytes: number;
   /** when the first of them was fetched */
   since: number;
+  /** the Kafka timestamp of the first of them (ms; `since` when it has none) */
+  oldest: number;
+  /** when they are stored if no fetch stores them first */
+  deadline: number;
   timer: NodeJS.Timeout | undefined;
 }
 
 const messageBytes = (messages: KafkaMessage[]) =>
   messages.reduce((n, m) => n + (m.value?.length ?? 0) + (m.key?.length ?? 0), 0);
+
+/** A message's Kafka timestamp (ms), or `fallback` when it has none. */
+const kafkaTime = (m: KafkaMessage, fallback: number): number => {
+  const t = Number(m.timestamp);
+  return Number.isFinite(t) && t > 0 ? t : fallback;
+};
+
+/** Weight of the latest store in the moving average of store times. */
+const STORE_TIME_WEIGHT = 0.3;
 
 /**
  * Splits a fetched batch of one partition into blocks of at most `maxBlock` messages, so that a
@@ -165,15 +187,18 @@ export async function planBlocks(
  *
  * When the processor falls behind or its partition is busy, a partition's fetches are joined into
  * larger blocks: a ClickHouse insert costs less CPU per record as its block grows
- * (docs/scaling.md), and a fetch returns at most `fetchMaxBytes` of a partition. A fetch that
- * ended before the partition's end (its high watermark) is held; so is one that reached it but
+ * (docs/scaling.md), and a fetch returns at most `fetchMaxBytes` of a partition. A fetch behind
+ * which the partition (its high watermark) holds enough for the next fetch to be answered at once
+ * is held; so is one that reached the end but
  * brought at least `fetchMinBytes` (and BUSY_MIN_BYTES) while other processors share the group
  * (`busyHold`): each of several processors sharing a heavy load keeps up with its part and would
  * otherwise store every fetch as a small block, which costs the ClickHouse server about twice the
  * CPU per record (docs/scaling.md). A held fetch has its offsets resolved (kafkajs fetches on at
  * once) but not committed, until a fetch neither behind nor busy comes, the held messages reach
  * `holdBytes` or `maxBatch`, or `holdMs` passed since the first of them was fetched (times the
- * group's size, at most BUSY_HOLD_MAX_MEMBERS, while busy fetches are held); then they are
+ * group's size, at most BUSY_HOLD_MAX_MEMBERS, while busy fetches are held), or, unless the
+ * partition is still behind, the oldest of them has been in Kafka `freshnessMs` less the recent
+ * stores' time (the freshness the hold costs is bounded); then they are
  * planned and stored as if they were one fetch. A crash or a rebalance loses nothing held: nothing
  * held was committed, so its messages are fetched again. Below `fetchMinBytes` per fetch, and
  * always when it is alone in its group, a processor that keeps up holds nothing: the busy hold
@@ -198,6 +223,8 @@ export class BlockSource {
   private rangesLoading: Promise<void> | undefined;
   private stopped = false;
   private restartTimer: NodeJS.Timeout | undefined;
+  /** moving average of the time a block takes to store (save its range, sink, commit), in ms */
+  private storeMs = 0;
 
   constructor(private readonly o: BlockSourceOptions) {}
 
@@ -224,7 +251,7 @@ export class BlockSource {
       groupId: this.o.groupId,
       sessionTimeout: 30_000,
       heartbeatInterval: 3000,
-      maxBytesPerPartition: this.o.fetchMaxBytes ?? 16 * 1024 * 1024,
+      maxBytesPerPartition: this.o.fetchMaxBytes ?? DEFAULT_FETCH_MAX_BYTES,
       maxBytes: 64 * 1024 * 1024,
       maxWaitTimeInMs: Math.min(this.o.flushMs, 500),
       // The broker holds a fetch until `fetchMinBytes` are there or maxWaitTimeInMs passed: each
@@ -367,24 +394,45 @@ export class BlockSource {
     const { holdBytes, maxBatch } = this.o;
     const holdMs = this.holdLimitMs();
     const last = fresh.length ? Number(fresh[fresh.length - 1]!.offset) : -1;
-    const behind = ctl.highWatermark !== undefined && Number(ctl.highWatermark) > last + 1;
+    // Behind: past this fetch the partition holds enough for the next fetch to be answered at once
+    // (fetchMinBytes, or a full fetch, at this fetch's bytes per message). Messages appended while
+    // this fetch was answered are not enough: holding for them would only wait for arrivals.
+    const waiting = ctl.highWatermark === undefined ? 0 : Number(ctl.highWatermark) - last - 1;
+    const behind =
+      fresh.length > 0 &&
+      waiting > 0 &&
+      (waiting * freshBytes) / fresh.length >=
+        Math.min(this.o.fetchMinBytes, this.o.fetchMaxBytes ?? DEFAULT_FETCH_MAX_BYTES);
     const busy = this.busyHoldActive && freshBytes >= Math.max(this.o.fetchMinBytes, BUSY_MIN_BYTES);
+    const oldest = held?.oldest ?? kafkaTime(messages[0]!, since);
+    // A hold that waits for arrivals costs its messages freshness: it ends once the oldest held
+    // message, stored now, would be `freshnessMs` old. A partition still behind is exempt (up to
+    // holdMs): its next fetches come at once, and joining them lets the processor catch up sooner.
+    const freshnessMs = this.o.freshnessMs ?? 0;
+    const deadline =
+      behind || freshnessMs <= 0
+        ? since + holdMs
+        : Math.min(since + holdMs, oldest + freshnessMs - this.storeMs);
     const hold =
       holdMs > 0 &&
       // A range saved before a crash is re-formed from the first fetch that reaches it, as before.
       !(saved && Number(messages[0]!.offset) <= saved.max) &&
       fresh.length > 0 &&
-      // Behind: the fetch ended before the partition's end. Busy: it reached the end but brought
-      // at least fetchMinBytes, so the broker answered for the bytes, not the wait.
+      // Busy: the fetch reached the end but brought at least fetchMinBytes, so the broker answered
+      // for the bytes, not the wait.
       (behind || busy) &&
       bytes < holdBytes &&
       messages.length < maxBatch &&
-      Date.now() - since < holdMs;
+      Date.now() < deadline;
     if (hold) {
       ctl.resolveOffset(fresh[fresh.length - 1]!.offset);
-      const next: Held = { gen: this.joins, messages, bytes, since, timer: held?.timer };
-      // Stored when no further fetch comes in time (messages deleted by retention, say).
-      next.timer ??= setTimeout(() => this.storeHeld(topic, partition), since + holdMs - Date.now());
+      const next: Held = { gen: this.joins, messages, bytes, since, oldest, deadline, timer: held?.timer };
+      // Stored when no further fetch comes by the deadline (messages deleted by retention, say, or
+      // no more arrive while the freshness bound runs out).
+      if (!next.timer || held?.deadline !== deadline) {
+        clearTimeout(next.timer);
+        next.timer = setTimeout(() => this.storeHeld(topic, partition), deadline - Date.now());
+      }
       this.held.set(partition, next);
       await ctl.heartbeat();
       return;
@@ -453,11 +501,14 @@ export class BlockSource {
     const committed = this.committed.get(partition) ?? -1;
     const rest = messages.filter((m) => Number(m.offset) > committed);
     if (rest.length === 0 || this.stopped) return undefined;
+    const now = Date.now();
     const h: Held = {
       gen: this.joins,
       messages: rest,
       bytes: messageBytes(rest),
-      since: Date.now(),
+      since: now,
+      oldest: kafkaTime(rest[0]!, now),
+      deadline: now + HELD_RETRY_MS,
       timer: undefined,
     };
     this.held.set(partition, h);
@@ -486,6 +537,7 @@ export class BlockSource {
     );
     for (const [i, block] of blocks.entries()) {
       if (!ctl.isRunning() || ctl.isStale()) return;
+      const t0 = performance.now();
       if (block.skip)
         log.warn({ partition, saved: block.range }, 'skipping a range already stored before a restart');
       else {
@@ -497,6 +549,10 @@ export class BlockSource {
       ctl.resolveOffset(String(block.range.max));
       await ctl.commit(String(block.range.max + 1));
       this.committed.set(partition, block.range.max);
+      if (!block.skip) {
+        const ms = performance.now() - t0;
+        this.storeMs = this.storeMs ? this.storeMs + STORE_TIME_WEIGHT * (ms - this.storeMs) : ms;
+      }
       await ctl.heartbeat();
     }
   }

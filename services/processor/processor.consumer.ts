@@ -39,6 +39,8 @@ export interface ProcessorDeps {
   hold?: { ms: number; bytes: number };
   /** most bytes a fetch returns of one partition (default PROCESSOR_FETCH_MAX_BYTES) */
   fetchMaxBytes?: number;
+  /** whether busy fetches are joined (the block source's `busyHold`; default `auto`) */
+  busyHold?: 'auto' | 'on' | 'off';
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -90,6 +92,8 @@ export class ProcessorConsumer {
       fetchMaxBytes: deps.fetchMaxBytes ?? cfg.processor.fetchMaxBytes,
       holdMs: deps.hold?.ms ?? HOLD_FLUSH_MULTIPLE * cfg.processor.flushMs,
       holdBytes: deps.hold?.bytes ?? HOLD_BYTES,
+      freshnessMs: cfg.processor.freshnessMs,
+      busyHold: deps.busyHold,
       ranges: deps.writer,
       log,
       sink: (block) => this.onBlock(block),

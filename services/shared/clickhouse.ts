@@ -60,12 +60,30 @@ export function createClickHouse(cfg: Config['clickhouse']): ClickHouseClient {
  * Migrations run without a time limit (004 rebuilds the aggregates from every stored row).
  */
 export const QUERY_LIMITS = {
-  api: { max_execution_time: 30, max_memory_usage: String(2 * 1024 ** 3) },
-  scheduler: { max_execution_time: 60, max_memory_usage: String(2 * 1024 ** 3) },
+  api: { max_execution_time: 30, max_memory_usage: String(1024 ** 3) },
+  scheduler: { max_execution_time: 60, max_memory_usage: String(1024 ** 3) },
   processor: { max_execution_time: 300, max_memory_usage: String(4 * 1024 ** 3) },
 } as const;
 
 export type QuerySettings = { max_execution_time: number; max_memory_usage: string };
+
+/**
+ * QUERY_LIMITS with the reads' memory share from the configuration (CLICKHOUSE_QUERY_MEMORY_BYTES):
+ * with chDB the reads run inside the service's process, so their share stays under what the
+ * process may take (docs/scaling.md "Memory").
+ */
+export function queryLimits(cfg: Pick<Config['limits'], 'queryMemoryBytes'>): {
+  api: QuerySettings;
+  scheduler: QuerySettings;
+  processor: QuerySettings;
+} {
+  const memory = String(cfg.queryMemoryBytes);
+  return {
+    api: { ...QUERY_LIMITS.api, max_memory_usage: memory },
+    scheduler: { ...QUERY_LIMITS.scheduler, max_memory_usage: memory },
+    processor: QUERY_LIMITS.processor,
+  };
+}
 
 /**
  * The same client, with `settings` as defaults of every query, command, insert and exec it runs

@@ -45,6 +45,7 @@ const schema = {
     CLICKHOUSE_USER: { type: 'string', default: 'default' },
     CLICKHOUSE_PASSWORD: { type: 'string', default: '' },
     CLICKHOUSE_CLUSTER: { type: 'string', pattern: '^[A-Za-z0-9_.-]+$' },
+    CLICKHOUSE_QUERY_MEMORY_BYTES: { type: 'integer', minimum: 1024 * 1024, default: 1024 ** 3 },
     RETENTION_DAYS: { type: 'integer', minimum: 1, maximum: 3650, default: 30 },
     INGEST_MAX_RECORDS: { type: 'integer', minimum: 1, maximum: 100000, default: 1000 },
     INGEST_MAX_BYTES: { type: 'integer', minimum: 1024, default: 5 * 1024 * 1024 },
@@ -66,6 +67,7 @@ const schema = {
       maximum: 64 * 1024 * 1024,
       default: 16 * 1024 * 1024,
     },
+    PROCESSOR_FRESHNESS_MS: { type: 'integer', minimum: 0, maximum: 600000, default: 800 },
     TLS_CERT: { type: 'string' },
     TLS_KEY: { type: 'string' },
     HSTS_MAX_AGE: { type: 'integer', minimum: 0, maximum: 63_072_000, default: 31_536_000 },
@@ -178,6 +180,12 @@ export interface Config {
     fetchMinBytes: number;
     /** most bytes a fetch returns of one partition; a fetch behind the partition's end is joined by the next */
     fetchMaxBytes: number;
+    /**
+     * The freshness a hold may cost (ms from a message's Kafka timestamp to its stored block): held
+     * messages are stored once the oldest is this old less the recent stores' time, unless the
+     * partition is still a fetch or more behind (0: no such bound).
+     */
+    freshnessMs: number;
     crashAfterInsert: boolean;
   };
   tls: { cert: string; key: string } | undefined;
@@ -214,6 +222,11 @@ export interface Config {
     mcpPerToken: number;
     /** Postgres look-ups per second of tokens not in the credential cache */
     authLookupsPerSecond: number;
+    /**
+     * Most memory one ClickHouse read of the API, /mcp or the scheduler may take (its
+     * `max_memory_usage`); a read that needs more is refused with a 400.
+     */
+    queryMemoryBytes: number;
   };
   /**
    * SECRETS_KEY: the AES-256-GCM key of secrets stored in Postgres (workflow action URLs and
@@ -341,6 +354,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       maxBatch: v.PROCESSOR_MAX_BATCH,
       fetchMinBytes: v.PROCESSOR_FETCH_MIN_BYTES,
       fetchMaxBytes: v.PROCESSOR_FETCH_MAX_BYTES,
+      freshnessMs: v.PROCESSOR_FRESHNESS_MS,
       crashAfterInsert: v.FAULT_CRASH_AFTER_INSERT,
     },
     tls: cert && key ? { cert, key } : undefined,
@@ -374,6 +388,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       ingestPerBucket: v.INGEST_RATE_LIMIT_BUCKET,
       mcpPerToken: v.MCP_RATE_LIMIT,
       authLookupsPerSecond: v.AUTH_LOOKUPS_PER_SECOND,
+      queryMemoryBytes: v.CLICKHOUSE_QUERY_MEMORY_BYTES,
     },
     secrets: { key: v.SECRETS_KEY, chatHashKey: v.CHAT_HASH_KEY },
     metrics: { token: v.METRICS_TOKEN, host: v.METRICS_HOST, port: v.METRICS_PORT },

@@ -15,6 +15,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { createClient } from '@clickhouse/client';
 import { pino } from 'pino';
 import {
@@ -231,8 +232,8 @@ async function run(cfg: LargeSetConfig): Promise<LargeSetResult> {
   }
 }
 
-// Only when forked (bench.ts imports clickhouseServerUrl from here too).
-if (process.send)
+// Only when forked as its own script (bench.ts imports clickhouseServerUrl from here, a test its SQL).
+if (process.send && process.argv[1] === fileURLToPath(import.meta.url))
   process.on('message', (cfg: LargeSetConfig) => {
     void run(cfg).then(
       (result) => process.send!({ type: 'done', result }, () => process.exit(0)),

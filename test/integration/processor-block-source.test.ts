@@ -80,14 +80,20 @@ async function newTopic(name: string, numPartitions = 1): Promise<string> {
 function start(
   topic: string,
   writer: RequestsWriter,
-  opts: { hold?: { ms: number; bytes: number }; fetchMaxBytes?: number } = {},
+  opts: {
+    hold?: { ms: number; bytes: number };
+    fetchMaxBytes?: number;
+    busyHold?: 'on';
+    cfg?: ReturnType<typeof parseConfig>;
+  } = {},
 ): ProcessorConsumer {
   const p = new ProcessorConsumer({
     kafka,
     producer,
     writer,
-    cfg,
+    cfg: opts.cfg ?? cfg,
     log,
+    busyHold: opts.busyHold,
     topic,
     groupId: `${topic}.group`,
     hold: opts.hold,
@@ -97,15 +103,19 @@ function start(
   return p;
 }
 
-/** One version 2 message of `n` records of bucket `bucket`. */
-async function send(topic: string, bucket: string, n: number, from: number): Promise<void> {
+/** One version 2 message of `n` records of bucket `bucket` (each with a body of `bodyBytes`). */
+async function send(topic: string, bucket: string, n: number, from: number, bodyBytes = 0): Promise<void> {
   const head = JSON.stringify({ v: 2, accountSid: `acc_${tag}`, bucketSid: bucket });
   const lines = Array.from({ length: n }, (_, i) =>
     JSON.stringify({
       sid: `req_${bucket.slice(-8)}${String(from + i).padStart(19, '0')}`,
       createdAt: new Date().toISOString(),
       receivedAt: new Date().toISOString(),
-      request: { method: 'GET', path: `/r/${from + i}` },
+      request: {
+        method: 'GET',
+        path: `/r/${from + i}`,
+        ...(bodyBytes ? { body: 'x'.repeat(bodyBytes) } : {}),
+      },
     }),
   );
   await producer.send({ topic, acks: -1, messages: [{ key: bucket, value: [head, ...lines].join('\n') }] });
@@ -175,6 +185,60 @@ describe('block source on real Kafka', () => {
       what: 'plain stored',
     });
     expect(plainWriter.inserts).toHaveLength(5);
+  });
+
+  it('a hold waiting for arrivals stores its messages within PROCESSOR_FRESHNESS_MS of their receipt', async () => {
+    const topic = await newTopic('freshness');
+    const bucket = `bkt_fresh${tag}`;
+    const freshnessMs = 2000;
+    const writer = new FailingOnceWriter(ch);
+    writer.failures = 0;
+    // Every fetch reaches the partition's end with over 1 MiB (busy, as for processors sharing a
+    // group): held, and with a minute's hold only the freshness bound stores it while more arrive.
+    const p = start(topic, writer, {
+      busyHold: 'on',
+      hold: { ms: 60_000, bytes: 1 << 30 },
+      cfg: parseConfig({
+        SECRETS_KEY: 'ab'.repeat(32),
+        PROCESSOR_FLUSH_MS: '50',
+        PROCESSOR_FETCH_MIN_BYTES: '1',
+        PROCESSOR_FRESHNESS_MS: String(freshnessMs),
+      }),
+    });
+    await p.start();
+    // ~1.2 MiB every 300 ms for 6 s.
+    const messages = 20;
+    const perMessage = 300;
+    for (let i = 0; i < messages; i++) {
+      await send(topic, bucket, perMessage, i * perMessage, 4000);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    await waitFor(async () => (await stored(bucket)) === messages * perMessage, {
+      timeoutMs: 30_000,
+      what: 'every held record stored',
+    });
+    // Fetches were joined (fewer inserts than messages), yet no record waited past the bound plus
+    // its block's own insert.
+    expect(writer.inserts.length).toBeLessThan(messages);
+    expect(writer.inserts.length).toBeGreaterThan(1);
+    const late = async (b: string) => {
+      const rs = await ch.query({
+        query: `SELECT max(dateDiff('millisecond', received_at, stored_at)) AS ms FROM requests
+                WHERE bucket_sid = {b:String}`,
+        query_params: { b },
+        format: 'JSONEachRow',
+      });
+      const [row] = await rs.json<{ ms: string | number }>();
+      return Number(row?.ms);
+    };
+    expect(await late(bucket)).toBeLessThanOrEqual(freshnessMs + 1500);
+
+    // A record into the idle pipeline is not held at all: stored within the fetch wait and its insert.
+    const idle = `bkt_idle${tag}`;
+    await send(topic, idle, 1, 0);
+    await waitFor(async () => (await stored(idle)) === 1, { timeoutMs: 30_000, what: 'idle record stored' });
+    expect(await late(idle)).toBeLessThanOrEqual(freshnessMs);
+    await p.stop();
   });
 
   it('processors sharing a group hold busy fetches; a processor alone in its group does not', async () => {

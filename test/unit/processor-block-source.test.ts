@@ -109,6 +109,7 @@ function source(
     holdBytes: number;
     fetchMinBytes?: number;
     busyHold?: 'auto' | 'on' | 'off';
+    freshnessMs?: number;
   } = { holdMs: 0, holdBytes: 0 },
 ) {
   return new BlockSource({
@@ -239,6 +240,37 @@ describe('BlockSource.onBatch behind the partition end (fetches held and joined)
     await s.onBatch('t', 0, msgs(0, 3), at(log, 4));
     await s.onBatch('t', 0, msgs(4, 5), control(log));
     expect(log).toEqual(['sink 0-3', 'resolve 3', 'commit 4', 'sink 4-5', 'resolve 5', 'commit 6']);
+  });
+
+  it('a fetch with less than fetchMinBytes behind it (appended while it was answered) is stored at once', async () => {
+    const ranges = new MemoryRanges();
+    const log: string[] = [];
+    // Test messages are 2 bytes each: 10 waiting are 20 bytes, 200 are 400.
+    const s = source(ranges, async (b) => void log.push(`sink ${b.range.min}-${b.range.max}`), 100, {
+      ...behind,
+      fetchMinBytes: 100,
+    });
+    await s.onBatch('t', 0, msgs(0, 3), at(log, 14));
+    expect(log).toEqual(['sink 0-3', 'resolve 3', 'commit 4']);
+    // fetchMinBytes or more waiting: the next fetch is answered at once, so this one is held.
+    await s.onBatch('t', 0, msgs(4, 7), at(log, 208));
+    expect(log).toEqual(['sink 0-3', 'resolve 3', 'commit 4', 'resolve 7']);
+    expect(ranges.saved).toEqual(['t/0:0-3']);
+  });
+
+  it("a partition still behind is held whatever its messages' age (freshnessMs bounds waits for arrivals)", async () => {
+    const ranges = new MemoryRanges();
+    const log: string[] = [];
+    const s = source(ranges, async (b) => void log.push(`sink ${b.range.min}-${b.range.max}`), 100, {
+      ...behind,
+      freshnessMs: 1000,
+    });
+    const old = (from: number, to: number) =>
+      msgs(from, to).map((m) => ({ ...m, timestamp: String(Date.now() - 10_000) }));
+    await s.onBatch('t', 0, old(0, 3), at(log, 20));
+    expect(log).toEqual(['resolve 3']);
+    await s.onBatch('t', 0, old(4, 4), at(log, 5));
+    expect(log).toEqual(['resolve 3', 'sink 0-4', 'resolve 4', 'commit 5']);
   });
 
   it('held messages are stored once they reach holdBytes, in blocks of at most maxBatch messages', async () => {
@@ -394,6 +426,29 @@ describe('BlockSource.onBatch at the partition end while busy (fetches of severa
       await s.onBatch('t', 0, big(0, 2), control(log, { highWatermark: 2 }));
       expect(log).toEqual(['sink 0-1', 'resolve 1', 'commit 2']);
     }
+  });
+
+  it('freshnessMs: a busy fetch whose oldest message is already that old is stored at once, not held', async () => {
+    const { s, ranges, log } = busySource({ busyHold: 'on', freshnessMs: 1000 });
+    /** `big(from, n)` with Kafka timestamps `ageMs` ago */
+    const aged = (from: number, n: number, ageMs: number) =>
+      big(from, n).map((m) => ({ ...m, timestamp: String(Date.now() - ageMs) }));
+    // 200 ms old: held (the bound is 1 s), as without a bound.
+    await s.onBatch('t', 0, aged(0, 2, 200), control(log, { highWatermark: 2 }));
+    expect(log).toEqual(['resolve 1']);
+    // The hold's oldest message is the one that counts: 1.2 s old now, past the bound.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 1000);
+      await s.onBatch('t', 0, aged(2, 2, 0), control(log, { highWatermark: 4 }));
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(log).toEqual(['resolve 1', 'sink 0-3', 'resolve 3', 'commit 4']);
+    // A first fetch already past the bound is not held at all.
+    await s.onBatch('t', 0, aged(4, 2, 1500), control(log, { highWatermark: 6 }));
+    expect(log.slice(4)).toEqual(['sink 4-5', 'resolve 5', 'commit 6']);
+    expect(ranges.saved).toEqual(['t/0:0-3', 't/0:4-5']);
   });
 
   it('a busy fetch below BUSY_MIN_BYTES is never held, whatever fetchMinBytes says', async () => {
