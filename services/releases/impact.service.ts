@@ -201,10 +201,10 @@ export class ImpactService {
   }
 
   /**
-   * The consumer dimension of the regressed endpoints (docs/releases.md "Consumers"): each
-   * consumer's calls of the endpoint in the same two windows, from consumers_minute, judged by the
-   * same rule. Nothing is read when no endpoint regressed; an endpoint without calls from
-   * consumers gets no list.
+   * The consumer dimension of the regressed endpoints (docs/releases.md "Consumers a regression
+   * hits"): each consumer's calls of the endpoint in the same two windows, from consumers_minute,
+   * judged by the same rule. Nothing is read when no endpoint regressed; an endpoint without calls
+   * from consumers gets no list.
    */
   private async addConsumers(
     filter: SampleFilter,
