@@ -128,6 +128,8 @@ export const actionJobSchema = {
             startedAt: { type: 'string' },
             regressed: { type: 'integer' },
             endpoints: { type: 'array', items: { type: 'object', additionalProperties: true } },
+            /** the consumers the regression hits, each once with its endpoints */
+            consumers: { type: 'array', items: { type: 'object', additionalProperties: true } },
           },
         },
       },

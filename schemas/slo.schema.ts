@@ -201,6 +201,20 @@ const range = {
   properties: { from: timestamp, to: timestamp },
 } as const;
 
+const impactChange = {
+  type: 'object',
+  required: ['p50', 'p95', 'p99', 'errorRate', 'latencyPValue', 'errorsPValue', 'reasons'],
+  properties: {
+    p50: { ...nullableNumber, description: 'after / before' },
+    p95: { ...nullableNumber, description: 'after / before' },
+    p99: { ...nullableNumber, description: 'after / before' },
+    errorRate: { ...nullableNumber, description: 'after - before, percentage points' },
+    latencyPValue: { ...nullableNumber, description: 'Mann-Whitney U, two-sided' },
+    errorsPValue: { ...nullableNumber, description: 'two-proportion z-test, two-sided' },
+    reasons: { type: 'array', items: { type: 'string' } },
+  },
+} as const;
+
 export const releaseImpactSchema = {
   $id: 'releaseImpact',
   type: 'object',
@@ -243,18 +257,33 @@ export const releaseImpactSchema = {
           verdict: { type: 'string', enum: ['regressed', 'improved', 'unchanged', 'insufficient'] },
           before: periodFigures,
           after: periodFigures,
-          change: {
-            type: 'object',
-            required: ['p50', 'p95', 'p99', 'errorRate', 'latencyPValue', 'errorsPValue', 'reasons'],
-            properties: {
-              p50: { ...nullableNumber, description: 'after / before' },
-              p95: { ...nullableNumber, description: 'after / before' },
-              p99: { ...nullableNumber, description: 'after / before' },
-              errorRate: { ...nullableNumber, description: 'after - before, percentage points' },
-              latencyPValue: { ...nullableNumber, description: 'Mann-Whitney U, two-sided' },
-              errorsPValue: { ...nullableNumber, description: 'two-proportion z-test, two-sided' },
-              reasons: { type: 'array', items: { type: 'string' } },
+          change: impactChange,
+          consumers: {
+            type: 'array',
+            description:
+              'regressed endpoints with calls from consumers only: each consumer of the endpoint judged by ' +
+              'the same rule on its own calls, in severity order, at most 10',
+            items: {
+              type: 'object',
+              required: ['consumer', 'name', 'group', 'verdict', 'before', 'after', 'change'],
+              properties: {
+                consumer: { type: 'string', description: 'the consumer id' },
+                name: { type: ['string', 'null'] },
+                group: { type: ['string', 'null'] },
+                verdict: { type: 'string', enum: ['regressed', 'improved', 'unchanged', 'insufficient'] },
+                before: periodFigures,
+                after: periodFigures,
+                change: impactChange,
+              },
             },
+          },
+          consumersHit: {
+            type: 'integer',
+            description: 'consumers of the endpoint whose own verdict is regressed',
+          },
+          consumersTotal: {
+            type: 'integer',
+            description: 'consumers with calls of the endpoint in the windows',
           },
         },
       },

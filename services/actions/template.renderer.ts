@@ -33,7 +33,7 @@ export const TEMPLATE_VARIABLES: Readonly<Record<string, readonly string[]>> = {
     'longWindow',
     'shortWindow',
   ],
-  release: ['eventSid', 'name', 'startedAt', 'regressed', 'endpoints'],
+  release: ['eventSid', 'name', 'startedAt', 'regressed', 'endpoints', 'consumers'],
   trigger: ['type', 'message'],
   workflow: ['sid', 'name'],
   execution: ['sid'],

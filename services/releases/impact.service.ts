@@ -19,10 +19,27 @@ import {
 
 export { DEFAULT_WINDOWS, type ImpactWindows };
 
+/** One consumer's calls of a regressed endpoint, judged by the endpoint rule on its own windows. */
+export interface ConsumerImpact extends Comparison {
+  consumer: string;
+  name: string | null;
+  group: string | null;
+}
+
 export interface EndpointImpact extends Comparison {
   endpoint: string;
   method: string;
+  /**
+   * Regressed endpoints with calls from consumers only: the consumers in severity order, at most
+   * CONSUMERS_SHOWN; `consumersHit` counts those `regressed`, `consumersTotal` all of them.
+   */
+  consumers?: ConsumerImpact[];
+  consumersHit?: number;
+  consumersTotal?: number;
 }
+
+/** The consumers listed per regressed endpoint; the rest are counted in `consumersTotal`. */
+export const CONSUMERS_SHOWN = 10;
 
 export interface ReleaseImpact {
   eventSid: string;
@@ -151,13 +168,21 @@ export class ImpactService {
         }
       }
     }
-    const samples = await this.samples(event, scope, [beforeFrom, beforeTo], [afterFrom, afterTo]);
+    const filter = filterOf(event, scope);
+    const before: [number, number] = [beforeFrom, beforeTo];
+    const after: [number, number] = [afterFrom, afterTo];
     const endpoints: EndpointImpact[] = [];
-    for (const [key, s] of samples) {
+    for (const [key, s] of await this.windowSamples(filter, before, after)) {
       const [method, endpoint] = splitKey(key);
       endpoints.push({ endpoint, method, ...compareWindows(s.before, s.after, toMs) });
     }
     endpoints.sort(bySeverity);
+    await this.addConsumers(
+      filter,
+      endpoints.filter((e) => e.verdict === 'regressed'),
+      before,
+      after,
+    );
     const summary: Record<Verdict, number> = { regressed: 0, improved: 0, unchanged: 0, insufficient: 0 };
     for (const e of endpoints) summary[e.verdict]++;
     const iso = (ms: number) => new Date(ms).toISOString();
@@ -175,25 +200,163 @@ export class ImpactService {
     };
   }
 
-  /** Per `method endpoint`: the two windows' counts, errors and summed duration histograms. */
-  private async samples(
-    event: EventMarker,
-    scope: ImpactScope | undefined,
+  /**
+   * The consumer dimension of the regressed endpoints (docs/releases.md "Consumers a regression
+   * hits"): each consumer's calls of the endpoint in the same two windows, from consumers_minute,
+   * judged by the same rule. Nothing is read when no endpoint regressed; an endpoint without calls
+   * from consumers gets no list.
+   */
+  private async addConsumers(
+    filter: SampleFilter,
+    regressed: EndpointImpact[],
     before: [number, number],
     after: [number, number],
-  ): Promise<Map<string, { before: WindowSample; after: WindowSample }>> {
-    const buckets = bucketsOf(event, scope);
-    const envs = scope
-      ? [scope.environmentSid]
-      : event.environmentSids.includes('*')
-        ? null
-        : event.environmentSids;
-    // Records sent without an environment count in every environment.
-    return this.windowSamples(
-      { accountSid: event.accountSid, bucketSids: buckets, environmentSids: envs ? [...envs, ''] : null },
-      before,
-      after,
-    );
+  ): Promise<void> {
+    if (!regressed.length) return;
+    const samples = await this.consumerSamples(filter, regressed, before, after);
+    if (!samples.size) return;
+    const shown = new Set<string>();
+    const lists: [EndpointImpact, ConsumerImpact[]][] = [];
+    for (const e of regressed) {
+      const byConsumer = samples.get(`${e.method} ${e.endpoint}`);
+      if (!byConsumer) continue;
+      const judged = [...byConsumer].map(([consumer, s]) => ({
+        consumer,
+        calls: s.before.count + s.after.count,
+        ...compareWindows(s.before, s.after, toMs),
+      }));
+      judged.sort((x, y) => bySeverity(x, y) || y.calls - x.calls || (x.consumer < y.consumer ? -1 : 1));
+      e.consumersHit = judged.filter((c) => c.verdict === 'regressed').length;
+      e.consumersTotal = judged.length;
+      const top = judged
+        .slice(0, CONSUMERS_SHOWN)
+        .map(({ consumer, verdict, before: b, after: a, change }): ConsumerImpact => ({
+          consumer,
+          name: null,
+          group: null,
+          verdict,
+          before: b,
+          after: a,
+          change,
+        }));
+      for (const c of top) shown.add(c.consumer);
+      lists.push([e, top]);
+    }
+    const labels = await this.labels(filter, [...shown]);
+    for (const [e, top] of lists) {
+      for (const c of top) Object.assign(c, labels.get(c.consumer));
+      e.consumers = top;
+    }
+  }
+
+  /**
+   * Per `method endpoint` of `endpoints`, per consumer: the two windows' samples. consumers_minute
+   * holds rows for calls with a consumer only, so a bucket without consumers reads no row.
+   */
+  private async consumerSamples(
+    filter: SampleFilter,
+    endpoints: readonly { method: string; endpoint: string }[],
+    before: [number, number],
+    after: [number, number],
+  ): Promise<Map<string, Map<string, { before: WindowSample; after: WindowSample }>>> {
+    const s = (ms: number) => Math.floor(ms / 1000);
+    const rs = await this.ch.query({
+      query: `SELECT consumer_id, method, endpoint, minute >= toDateTime({afterFrom:UInt32}, 'UTC') AS is_after,
+          sum(requests) AS n, sum(errors) AS e,
+          mapKeys(sumMap(duration_hist)) AS ks, mapValues(sumMap(duration_hist)) AS vs
+        FROM ${TABLES.consumersMinute}
+        WHERE account_sid = {account:String}
+          ${filter.bucketSids ? 'AND bucket_sid IN {buckets:Array(String)}' : ''}
+          ${filter.environmentSids ? 'AND environment_sid IN {envs:Array(String)}' : ''}
+          AND concat(toString(method), ' ', endpoint) IN {keys:Array(String)}
+          AND ((minute >= toDateTime({beforeFrom:UInt32}, 'UTC') AND minute < toDateTime({beforeTo:UInt32}, 'UTC'))
+            OR (minute >= toDateTime({afterFrom:UInt32}, 'UTC') AND minute < toDateTime({afterTo:UInt32}, 'UTC')))
+        GROUP BY consumer_id, method, endpoint, is_after`,
+      query_params: {
+        account: filter.accountSid,
+        buckets: filter.bucketSids ?? [],
+        envs: filter.environmentSids ?? [],
+        keys: endpoints.map((e) => `${e.method} ${e.endpoint}`),
+        beforeFrom: s(before[0]),
+        beforeTo: s(before[1]),
+        afterFrom: s(after[0]),
+        afterTo: s(after[1]),
+      },
+      format: 'JSONEachRow',
+    });
+    const out = new Map<string, Map<string, { before: WindowSample; after: WindowSample }>>();
+    for (const row of await rs.json<SampleRow & { consumer_id: string }>()) {
+      const key = `${row.method} ${row.endpoint}`;
+      const byConsumer = out.get(key) ?? new Map<string, { before: WindowSample; after: WindowSample }>();
+      out.set(key, byConsumer);
+      place(byConsumer, row.consumer_id, row);
+    }
+    // A consumer whose calls in the windows were all deleted has rows summing to nothing.
+    for (const [key, byConsumer] of out) {
+      for (const [id, w] of byConsumer) if (w.before.count + w.after.count <= 0) byConsumer.delete(id);
+      if (!byConsumer.size) out.delete(key);
+    }
+    return out;
+  }
+
+  /**
+   * The effective name and group of consumers (docs/consumers.md): the one written last, through
+   * `PUT …/consumers/{id}` (Postgres) or by a record that carried one (consumer_labels of the
+   * buckets read); null when neither gave one.
+   */
+  private async labels(
+    filter: SampleFilter,
+    ids: string[],
+  ): Promise<Map<string, { name: string | null; group: string | null }>> {
+    const [set, carried] = await Promise.all([
+      this.pg.query<{
+        consumer_id: string;
+        name: string | null;
+        name_set_at: Date | null;
+        group_name: string | null;
+        group_set_at: Date | null;
+      }>(
+        `SELECT consumer_id, name, name_set_at, group_name, group_set_at FROM consumers
+         WHERE account_sid = $1 AND consumer_id = ANY($2::text[])`,
+        [filter.accountSid, ids],
+      ),
+      this.ch
+        .query({
+          query: `SELECT consumer_id, argMaxMerge(name) AS name, toUnixTimestamp64Milli(max(name_at)) AS name_at,
+              argMaxMerge(grp) AS grp, toUnixTimestamp64Milli(max(group_at)) AS group_at
+            FROM ${TABLES.consumerLabels}
+            WHERE account_sid = {account:String}
+              ${filter.bucketSids ? 'AND bucket_sid IN {buckets:Array(String)}' : ''}
+              AND consumer_id IN {ids:Array(String)}
+            GROUP BY consumer_id`,
+          query_params: { account: filter.accountSid, buckets: filter.bucketSids ?? [], ids },
+          format: 'JSONEachRow',
+        })
+        .then((rs) =>
+          rs.json<{
+            consumer_id: string;
+            name: string;
+            name_at: string | number;
+            grp: string;
+            group_at: string | number;
+          }>(),
+        ),
+    ]);
+    const byId = new Map(carried.map((c) => [c.consumer_id, c]));
+    const out = new Map<string, { name: string | null; group: string | null }>();
+    for (const id of ids) {
+      const c = byId.get(id);
+      out.set(id, { name: c?.name || null, group: c?.grp || null });
+    }
+    // A value set through the API wins when it was set at or after the latest record's.
+    for (const o of set.rows) {
+      const cur = out.get(o.consumer_id)!;
+      const c = byId.get(o.consumer_id);
+      if (o.name !== null && (o.name_set_at?.getTime() ?? -1) >= Number(c?.name_at ?? 0)) cur.name = o.name;
+      if (o.group_name !== null && (o.group_set_at?.getTime() ?? -1) >= Number(c?.group_at ?? 0))
+        cur.group = o.group_name;
+    }
+    return out;
   }
 
   /**
@@ -256,30 +419,57 @@ export class ImpactService {
       format: 'JSONEachRow',
     });
     const out = new Map<string, { before: WindowSample; after: WindowSample }>();
-    const empty = (): WindowSample => ({ count: 0, errors: 0, hist: new Map() });
-    for (const row of await rs.json<{
-      method: string;
-      endpoint: string;
-      is_after: number | boolean;
-      n: string | number;
-      e: string | number;
-      ks: number[];
-      vs: (string | number)[];
-    }>()) {
-      const key = `${row.method} ${row.endpoint}`;
-      const entry = out.get(key) ?? { before: empty(), after: empty() };
-      const hist = new Map<number, number>();
-      row.ks.forEach((k, i) => {
-        const v = Number(row.vs[i]);
-        if (v > 0) hist.set(Number(k), v);
-      });
-      const sample: WindowSample = { count: Number(row.n), errors: Number(row.e), hist };
-      if (Number(row.is_after)) entry.after = sample;
-      else entry.before = sample;
-      out.set(key, entry);
-    }
+    for (const row of await rs.json<SampleRow>()) place(out, `${row.method} ${row.endpoint}`, row);
     return out;
   }
+}
+
+/** A row of the window queries: one window's counts and summed histogram of one group. */
+interface SampleRow {
+  method: string;
+  endpoint: string;
+  is_after: number | boolean;
+  n: string | number;
+  e: string | number;
+  ks: number[];
+  vs: (string | number)[];
+}
+
+/** Puts a row's sample into its window of `key`'s entry. */
+function place(
+  out: Map<string, { before: WindowSample; after: WindowSample }>,
+  key: string,
+  row: SampleRow,
+): void {
+  const empty = (): WindowSample => ({ count: 0, errors: 0, hist: new Map() });
+  const entry = out.get(key) ?? { before: empty(), after: empty() };
+  const hist = new Map<number, number>();
+  row.ks.forEach((k, i) => {
+    const v = Number(row.vs[i]);
+    if (v > 0) hist.set(Number(k), v);
+  });
+  const sample: WindowSample = { count: Number(row.n), errors: Number(row.e), hist };
+  if (Number(row.is_after)) entry.after = sample;
+  else entry.before = sample;
+  out.set(key, entry);
+}
+
+/**
+ * The calls an event's analysis reads: its account, buckets (narrowed by the scope) and
+ * environments (the scope's one, else the event's); records sent without an environment count in
+ * every environment.
+ */
+function filterOf(event: EventMarker, scope: ImpactScope | undefined): SampleFilter {
+  const envs = scope
+    ? [scope.environmentSid]
+    : event.environmentSids.includes('*')
+      ? null
+      : event.environmentSids;
+  return {
+    accountSid: event.accountSid,
+    bucketSids: bucketsOf(event, scope),
+    environmentSids: envs ? [...envs, ''] : null,
+  };
 }
 
 /** The buckets an analysis reads: the event's, narrowed by the scope's (null = every bucket). */

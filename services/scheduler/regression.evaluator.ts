@@ -111,7 +111,22 @@ export class RegressionEvaluator {
           before: e.before,
           after: e.after,
           reasons: e.change.reasons,
+          ...(e.consumers
+            ? {
+                consumersHit: e.consumersHit,
+                consumersTotal: e.consumersTotal,
+                consumers: hitConsumers(e).map((c) => ({
+                  consumer: c.consumer,
+                  name: c.name,
+                  group: c.group,
+                  before: c.before,
+                  after: c.after,
+                  reasons: c.change.reasons,
+                })),
+              }
+            : {}),
         })),
+        consumers: consumersHit(regressed),
       },
     });
     try {
@@ -130,11 +145,46 @@ export class RegressionEvaluator {
   }
 }
 
-/** `deployment v42 regressed 2 endpoints: POST /checkout (slower: p50 x3, p95 x3.1); GET /cart (…)` */
+/** The listed consumers of a regressed endpoint whose own calls regressed. */
+function hitConsumers(e: EndpointImpact) {
+  return (e.consumers ?? []).filter((c) => c.verdict === 'regressed');
+}
+
+/** Every listed consumer hit by the deployment, once, with the endpoints (`POST /checkout`) it is hit on. */
+function consumersHit(regressed: EndpointImpact[]) {
+  const out = new Map<
+    string,
+    { consumer: string; name: string | null; group: string | null; endpoints: string[] }
+  >();
+  for (const e of regressed)
+    for (const c of hitConsumers(e)) {
+      const cur = out.get(c.consumer) ?? {
+        consumer: c.consumer,
+        name: c.name,
+        group: c.group,
+        endpoints: [],
+      };
+      cur.endpoints.push(`${e.method} ${e.endpoint}`);
+      out.set(c.consumer, cur);
+    }
+  return [...out.values()];
+}
+
+/**
+ * `deployment v42 regressed 2 endpoints: POST /checkout (slower: p50 x3, p95 x3.1; consumers hit:
+ * Acme Ltd); GET /cart (…)`: a consumer by its name, else its id.
+ */
 function describe(name: string, regressed: EndpointImpact[]): string {
   const list = regressed
     .slice(0, 10)
-    .map((e) => `${e.method} ${e.endpoint} (${e.change.reasons.join(', ')})`)
+    .map((e) => {
+      const hit = hitConsumers(e).map((c) => c.name ?? c.consumer);
+      const more = (e.consumersHit ?? 0) - hit.length;
+      const consumers = hit.length
+        ? `; consumers hit: ${hit.join(', ')}${more > 0 ? ` and ${more} more` : ''}`
+        : '';
+      return `${e.method} ${e.endpoint} (${e.change.reasons.join(', ')}${consumers})`;
+    })
     .join('; ');
   const more = regressed.length > 10 ? `; and ${regressed.length - 10} more` : '';
   return `deployment ${name} regressed ${regressed.length} endpoint${regressed.length === 1 ? '' : 's'}: ${list}${more}`;

@@ -61,14 +61,25 @@ describe('dashboard: releases and SLOs', () => {
   }
 
   /** `n` calls spread over the 30 minutes from `from`, durations `base` to `base + 9` ms. */
-  const calls = (method: string, path: string, from: number, n: number, base: number, status = 200) =>
+  const calls = (
+    method: string,
+    path: string,
+    from: number,
+    n: number,
+    base: number,
+    status = 200,
+    consumer?: { id: string; name?: string; group?: string },
+  ) =>
     Array.from({ length: n }, (_, i) => ({
       environmentSid: ENV,
       createdAt: new Date(from + (i % 30) * MIN + 10_000).toISOString(),
       request: { method, path, host: 'shop.example.com', headers: {} },
       response: { statusCode: status },
       timings: { duration: base + (i % 10) },
+      ...(consumer ? { consumer } : {}),
     }));
+  const acme = { id: 'cus_acme', name: 'Acme Ltd', group: 'enterprise' };
+  const globex = { id: 'cus_globex' };
 
   async function ingest(records: unknown[]): Promise<void> {
     const res = await fetch(`${env.ingestUrl}/v1/buckets/${bucketSid}/ingest`, {
@@ -104,11 +115,14 @@ describe('dashboard: releases and SLOs', () => {
     } finally {
       await pool.end();
     }
-    // POST /checkout three times slower after the marker; GET /profile the same; /pay outside the
-    // windows: 20 calls 3 hours ago (2 failed) and 10 in the last minutes (5 failed).
+    // POST /checkout three times slower after the marker for consumer Acme Ltd, the same for
+    // cus_globex; GET /profile the same; /pay outside the windows: 20 calls 3 hours ago (2 failed)
+    // and 10 in the last minutes (5 failed).
     await ingest([
-      ...calls('POST', '/checkout', t - 30 * MIN, 60, 40),
-      ...calls('POST', '/checkout', t + 2 * MIN, 60, 120),
+      ...calls('POST', '/checkout', t - 30 * MIN, 30, 40, 200, acme),
+      ...calls('POST', '/checkout', t + 2 * MIN, 30, 120, 200, acme),
+      ...calls('POST', '/checkout', t - 30 * MIN, 30, 40, 200, globex),
+      ...calls('POST', '/checkout', t + 2 * MIN, 30, 40, 200, globex),
       ...calls('GET', '/profile', t - 30 * MIN, 60, 50),
       ...calls('GET', '/profile', t + 2 * MIN, 60, 50),
       ...calls('POST', '/pay', Date.now() - 180 * MIN, 18, 30),
@@ -243,6 +257,34 @@ describe('dashboard: releases and SLOs', () => {
     expect(me.errors).toEqual([]);
   });
 
+  it('shows under the regressed endpoint the consumers it hits, linking to their pages', async () => {
+    await page.goto(`/releases/${judgedSid}?range=24h`);
+    await page.getByRole('heading', { name: `v1.${tag}`, level: 1 }).waitFor();
+    const block = page.getByTestId('impact-consumers');
+    await block.waitFor();
+    // Only POST /checkout regressed, and only Acme Ltd's calls of it got slower.
+    expect(await block.count()).toBe(1);
+    expect(await block.locator('p').first().textContent()).toBe('1 of 2 consumers hit · POST /checkout');
+    const rows = block.getByTestId('impact-consumer-row');
+    expect(await rows.count()).toBe(2);
+    const acmeRow = (await rows.nth(0).textContent()) ?? '';
+    expect(acmeRow).toContain('Acme Ltd · enterprise');
+    expect(acmeRow).toContain('Regressed');
+    expect(acmeRow).toContain('30 → 30');
+    const globexRow = (await rows.nth(1).textContent()) ?? '';
+    expect(globexRow).toContain('cus_globex');
+    expect(globexRow).toContain('Unchanged');
+    expect(globexRow).toContain('30 → 30');
+    // The block sits right under the endpoint's row.
+    const next = page.getByTestId('impact-row').first().locator('xpath=following-sibling::tr[1]');
+    expect(await next.getByTestId('impact-consumers').count()).toBe(1);
+    await shots('releases-consumers', () => block.waitFor());
+    await block.getByRole('link', { name: 'Acme Ltd' }).click();
+    await page.getByRole('heading', { name: 'Acme Ltd', level: 1 }).waitFor();
+    expect(new URL(page.url()).searchParams.get('id')).toBe('cus_acme');
+    expect(me.errors).toEqual([]);
+  });
+
   it("shows the verdict on a chart marker's hover card, asking for it only on hover", async () => {
     const asked: string[] = [];
     const onRequest = (r: { url: () => string }) => {
@@ -358,6 +400,55 @@ describe('dashboard: releases and SLOs', () => {
     // The deployment markers of the SLO's bucket are on its charts.
     expect(await page.getByTestId('event-marker').count()).toBeGreaterThan(0);
     await shots('slos-slo', () => alert.getByRole('row').nth(1).waitFor());
+    expect(me.errors).toEqual([]);
+  });
+
+  it("draws a window's only day of data as a dot on the SLO's daily chart", async () => {
+    // 40 calls of GET /lone in the last minutes of today (UTC), 2 failed: one point per series.
+    const dayStart = Math.floor(Date.now() / 86_400_000) * 86_400_000;
+    const from = Math.max(dayStart + 1000, Date.now() - 5 * MIN);
+    await ingest(
+      Array.from({ length: 40 }, (_, i) => ({
+        environmentSid: ENV,
+        createdAt: new Date(from + i * 1000).toISOString(),
+        request: { method: 'GET', path: '/lone', host: 'shop.example.com', headers: {} },
+        response: { statusCode: i < 2 ? 500 : 200 },
+        timings: { duration: 20 },
+      })),
+    );
+    const sid = await created(
+      `/v1/accounts/${accountSid}/slos`,
+      sloBody({ name: 'Lone availability', endpoint: '/lone', method: 'GET', objective: 99 }),
+    );
+    let daily: { sli: number | null }[] = [];
+    for (let i = 0; i < 60; i++) {
+      const st = await apiCall('GET', `/v1/accounts/${accountSid}/slos/${sid}/status`);
+      daily = st.json.daily as { sli: number | null }[];
+      if ((st.json.events as { total: number }).total === 40) break;
+      await new Promise((res) => setTimeout(res, 1000));
+    }
+    expect(daily.filter((d) => d.sli !== null).map((d) => d.sli)).toEqual([95]);
+
+    await page.goto(`/slos/${sid}`);
+    await page.getByRole('heading', { name: 'Lone availability', level: 1 }).waitFor();
+    const chart = page.getByRole('figure', { name: 'SLI per day against the objective' });
+    await chart.locator('canvas').waitFor();
+    // Pixels of the chart's canvas in a series' colour: the day's dot (#2563eb) rings the
+    // window-so-far dot (#7c3aed) drawn inside it at the same place, above the faded partial day.
+    const pixels = ([r, g, b]: [number, number, number]) =>
+      page.evaluate<number>(
+        `(() => {
+          const c = document.querySelector('[data-testid="chart-SLI per day against the objective"] canvas');
+          const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+          let n = 0;
+          for (let i = 0; i < d.length; i += 4)
+            if (d[i + 3] > 200 && Math.abs(d[i] - ${r}) + Math.abs(d[i + 1] - ${g}) + Math.abs(d[i + 2] - ${b}) < 12) n++;
+          return n;
+        })()`,
+      );
+    await expect.poll(() => pixels([0x25, 0x63, 0xeb])).toBeGreaterThan(10);
+    expect(await pixels([0x7c, 0x3a, 0xed])).toBeGreaterThan(10);
+    await shots('slos-lone-day', () => chart.locator('canvas').waitFor());
     expect(me.errors).toEqual([]);
   });
 });

@@ -21,13 +21,31 @@ interface Figures {
   p95: number | null;
   p99: number | null;
 }
+interface Change {
+  p50: number | null;
+  p95: number | null;
+  errorRate: number | null;
+  reasons: string[];
+}
+interface ConsumerImpact {
+  consumer: string;
+  name: string | null;
+  group: string | null;
+  verdict: string;
+  before: Figures;
+  after: Figures;
+  change: Change;
+}
 interface EndpointImpact {
   endpoint: string;
   method: string;
   verdict: string;
   before: Figures;
   after: Figures;
-  change: { p50: number | null; p95: number | null; errorRate: number | null; reasons: string[] };
+  change: Change;
+  consumers?: ConsumerImpact[];
+  consumersHit?: number;
+  consumersTotal?: number;
 }
 interface Impact {
   status: string;
@@ -72,6 +90,7 @@ function calls(
     n: number;
     median: number;
     errors?: number;
+    consumer?: { id: string; name?: string; group?: string };
   },
 ): Record<string, unknown>[] {
   const errorAt = new Set<number>();
@@ -90,6 +109,7 @@ function calls(
       },
       response: { statusCode: errorAt.has(i) ? 500 : 200, headers: {}, size: 10 },
       timings: { duration: duration(r, opts.median) },
+      ...(opts.consumer ? { consumer: opts.consumer } : {}),
     }),
   );
 }
@@ -173,6 +193,11 @@ describe('release impact', () => {
     expect(checkout.change.p50!).toBeGreaterThan(2.5);
     expect(checkout.change.p50!).toBeLessThan(3.5);
     expect(checkout.change.reasons[0]).toMatch(/^slower: p50 x/);
+    // A bucket whose calls carry no consumer: no consumer list on the regressed endpoints.
+    for (const e of impact.endpoints) {
+      expect(e).not.toHaveProperty('consumers');
+      expect(e).not.toHaveProperty('consumersHit');
+    }
     const orders = by.get('/orders')!;
     expect(orders.before.errorRate).toBe(0.5);
     expect(orders.after.errorRate).toBe(5);
@@ -239,6 +264,126 @@ describe('release impact', () => {
     const now = await deployment(acct, Date.now(), 'v43');
     const pending = await api(acct.apiToken).get<Impact>(impactPath(acct, now));
     expect(pending.body.status).toBe('pending');
+  });
+
+  it('lists the consumers a regressed endpoint hits, each judged by the same rule on its own calls', async () => {
+    const acct = await newAccount();
+    const r = rng(23);
+    const t = Math.floor(Date.now() / MIN) * MIN - 60 * MIN;
+    const before = { from: t - 30 * MIN, minutes: 30 };
+    const after = { from: t + 2 * MIN, minutes: 30 };
+    const slow = { id: 'cus_slow', name: 'Slow Corp', group: 'enterprise' };
+    const steady = { id: 'cus_steady' };
+    const rare = { id: 'cus_rare', group: 'trial' };
+    await send(acct, [
+      // POST /checkout: cus_slow's calls get 3x slower after the marker, cus_steady's do not.
+      ...calls(r, { method: 'POST', path: '/checkout', ...before, n: 60, median: 40, consumer: slow }),
+      ...calls(r, { method: 'POST', path: '/checkout', ...after, n: 60, median: 120, consumer: slow }),
+      ...calls(r, { method: 'POST', path: '/checkout', ...before, n: 70, median: 40, consumer: steady }),
+      ...calls(r, { method: 'POST', path: '/checkout', ...after, n: 80, median: 40, consumer: steady }),
+      ...calls(r, { method: 'POST', path: '/checkout', ...before, n: 4, median: 40, consumer: rare }),
+      ...calls(r, { method: 'POST', path: '/checkout', ...after, n: 6, median: 300, consumer: rare }),
+      // calls without a consumer count for the endpoint only
+      ...calls(r, { method: 'POST', path: '/checkout', ...before, n: 10, median: 40 }),
+      ...calls(r, { method: 'POST', path: '/checkout', ...after, n: 10, median: 40 }),
+      // a regressed endpoint without consumers, and an unchanged one with them
+      ...calls(r, { method: 'GET', path: '/export', ...before, n: 60, median: 50 }),
+      ...calls(r, { method: 'GET', path: '/export', ...after, n: 60, median: 250 }),
+      ...calls(r, { method: 'GET', path: '/profile', ...before, n: 60, median: 30, consumer: slow }),
+      ...calls(r, { method: 'GET', path: '/profile', ...after, n: 60, median: 30, consumer: slow }),
+    ]);
+    const sid = await deployment(acct, t, 'v50');
+    await impactWith(acct, sid, 540);
+    // A name set through the API labels cus_steady, whose records carry none.
+    const named = await api(acct.apiToken).put(`/v1/accounts/${acct.accountSid}/consumers/cus_steady`, {
+      name: 'Steady Ltd',
+    });
+    expect(named.status, named.text).toBe(200);
+    const res = await api(acct.apiToken).get<Impact>(impactPath(acct, sid));
+    expect(res.status, res.text).toBe(200);
+    const impact = res.body;
+
+    expect(impact.endpoints.map((e) => [`${e.method} ${e.endpoint}`, e.verdict])).toEqual([
+      ['GET /export', 'regressed'],
+      ['POST /checkout', 'regressed'],
+      ['GET /profile', 'unchanged'],
+    ]);
+    const [exportEp, checkout, profile] = impact.endpoints;
+    expect(exportEp).not.toHaveProperty('consumers');
+    expect(profile).not.toHaveProperty('consumers');
+    expect([checkout!.before.count, checkout!.after.count]).toEqual([144, 156]);
+    expect(checkout!.consumersHit).toBe(1);
+    expect(checkout!.consumersTotal).toBe(3);
+    const list = checkout!.consumers!;
+    expect(list.map((c) => [c.consumer, c.name, c.group, c.verdict, c.before.count, c.after.count])).toEqual([
+      ['cus_slow', 'Slow Corp', 'enterprise', 'regressed', 60, 60],
+      ['cus_steady', 'Steady Ltd', null, 'unchanged', 70, 80],
+      ['cus_rare', null, 'trial', 'insufficient', 4, 6],
+    ]);
+    expect(list[0]!.change.p50!).toBeGreaterThan(2.5);
+    expect(list[0]!.change.p50!).toBeLessThan(3.5);
+    expect(list[0]!.change.reasons[0]).toMatch(/^slower: p50 x/);
+    expect(list[1]!.change.p50!).toBeGreaterThan(0.8);
+    expect(list[1]!.change.p50!).toBeLessThan(1.2);
+    expect(list[1]!.change.reasons).toEqual([]);
+    expect(list.map((c) => c.before.errorRate)).toEqual([0, 0, 0]);
+    expect(list[2]!.change.reasons).toEqual(['fewer than 30 calls in a window']);
+
+    // MCP get_release_impact carries the same consumers.
+    const { token } = await mcpToken(acct, ENV);
+    const viaMcp = (await callTool(token, 'get_release_impact', { eventSid: sid })) as Impact;
+    expect(viaMcp.endpoints).toEqual(impact.endpoints);
+
+    // The regression trigger names the hit consumer in its message and variables.
+    const rx = await startReceiver();
+    try {
+      const wf = await api(acct.apiToken).post(
+        `/v1/accounts/${acct.accountSid}/environments/${ENV}/buckets/${acct.bucketSid}/workflows`,
+        {
+          name: 'regressions',
+          trigger: { type: 'regression' },
+          actions: [
+            {
+              type: 'webhook',
+              config: {
+                url: `${rx.url}/regression`,
+                body: {
+                  message: '{{trigger.message}}',
+                  consumers: '{{release.consumers}}',
+                  endpoints: '{{release.endpoints}}',
+                },
+              },
+            },
+          ],
+        },
+      );
+      expect(wf.status, wf.text).toBe(201);
+      await waitFor(() => rx.callsTo('/regression').length > 0, {
+        timeoutMs: 40_000,
+        what: 'the regression fire',
+      });
+      const body = rx.callsTo('/regression')[0]!.json as {
+        message: string;
+        consumers: string;
+        endpoints: string;
+      };
+      expect(body.message).toMatch(
+        /^deployment v50 regressed 2 endpoints: GET \/export \(slower: [^;]*\); POST \/checkout \(slower: p50 x[^;]*; consumers hit: Slow Corp\)$/,
+      );
+      expect(JSON.parse(body.consumers)).toEqual([
+        { consumer: 'cus_slow', name: 'Slow Corp', group: 'enterprise', endpoints: ['POST /checkout'] },
+      ]);
+      const endpoints = JSON.parse(body.endpoints) as Record<string, unknown>[];
+      expect(endpoints[0]).not.toHaveProperty('consumers');
+      expect(endpoints[1]).toMatchObject({
+        endpoint: '/checkout',
+        consumersHit: 1,
+        consumersTotal: 3,
+        consumers: [{ consumer: 'cus_slow', name: 'Slow Corp', before: { count: 60 }, after: { count: 60 } }],
+      });
+    } finally {
+      await rx.close();
+    }
   });
 
   it('compare_periods judges two periods per endpoint by the same rule as the impact', async () => {

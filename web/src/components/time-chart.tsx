@@ -333,6 +333,33 @@ export function TimeChart({
               ctx.lineTo(x0, top + h);
               ctx.stroke();
             }
+            // A value standing alone between gaps has no line to show it: a dot on top of the
+            // faded band and the markers, ringed in the panel's colour. Series that share a dot's
+            // place (a single day's SLI and the window so far) draw smaller dots inside it.
+            if (!stacked) {
+              ctx.setLineDash([]);
+              const drawn = new Map<string, number>();
+              orderedRef.current.forEach((s, i) => {
+                const si = 1 + previousCount + i;
+                const values = u.data[si];
+                if (!values || !u.series[si]?.show) return;
+                values.forEach((v, k) => {
+                  if (v == null || values[k - 1] != null || values[k + 1] != null) return;
+                  const cx = u.valToPos(u.data[0][k]!, 'x', true);
+                  const cy = u.valToPos(v, 'y', true);
+                  const at = `${Math.round(cx)},${Math.round(cy)}`;
+                  const under = drawn.get(at) ?? 0;
+                  drawn.set(at, under + 1);
+                  ctx.beginPath();
+                  ctx.arc(cx, cy, Math.max(2.5, 6 - 3 * under) * px, 0, 2 * Math.PI);
+                  ctx.fillStyle = s.color;
+                  ctx.fill();
+                  ctx.strokeStyle = fade;
+                  ctx.lineWidth = 1.5 * px;
+                  ctx.stroke();
+                });
+              });
+            }
             ctx.restore();
           },
         ],

@@ -1,5 +1,5 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useMemo } from 'react';
+import { Fragment, useMemo } from 'react';
 import { Link, useParams } from 'wouter';
 import { buckets, events, metrics } from '../api/resources';
 import { releases, type EndpointImpact, type ReleaseImpact } from '../api/slos';
@@ -303,32 +303,56 @@ function ImpactView({ event, impact }: { event: EventMarker; impact: ReleaseImpa
               </thead>
               <tbody>
                 {impact.endpoints.map((x) => (
-                  <tr key={`${x.method} ${x.endpoint}`} data-testid="impact-row">
-                    <td className="mono nowrap">
-                      <Link href={href('/endpoints/detail', { endpoint: x.endpoint, method: x.method })}>
-                        {x.method} {x.endpoint}
-                      </Link>
-                    </td>
-                    <td>
-                      <VerdictBadge verdict={x.verdict} />
-                    </td>
-                    <td className="num nowrap">
-                      {count(x.before.count)} → {count(x.after.count)}
-                    </td>
-                    <td>
-                      <Pair before={x.before.p50} after={x.after.p50} fmt={ms} change={ratio(x.change.p50)} />
-                    </td>
-                    <td>
-                      <Pair before={x.before.p95} after={x.after.p95} fmt={ms} change={ratio(x.change.p95)} />
-                    </td>
-                    <td>
-                      <Pair before={x.before.p99} after={x.after.p99} fmt={ms} change={ratio(x.change.p99)} />
-                    </td>
-                    <td>
-                      <Pair before={x.before.errorRate} after={x.after.errorRate} fmt={percent} />
-                    </td>
-                    <td className="small">{x.change.reasons.join('; ') || '–'}</td>
-                  </tr>
+                  <Fragment key={`${x.method} ${x.endpoint}`}>
+                    <tr data-testid="impact-row">
+                      <td className="mono nowrap">
+                        <Link href={href('/endpoints/detail', { endpoint: x.endpoint, method: x.method })}>
+                          {x.method} {x.endpoint}
+                        </Link>
+                      </td>
+                      <td>
+                        <VerdictBadge verdict={x.verdict} />
+                      </td>
+                      <td className="num nowrap">
+                        {count(x.before.count)} → {count(x.after.count)}
+                      </td>
+                      <td>
+                        <Pair
+                          before={x.before.p50}
+                          after={x.after.p50}
+                          fmt={ms}
+                          change={ratio(x.change.p50)}
+                        />
+                      </td>
+                      <td>
+                        <Pair
+                          before={x.before.p95}
+                          after={x.after.p95}
+                          fmt={ms}
+                          change={ratio(x.change.p95)}
+                        />
+                      </td>
+                      <td>
+                        <Pair
+                          before={x.before.p99}
+                          after={x.after.p99}
+                          fmt={ms}
+                          change={ratio(x.change.p99)}
+                        />
+                      </td>
+                      <td>
+                        <Pair before={x.before.errorRate} after={x.after.errorRate} fmt={percent} />
+                      </td>
+                      <td className="small">{x.change.reasons.join('; ') || '–'}</td>
+                    </tr>
+                    {x.consumers?.length ? (
+                      <tr className="subrow">
+                        <td colSpan={8}>
+                          <ConsumersHit event={event} x={x} consumers={x.consumers} />
+                        </td>
+                      </tr>
+                    ) : null}
+                  </Fragment>
                 ))}
               </tbody>
             </table>
@@ -343,6 +367,95 @@ function ImpactView({ event, impact }: { event: EventMarker; impact: ReleaseImpa
         <p className="muted">No endpoint regressed or improved: nothing to chart.</p>
       ) : null}
     </>
+  );
+}
+
+/**
+ * The consumers of a regressed endpoint (at most 10, most severe first), each judged on its own
+ * calls: the ones the regression hits first, each linking to the consumer's page.
+ */
+function ConsumersHit({
+  event,
+  x,
+  consumers,
+}: {
+  event: EventMarker;
+  x: EndpointImpact;
+  consumers: NonNullable<EndpointImpact['consumers']>;
+}) {
+  const href = useSharedHref();
+  const total = x.consumersTotal ?? consumers.length;
+  const hit = x.consumersHit ?? 0;
+  const bucket =
+    event.bucketSids.length === 1 && event.bucketSids[0] !== '*' ? event.bucketSids[0] : undefined;
+  const rest = total - consumers.length;
+  return (
+    <div className="impact-consumers" data-testid="impact-consumers">
+      <p className="small">
+        <strong>
+          {count(hit)} of {count(total)} consumer{total === 1 ? '' : 's'} hit
+        </strong>
+        <span className="muted">
+          {hit === 0 ? ': none regressed on its own calls' : ''} · {x.method} {x.endpoint}
+        </span>
+      </p>
+      <div className="table-wrap">
+        <table className="table table-compact" data-testid="impact-consumers-table">
+          <caption className="sr-only">
+            Consumers of {x.method} {x.endpoint}, before → after the deployment, most severe first
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Consumer</th>
+              <th scope="col">Verdict</th>
+              <th scope="col" className="num">
+                Calls
+              </th>
+              <th scope="col">p50</th>
+              <th scope="col">p95</th>
+              <th scope="col">Error rate</th>
+            </tr>
+          </thead>
+          <tbody>
+            {consumers.map((c) => (
+              <tr key={c.consumer} data-testid="impact-consumer-row">
+                <td className="nowrap">
+                  <Link
+                    href={href('/consumers/detail', { id: c.consumer, ...(bucket ? { bucket } : {}) })}
+                    className={c.name ? undefined : 'mono'}
+                    title={c.group ? `${c.consumer} · group ${c.group}` : c.consumer}
+                  >
+                    {c.name ?? c.consumer}
+                  </Link>
+                  {c.group ? <span className="muted small"> · {c.group}</span> : null}
+                </td>
+                <td>
+                  <VerdictBadge verdict={c.verdict} />
+                </td>
+                <td className="num nowrap">
+                  {count(c.before.count)} → {count(c.after.count)}
+                </td>
+                <td>
+                  <Pair before={c.before.p50} after={c.after.p50} fmt={ms} change={ratio(c.change.p50)} />
+                </td>
+                <td>
+                  <Pair before={c.before.p95} after={c.after.p95} fmt={ms} change={ratio(c.change.p95)} />
+                </td>
+                <td>
+                  <Pair before={c.before.errorRate} after={c.after.errorRate} fmt={percent} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {rest > 0 ? (
+        <p className="muted small">
+          and {count(rest)} more consumer{rest === 1 ? '' : 's'} of this endpoint, after these in severity
+          order
+        </p>
+      ) : null}
+    </div>
   );
 }
 

@@ -51,7 +51,9 @@ export const RELEASE_TOOLS = [
         "For a deployment event: per endpoint and method, the minutes before the marker against the minutes after it (the bucket's " +
         'release settings: 30 and 30 by default, the first 2 minutes skipped), with p50/p95/p99, error rate and a verdict regressed / improved / ' +
         'unchanged / insufficient (Mann-Whitney U on durations, two-proportion test on errors, minimum effect sizes), ' +
-        "regressed first, within this token's environment and buckets. Returns JSON {status, window, summary, endpoints}.",
+        "regressed first, within this token's environment and buckets; a regressed endpoint whose calls carry consumers lists " +
+        'the consumers it hits (each judged on its own calls, at most 10) with consumersHit and consumersTotal. ' +
+        'Returns JSON {status, window, summary, endpoints}.',
       inputSchema: getReleaseImpactInput,
     },
     async (ctx, args) => {
