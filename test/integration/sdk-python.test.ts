@@ -15,7 +15,7 @@ import {
   compileCriteria,
   compileSensitive,
   excludedByCriteria,
-  redactShapeA,
+  redactSensitiveRules,
 } from '../../sdk/node/src/shape-a.js';
 import type { CapturedRecord } from '../../sdk/node/src/types.js';
 import { newAccount, testEnv } from '../helpers/client.js';
@@ -95,7 +95,7 @@ describe('Python SDK: the rules corpus shared with the Node.js SDK', () => {
     expect(set.compiled?.size ?? 0).toBe(c.compiled);
     expect(set.skipped.map((s) => s.sid).sort()).toEqual(c.skipped);
     const record = structuredClone(c.record);
-    redactShapeA(record, set);
+    redactSensitiveRules(record, set);
     expect(record).toEqual(c.expected);
   });
 

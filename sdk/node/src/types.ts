@@ -89,7 +89,7 @@ export interface RemoteExclusionRule {
   environments?: string[] | null;
 }
 
-/** A Shape A exclusion from the SDK settings: `criteria` in the stream-view search language. */
+/** A criteria exclusion from the SDK settings: `criteria` in the stream-view search language. */
 export interface RemoteExclusionCriteria {
   sid?: string;
   criteria: string;
@@ -190,7 +190,7 @@ export interface TaplineStats {
   /** client redaction and exclusion rules in force (from the last settings answer) */
   redactionRules: number;
   exclusionRules: number;
-  /** Shape A rules in force: sensitive-data redactions and criteria exclusions that compiled */
+  /** Content rules in force: sensitive-data redactions and criteria exclusions that compiled */
   sensitiveRules: number;
   exclusionCriteria: number;
   /** errors caught inside the SDK (never thrown to the host) */

@@ -34,7 +34,7 @@ export type SensitiveRecordField = (typeof SENSITIVE_RECORD_FIELDS)[number];
 export const LEVELS = ['full', 'mask', 'partial'] as const;
 export type Level = (typeof LEVELS)[number];
 
-/** A Shape A redaction rule as stored (docs/rules.md); the engine reads these fields only. */
+/** A sensitive-data redaction rule as stored (docs/rules.md); the engine reads these fields only. */
 export interface SensitiveRuleInput {
   sid: string;
   /** a predefined type (detectors.ts) or the name of a custom type */

@@ -9,7 +9,7 @@ import type {
   ConsumerIdentification,
   ConsumerSummary,
   ConsumerUpdate,
-  ErrorsB,
+  MetricsErrors,
   EventCreate,
   EventMarker,
   IdentificationPreview,
@@ -17,10 +17,10 @@ import type {
   List,
   Performance,
   RequestRecord,
-  ResponseTimeA,
+  ResponseTimePeriods,
   StreamView,
-  SummaryA,
-  ThroughputA,
+  ComparisonSummary,
+  ThroughputPeriods,
 } from './types';
 import type {
   Session,
@@ -91,11 +91,16 @@ export interface MetricsScope {
 }
 
 export const metrics = {
-  summary: (a: string, s: MetricsScope) => api.get<SummaryA>(`${acct(a)}/metrics/shapeA/summary`, { ...s }),
+  summary: (a: string, s: MetricsScope) =>
+    api.get<ComparisonSummary>(`${acct(a)}/metrics/shapeA/summary`, { ...s }),
   throughput: (a: string, s: MetricsScope, interval: string) =>
-    api.get<ThroughputA>(`${acct(a)}/metrics/shapeA/throughput`, { ...s, interval, averageUnits: 'rpm' }),
+    api.get<ThroughputPeriods>(`${acct(a)}/metrics/shapeA/throughput`, {
+      ...s,
+      interval,
+      averageUnits: 'rpm',
+    }),
   responseTime: (a: string, s: MetricsScope, interval: string) =>
-    api.get<ResponseTimeA>(`${acct(a)}/metrics/shapeA/responseTime`, { ...s, interval }),
+    api.get<ResponseTimePeriods>(`${acct(a)}/metrics/shapeA/responseTime`, { ...s, interval }),
   /** `interval` adds each group's requests per interval, `histogram` its duration histogram. */
   performance: (
     a: string,
@@ -112,7 +117,7 @@ export const metrics = {
       histogram: opts.histogram || undefined,
     }),
   errors: (a: string, s: MetricsScope, limit = 100) =>
-    api.get<ErrorsB>(`${acct(a)}/metrics/errors`, { ...s, limit }),
+    api.get<MetricsErrors>(`${acct(a)}/metrics/errors`, { ...s, limit }),
 };
 
 export interface ConsumerQuery {

@@ -6,13 +6,13 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type {
   bucketSdkSettingsSchema,
-  exclusionASchema,
-  exclusionCreateASchema,
+  criteriaExclusionSchema,
+  criteriaExclusionCreateSchema,
   exclusionCreateSchema,
   exclusionPreviewSchema,
   exclusionSchema,
-  redactionASchema,
-  redactionCreateASchema,
+  sensitiveRedactionSchema,
+  sensitiveRedactionCreateSchema,
   redactionCreateSchema,
   redactionPreviewSchema,
   redactionSchema,
@@ -27,17 +27,17 @@ export type Exclusion = FromSchema<typeof exclusionSchema>;
 export type ExclusionInput = FromSchema<typeof exclusionCreateSchema>;
 export type Redaction = FromSchema<typeof redactionSchema>;
 export type RedactionInput = FromSchema<typeof redactionCreateSchema>;
-/** Shape A rules (docs/rules.md "Shape A rules"): search-criteria exclusions, typed redactions. */
-export type ExclusionA = FromSchema<typeof exclusionASchema>;
-export type ExclusionAInput = FromSchema<typeof exclusionCreateASchema>;
-export type RedactionA = FromSchema<typeof redactionASchema>;
-export type RedactionAInput = FromSchema<typeof redactionCreateASchema>;
+/** Content rules (docs/rules.md "Shape A rules"): search-criteria exclusions, sensitive-data redactions. */
+export type CriteriaExclusion = FromSchema<typeof criteriaExclusionSchema>;
+export type CriteriaExclusionInput = FromSchema<typeof criteriaExclusionCreateSchema>;
+export type SensitiveRedaction = FromSchema<typeof sensitiveRedactionSchema>;
+export type SensitiveRedactionInput = FromSchema<typeof sensitiveRedactionCreateSchema>;
 export type RedactionTypes = FromSchema<typeof redactionTypesSchema>;
 /** A rule as the lists answer it: each in the shape it was created in. */
-export type AnyExclusion = Exclusion | ExclusionA;
-export type AnyRedaction = Redaction | RedactionA;
-export const isExclusionA = (x: AnyExclusion): x is ExclusionA => 'criteria' in x;
-export const isRedactionA = (x: AnyRedaction): x is RedactionA => 'level' in x;
+export type AnyExclusion = Exclusion | CriteriaExclusion;
+export type AnyRedaction = Redaction | SensitiveRedaction;
+export const isCriteriaExclusion = (x: AnyExclusion): x is CriteriaExclusion => 'criteria' in x;
+export const isSensitiveRedaction = (x: AnyRedaction): x is SensitiveRedaction => 'level' in x;
 export type ExclusionPreview = FromSchema<typeof exclusionPreviewSchema>;
 export type RedactionPreview = FromSchema<typeof redactionPreviewSchema>;
 export type SdkSettingValues = FromSchema<typeof sdkSettingValuesSchema>;
@@ -58,9 +58,10 @@ export const exclusions = {
   list: (a: string) =>
     api.get<List<AnyExclusion>>(`${acct(a)}/exclusions`, { limit: 100, sort: 'createdAt', order: 'asc' }),
   get: (a: string, sid: string) => api.get<AnyExclusion>(one(a, 'exclusions', sid)),
-  createA: (a: string, body: ExclusionAInput) => api.post<ExclusionA>(`${acct(a)}/exclusions`, body),
-  updateA: (a: string, sid: string, body: ExclusionAInput & { enabled: boolean }) =>
-    api.put<ExclusionA>(one(a, 'exclusions', sid), body),
+  createCriteria: (a: string, body: CriteriaExclusionInput) =>
+    api.post<CriteriaExclusion>(`${acct(a)}/exclusions`, body),
+  updateCriteria: (a: string, sid: string, body: CriteriaExclusionInput & { enabled: boolean }) =>
+    api.put<CriteriaExclusion>(one(a, 'exclusions', sid), body),
   create: (a: string, body: ExclusionInput) => api.post<Exclusion>(`${acct(a)}/exclusions`, body),
   update: (a: string, sid: string, body: ExclusionInput & { isActive: boolean }) =>
     api.put<Exclusion>(one(a, 'exclusions', sid), body),
@@ -73,9 +74,10 @@ export const redactions = {
   list: (a: string) =>
     api.get<List<AnyRedaction>>(`${acct(a)}/redactions`, { limit: 100, sort: 'createdAt', order: 'asc' }),
   get: (a: string, sid: string) => api.get<AnyRedaction>(one(a, 'redactions', sid)),
-  createA: (a: string, body: RedactionAInput) => api.post<RedactionA>(`${acct(a)}/redactions`, body),
-  updateA: (a: string, sid: string, body: RedactionAInput & { enabled: boolean }) =>
-    api.put<RedactionA>(one(a, 'redactions', sid), body),
+  createSensitive: (a: string, body: SensitiveRedactionInput) =>
+    api.post<SensitiveRedaction>(`${acct(a)}/redactions`, body),
+  updateSensitive: (a: string, sid: string, body: SensitiveRedactionInput & { enabled: boolean }) =>
+    api.put<SensitiveRedaction>(one(a, 'redactions', sid), body),
   /** The predefined types with descriptions and examples, the valid scopes and levels. */
   types: (a: string) => api.get<RedactionTypes>(`${acct(a)}/redactions/types`),
   create: (a: string, body: RedactionInput) => api.post<Redaction>(`${acct(a)}/redactions`, body),

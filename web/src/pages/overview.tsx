@@ -2,7 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { Link } from 'wouter';
 import { consumers, metrics } from '../api/resources';
-import type { MetricsEvent, SummaryA } from '../api/types';
+import type { MetricsEvent, ComparisonSummary } from '../api/types';
 import { EventDialog } from '../components/event-dialog';
 import { IngestSnippet } from '../components/ingest-snippet';
 import { RangePicker } from '../components/range-picker';
@@ -246,7 +246,15 @@ export function OverviewPage() {
   );
 }
 
-function Tiles({ summary, error, pending }: { summary?: SummaryA; error: unknown; pending: boolean }) {
+function Tiles({
+  summary,
+  error,
+  pending,
+}: {
+  summary?: ComparisonSummary;
+  error: unknown;
+  pending: boolean;
+}) {
   if (pending) return <Loading />;
   if (error && !summary) return <ErrorBox error={error} />;
   if (!summary) return null;

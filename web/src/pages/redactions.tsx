@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { fieldErrors } from '../api/client';
 import {
-  isRedactionA,
+  isSensitiveRedaction,
   redactions,
   type AnyRedaction,
   type Redaction,
@@ -21,7 +21,7 @@ import {
 } from '../components/rule-preview';
 import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
 import { useAccountSid, useSession } from '../lib/session';
-import { RedactionAForm, redactionALabel } from './rules-shape-a';
+import { SensitiveRedactionForm, sensitiveRedactionLabel } from './rules-shape-a';
 import { RuleFormEnd, RuleRowEnd } from '../components/rule-row';
 import { useRuleList } from '../lib/rule-list';
 import { RECOMMENDED_REDACTIONS } from '../../../schemas/recommended-redactions';
@@ -107,14 +107,17 @@ function validate(d: Draft): Record<string, string> {
   return e;
 }
 
-/** The name lists and notices show: Shape B's name, Shape A's description or type and level. */
-const labelOf = (x: AnyRedaction): string => (isRedactionA(x) ? redactionALabel(x) : x.name);
-const activeOf = (x: AnyRedaction): boolean => (isRedactionA(x) ? x.enabled : x.isActive);
+/**
+ * The name lists and notices show: a field rule's name, a sensitive-data rule's description or type and
+ * level.
+ */
+const labelOf = (x: AnyRedaction): string => (isSensitiveRedaction(x) ? sensitiveRedactionLabel(x) : x.name);
+const activeOf = (x: AnyRedaction): boolean => (isSensitiveRedaction(x) ? x.enabled : x.isActive);
 
 /** The same rule with its active flag flipped, in its own shape (PUT keeps the shape). */
 function toggled(a: string, x: AnyRedaction): Promise<AnyRedaction> {
-  if (isRedactionA(x))
-    return redactions.updateA(a, x.sid, {
+  if (isSensitiveRedaction(x))
+    return redactions.updateSensitive(a, x.sid, {
       type: x.type,
       level: x.level,
       scopes: x.scopes,
@@ -151,7 +154,7 @@ function RecommendedRedactions({ onAdded }: { onAdded: (count: number) => void }
     mutationFn: async () => {
       // One after the other: a failure stops at the rule it names, the ones before stay listed.
       for (const r of RECOMMENDED_REDACTIONS)
-        await redactions.createA(a, {
+        await redactions.createSensitive(a, {
           type: r.type,
           level: r.level,
           description: r.description,
@@ -263,7 +266,7 @@ export function RedactionsPage() {
                 <tbody>
                   {d.records.map((x) => (
                     <tr key={x.sid} className={activeOf(x) ? undefined : 'muted'}>
-                      {isRedactionA(x) ? (
+                      {isSensitiveRedaction(x) ? (
                         <>
                           <td>
                             <strong>{x.description || 'By data type'}</strong>
@@ -329,7 +332,7 @@ export function RedactionsPage() {
           onConfirm={() => remove.mutate(deleting.sid)}
           onClose={() => setDeleting(null)}
         >
-          {isRedactionA(deleting) ? (
+          {isSensitiveRedaction(deleting) ? (
             <p>
               From now on <code>{deleting.type}</code> data is stored as sent. The rule is kept as deleted
               (the API lists it with <code>includeDeleted=true</code>); records stored earlier stay redacted.
@@ -357,10 +360,11 @@ function RedactionEditor({ sid, onClose }: { sid: string; onClose: (message?: st
     queryFn: () => redactions.get(a, sid),
     enabled: !isNew,
   });
-  if (sid === 'new-type') return <RedactionAForm onClose={onClose} />;
+  if (sid === 'new-type') return <SensitiveRedactionForm onClose={onClose} />;
   if (!isNew && one.isPending) return <Loading />;
   if (!isNew && one.error) return <ErrorBox error={one.error} onRetry={() => void one.refetch()} />;
-  if (one.data && isRedactionA(one.data)) return <RedactionAForm existing={one.data} onClose={onClose} />;
+  if (one.data && isSensitiveRedaction(one.data))
+    return <SensitiveRedactionForm existing={one.data} onClose={onClose} />;
   return (
     <RedactionForm existing={isNew ? undefined : (one.data as Redaction | undefined)} onClose={onClose} />
   );
