@@ -51,46 +51,62 @@ export type BucketSdkSettings = FromSchema<
 export type PreviewSource =
   { record: Record<string, unknown>; bucketSid?: string } | { bucketSid: string; requestSid: string };
 
-const acct = (a: string) => `/v1/accounts/${encodeURIComponent(a)}`;
-const one = (a: string, kind: string, sid: string) => `${acct(a)}/${kind}/${encodeURIComponent(sid)}`;
+const acct = (accountSid: string) => `/v1/accounts/${encodeURIComponent(accountSid)}`;
+const one = (accountSid: string, kind: string, sid: string) =>
+  `${acct(accountSid)}/${kind}/${encodeURIComponent(sid)}`;
 
 export const exclusions = {
-  list: (a: string) =>
-    api.get<List<AnyExclusion>>(`${acct(a)}/exclusions`, { limit: 100, sort: 'createdAt', order: 'asc' }),
-  get: (a: string, sid: string) => api.get<AnyExclusion>(one(a, 'exclusions', sid)),
-  createCriteria: (a: string, body: CriteriaExclusionInput) =>
-    api.post<CriteriaExclusion>(`${acct(a)}/exclusions`, body),
-  updateCriteria: (a: string, sid: string, body: CriteriaExclusionInput & { enabled: boolean }) =>
-    api.put<CriteriaExclusion>(one(a, 'exclusions', sid), body),
-  create: (a: string, body: ExclusionInput) => api.post<Exclusion>(`${acct(a)}/exclusions`, body),
-  update: (a: string, sid: string, body: ExclusionInput & { isActive: boolean }) =>
-    api.put<Exclusion>(one(a, 'exclusions', sid), body),
-  remove: (a: string, sid: string) => api.del<{ sid: string; deleted: boolean }>(one(a, 'exclusions', sid)),
-  preview: (a: string, rule: ExclusionInput, source: PreviewSource) =>
-    api.post<ExclusionPreview>(`${acct(a)}/exclusions/preview`, { rule, ...source }),
+  list: (accountSid: string) =>
+    api.get<List<AnyExclusion>>(`${acct(accountSid)}/exclusions`, {
+      limit: 100,
+      sort: 'createdAt',
+      order: 'asc',
+    }),
+  get: (accountSid: string, sid: string) => api.get<AnyExclusion>(one(accountSid, 'exclusions', sid)),
+  createCriteria: (accountSid: string, body: CriteriaExclusionInput) =>
+    api.post<CriteriaExclusion>(`${acct(accountSid)}/exclusions`, body),
+  updateCriteria: (accountSid: string, sid: string, body: CriteriaExclusionInput & { enabled: boolean }) =>
+    api.put<CriteriaExclusion>(one(accountSid, 'exclusions', sid), body),
+  create: (accountSid: string, body: ExclusionInput) =>
+    api.post<Exclusion>(`${acct(accountSid)}/exclusions`, body),
+  update: (accountSid: string, sid: string, body: ExclusionInput & { isActive: boolean }) =>
+    api.put<Exclusion>(one(accountSid, 'exclusions', sid), body),
+  remove: (accountSid: string, sid: string) =>
+    api.del<{ sid: string; deleted: boolean }>(one(accountSid, 'exclusions', sid)),
+  preview: (accountSid: string, rule: ExclusionInput, source: PreviewSource) =>
+    api.post<ExclusionPreview>(`${acct(accountSid)}/exclusions/preview`, { rule, ...source }),
 };
 
 export const redactions = {
-  list: (a: string) =>
-    api.get<List<AnyRedaction>>(`${acct(a)}/redactions`, { limit: 100, sort: 'createdAt', order: 'asc' }),
-  get: (a: string, sid: string) => api.get<AnyRedaction>(one(a, 'redactions', sid)),
-  createSensitive: (a: string, body: SensitiveRedactionInput) =>
-    api.post<SensitiveRedaction>(`${acct(a)}/redactions`, body),
-  updateSensitive: (a: string, sid: string, body: SensitiveRedactionInput & { enabled: boolean }) =>
-    api.put<SensitiveRedaction>(one(a, 'redactions', sid), body),
+  list: (accountSid: string) =>
+    api.get<List<AnyRedaction>>(`${acct(accountSid)}/redactions`, {
+      limit: 100,
+      sort: 'createdAt',
+      order: 'asc',
+    }),
+  get: (accountSid: string, sid: string) => api.get<AnyRedaction>(one(accountSid, 'redactions', sid)),
+  createSensitive: (accountSid: string, body: SensitiveRedactionInput) =>
+    api.post<SensitiveRedaction>(`${acct(accountSid)}/redactions`, body),
+  updateSensitive: (accountSid: string, sid: string, body: SensitiveRedactionInput & { enabled: boolean }) =>
+    api.put<SensitiveRedaction>(one(accountSid, 'redactions', sid), body),
   /** The predefined types with descriptions and examples, the valid scopes and levels. */
-  types: (a: string) => api.get<RedactionTypes>(`${acct(a)}/redactions/types`),
-  create: (a: string, body: RedactionInput) => api.post<Redaction>(`${acct(a)}/redactions`, body),
-  update: (a: string, sid: string, body: RedactionInput & { isActive: boolean }) =>
-    api.put<Redaction>(one(a, 'redactions', sid), body),
-  remove: (a: string, sid: string) => api.del<{ sid: string; deleted: boolean }>(one(a, 'redactions', sid)),
-  preview: (a: string, rule: RedactionInput, source: PreviewSource) =>
-    api.post<RedactionPreview>(`${acct(a)}/redactions/preview`, { rule, ...source }),
+  types: (accountSid: string) => api.get<RedactionTypes>(`${acct(accountSid)}/redactions/types`),
+  create: (accountSid: string, body: RedactionInput) =>
+    api.post<Redaction>(`${acct(accountSid)}/redactions`, body),
+  update: (accountSid: string, sid: string, body: RedactionInput & { isActive: boolean }) =>
+    api.put<Redaction>(one(accountSid, 'redactions', sid), body),
+  remove: (accountSid: string, sid: string) =>
+    api.del<{ sid: string; deleted: boolean }>(one(accountSid, 'redactions', sid)),
+  preview: (accountSid: string, rule: RedactionInput, source: PreviewSource) =>
+    api.post<RedactionPreview>(`${acct(accountSid)}/redactions/preview`, { rule, ...source }),
 };
 
 export const sdkSettings = {
-  get: (a: string, b: string) =>
-    api.get<BucketSdkSettings>(`${acct(a)}/buckets/${encodeURIComponent(b)}/sdkSettings`),
-  update: (a: string, b: string, body: SdkSettingsUpdate) =>
-    api.put<BucketSdkSettings>(`${acct(a)}/buckets/${encodeURIComponent(b)}/sdkSettings`, body),
+  get: (accountSid: string, bucketSid: string) =>
+    api.get<BucketSdkSettings>(`${acct(accountSid)}/buckets/${encodeURIComponent(bucketSid)}/sdkSettings`),
+  update: (accountSid: string, bucketSid: string, body: SdkSettingsUpdate) =>
+    api.put<BucketSdkSettings>(
+      `${acct(accountSid)}/buckets/${encodeURIComponent(bucketSid)}/sdkSettings`,
+      body,
+    ),
 };

@@ -70,7 +70,7 @@ function previewOf(pattern: string, method: string, listed: readonly ListedEndpo
   return { error: null, matches };
 }
 
-const templatesKey = (a: string, bucket: string) => ['endpoint-templates', a, bucket];
+const templatesKey = (accountSid: string, bucket: string) => ['endpoint-templates', accountSid, bucket];
 
 /**
  * The dialog: the proposed pattern editable, an optional method, a live preview of the listed
@@ -89,17 +89,17 @@ export function MergeDialog({
   onClose: () => void;
   onSaved?: () => void;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const qc = useQueryClient();
   const [pattern, setPattern] = useState(initialPattern);
   const [method, setMethod] = useState('');
   const preview = useMemo(() => previewOf(pattern, method, listed), [pattern, method, listed]);
   const save = useMutation({
     mutationFn: () =>
-      endpointTemplates.create(a, bucket, { pattern: pattern.trim(), method: method || null }),
+      endpointTemplates.create(accountSid, bucket, { pattern: pattern.trim(), method: method || null }),
     onSuccess: async () => {
-      await qc.invalidateQueries({ queryKey: templatesKey(a, bucket) });
-      await qc.invalidateQueries({ queryKey: ['endpoint-template-suggestions', a, bucket] });
+      await qc.invalidateQueries({ queryKey: templatesKey(accountSid, bucket) });
+      await qc.invalidateQueries({ queryKey: ['endpoint-template-suggestions', accountSid, bucket] });
       onSaved?.();
       onClose();
     },
@@ -217,20 +217,20 @@ export function TemplateSuggestions({
   scope: MetricsScope;
   listed: readonly ListedEndpoint[];
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const [open, setOpen] = useState<string | null>(null);
   const q = useQuery({
     queryKey: [
       'endpoint-template-suggestions',
-      a,
+      accountSid,
       bucket,
       scope.startDate,
       scope.endDate,
       scope.environmentSid,
     ],
     queryFn: () =>
-      endpointTemplates.suggestions(a, bucket, {
+      endpointTemplates.suggestions(accountSid, bucket, {
         startDate: scope.startDate,
         endDate: scope.endDate,
         environmentSid: scope.environmentSid,
@@ -279,13 +279,13 @@ export function TemplateSuggestions({
 
 /** The bucket's template rules in the order they are tried, each with Delete. */
 export function TemplateRules({ bucket }: { bucket: string }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
   const [removing, setRemoving] = useState<EndpointTemplate | null>(null);
   const q = useQuery({
-    queryKey: templatesKey(a, bucket),
-    queryFn: () => endpointTemplates.list(a, bucket),
+    queryKey: templatesKey(accountSid, bucket),
+    queryFn: () => endpointTemplates.list(accountSid, bucket),
     enabled: can('buckets:read'),
   });
   if (!can('buckets:read')) return null;
@@ -338,8 +338,8 @@ export function TemplateRules({ bucket }: { bucket: string }) {
         <RemoveDialog
           title="Delete template rule"
           confirmLabel="Delete rule"
-          remove={() => endpointTemplates.remove(a, bucket, removing.sid)}
-          onDone={() => qc.invalidateQueries({ queryKey: templatesKey(a, bucket) })}
+          remove={() => endpointTemplates.remove(accountSid, bucket, removing.sid)}
+          onDone={() => qc.invalidateQueries({ queryKey: templatesKey(accountSid, bucket) })}
           onClose={() => setRemoving(null)}
         >
           <p>

@@ -34,13 +34,13 @@ export function sdkCurl(ingest: string, bucketSid: string): string {
  * settings and consumer identification.
  */
 export function BucketSetupPage({ params }: { params: { bucketSid: string } }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const href = useSharedHref();
   const ingest = useIngestUrl();
   // Polls until the first request arrives, so "waiting" turns into "connected" without a reload.
   const q = useQuery({
-    queryKey: ['bucket', a, params.bucketSid],
-    queryFn: () => buckets.get(a, params.bucketSid),
+    queryKey: ['bucket', accountSid, params.bucketSid],
+    queryFn: () => buckets.get(accountSid, params.bucketSid),
     refetchInterval: (query) => (query.state.data?.appIsConnected ? false : 2_000),
   });
   const back = (
@@ -199,7 +199,7 @@ function settingError(kind: 'integer' | 'share', text: string): string | undefin
 
 /** What `GET /v1/buckets/{b}/sdk` hands an SDK: the bucket's SDK settings (editable) and the rules. */
 function SdkSettingsPanel({ bucket }: { bucket: Bucket }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const href = useSharedHref();
   const client = useQuery({
     queryKey: ['sdk', bucket.sid, 'client'],
@@ -210,8 +210,8 @@ function SdkSettingsPanel({ bucket }: { bucket: Bucket }) {
     queryFn: () => sdkApi.settings(bucket.sid, 'server'),
   });
   const own = useQuery({
-    queryKey: ['sdkSettings', a, bucket.sid],
-    queryFn: () => sdkSettings.get(a, bucket.sid),
+    queryKey: ['sdkSettings', accountSid, bucket.sid],
+    queryFn: () => sdkSettings.get(accountSid, bucket.sid),
   });
   return (
     <section className="panel" aria-labelledby="sdk-settings-title">
@@ -250,7 +250,7 @@ function SdkSettingsPanel({ bucket }: { bucket: Bucket }) {
 }
 
 function SdkSettingsForm({ bucket, current }: { bucket: Bucket; current: BucketSdkSettings }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
   const editable = can('buckets:write');
@@ -261,9 +261,9 @@ function SdkSettingsForm({ bucket, current }: { bucket: Bucket; current: BucketS
   const [flags, setFlags] = useState(() => ({ ...current.settings }));
   const [tried, setTried] = useState(false);
   const save = useMutation({
-    mutationFn: (body: SdkSettingsUpdate) => sdkSettings.update(a, bucket.sid, body),
+    mutationFn: (body: SdkSettingsUpdate) => sdkSettings.update(accountSid, bucket.sid, body),
     onSuccess: async (updated) => {
-      qc.setQueryData(['sdkSettings', a, bucket.sid], updated);
+      qc.setQueryData(['sdkSettings', accountSid, bucket.sid], updated);
       await qc.invalidateQueries({ queryKey: ['sdk', bucket.sid] });
     },
   });

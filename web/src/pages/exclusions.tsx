@@ -97,14 +97,14 @@ const labelOf = (x: AnyExclusion): string => (isCriteriaExclusion(x) ? criteriaE
 const activeOf = (x: AnyExclusion): boolean => (isCriteriaExclusion(x) ? x.enabled : x.isActive);
 
 /** The same rule with its active flag flipped, in its own shape (PUT keeps the shape). */
-function toggled(a: string, x: AnyExclusion): Promise<AnyExclusion> {
+function toggled(accountSid: string, x: AnyExclusion): Promise<AnyExclusion> {
   if (isCriteriaExclusion(x))
-    return exclusions.updateCriteria(a, x.sid, {
+    return exclusions.updateCriteria(accountSid, x.sid, {
       criteria: x.criteria,
       description: x.description,
       enabled: !x.enabled,
     });
-  return exclusions.update(a, x.sid, { ...bodyOf(draftOf(x)), isActive: !x.isActive });
+  return exclusions.update(accountSid, x.sid, { ...bodyOf(draftOf(x)), isActive: !x.isActive });
 }
 
 const EXAMPLE = {
@@ -254,11 +254,11 @@ export function ExclusionsPage() {
 }
 
 function ExclusionEditor({ sid, onClose }: { sid: string; onClose: (message?: string) => void }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const isNew = sid === 'new' || sid === 'new-criteria';
   const one = useQuery({
-    queryKey: ['exclusion', a, sid],
-    queryFn: () => exclusions.get(a, sid),
+    queryKey: ['exclusion', accountSid, sid],
+    queryFn: () => exclusions.get(accountSid, sid),
     enabled: !isNew,
   });
   if (sid === 'new-criteria') return <CriteriaExclusionForm onClose={onClose} />;
@@ -272,7 +272,7 @@ function ExclusionEditor({ sid, onClose }: { sid: string; onClose: (message?: st
 }
 
 function ExclusionForm({ existing, onClose }: { existing?: Exclusion; onClose: (message?: string) => void }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
   const [d, setD] = useState<Draft>(existing ? draftOf(existing) : EMPTY);
@@ -283,10 +283,12 @@ function ExclusionForm({ existing, onClose }: { existing?: Exclusion; onClose: (
   const editable = can('exclusions:write');
   const save = useMutation({
     mutationFn: () =>
-      existing ? exclusions.update(a, existing.sid, bodyOf(d)) : exclusions.create(a, bodyOf(d)),
+      existing
+        ? exclusions.update(accountSid, existing.sid, bodyOf(d))
+        : exclusions.create(accountSid, bodyOf(d)),
     onSuccess: async (x) => {
-      await qc.invalidateQueries({ queryKey: ['exclusions', a] });
-      qc.removeQueries({ queryKey: ['exclusion', a, x.sid] });
+      await qc.invalidateQueries({ queryKey: ['exclusions', accountSid] });
+      qc.removeQueries({ queryKey: ['exclusion', accountSid, x.sid] });
       onClose(`“${labelOf(x)}” is saved${activeOf(x) ? ' and active' : ''}.`);
     },
   });
@@ -416,7 +418,7 @@ function ExclusionForm({ existing, onClose }: { existing?: Exclusion; onClose: (
         }}
         run={async (source) => {
           try {
-            return await exclusions.preview(a, previewRule(), source);
+            return await exclusions.preview(accountSid, previewRule(), source);
           } catch (err) {
             setPreviewErrors(ruleErrorsOf(err));
             throw err;

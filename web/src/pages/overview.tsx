@@ -29,37 +29,37 @@ const NO_MARKERS: MetricsEvent[] = [];
  * the top consumers.
  */
 export function OverviewPage() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const { get, set } = useQueryState();
   const { scope, previousScope, range, interval, refetchInterval } = useMetricsScope();
   const [pick, setPick] = useState<Date | null>(null);
   const common = { placeholderData: keepPreviousData, refetchInterval };
   const summary = useQuery({
-    queryKey: ['summary', a, scope],
-    queryFn: () => metrics.summary(a, scope),
+    queryKey: ['summary', accountSid, scope],
+    queryFn: () => metrics.summary(accountSid, scope),
     ...common,
   });
   const throughput = useQuery({
-    queryKey: ['throughput', a, scope, interval],
-    queryFn: () => metrics.throughput(a, scope, interval),
+    queryKey: ['throughput', accountSid, scope, interval],
+    queryFn: () => metrics.throughput(accountSid, scope, interval),
     ...common,
   });
   const rt = useQuery({
-    queryKey: ['responseTime', a, scope, interval],
-    queryFn: () => metrics.responseTime(a, scope, interval),
+    queryKey: ['responseTime', accountSid, scope, interval],
+    queryFn: () => metrics.responseTime(accountSid, scope, interval),
     ...common,
   });
   // The period before the range, drawn faintly behind throughput and response time. It lies in
   // the past, so it is read again only when the range moves (each minute on a live range).
   const prevThroughput = useQuery({
-    queryKey: ['throughput', a, previousScope, interval],
-    queryFn: () => metrics.throughput(a, previousScope, interval),
+    queryKey: ['throughput', accountSid, previousScope, interval],
+    queryFn: () => metrics.throughput(accountSid, previousScope, interval),
     placeholderData: keepPreviousData,
   });
   const prevRt = useQuery({
-    queryKey: ['responseTime', a, previousScope, interval],
-    queryFn: () => metrics.responseTime(a, previousScope, interval),
+    queryKey: ['responseTime', accountSid, previousScope, interval],
+    queryFn: () => metrics.responseTime(accountSid, previousScope, interval),
     placeholderData: keepPreviousData,
   });
   const span = range.end.getTime() - range.start.getTime();
@@ -120,8 +120,8 @@ export function OverviewPage() {
     endDate: new Date(recentEnd).toISOString(),
   };
   const recent = useQuery({
-    queryKey: ['summary', a, recentScope],
-    queryFn: () => metrics.summary(a, recentScope),
+    queryKey: ['summary', accountSid, recentScope],
+    queryFn: () => metrics.summary(accountSid, recentScope),
     enabled: noTraffic,
   });
   const everTraffic = (recent.data?.requests.current.amount ?? 0) > 0;
@@ -344,7 +344,7 @@ const TOP_CONSUMERS = 5;
  * page to one consumer.
  */
 function TopConsumers() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const href = useSharedHref();
   const { get } = useQueryState();
   const { scope, refetchInterval } = useMetricsScope();
@@ -357,8 +357,8 @@ function TopConsumers() {
     limit: TOP_CONSUMERS,
   };
   const top = useQuery({
-    queryKey: ['consumers', a, 'top', query],
-    queryFn: () => consumers.list(a, query),
+    queryKey: ['consumers', accountSid, 'top', query],
+    queryFn: () => consumers.list(accountSid, query),
     placeholderData: keepPreviousData,
     refetchInterval,
   });

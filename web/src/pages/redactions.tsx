@@ -115,9 +115,9 @@ const labelOf = (x: AnyRedaction): string => (isSensitiveRedaction(x) ? sensitiv
 const activeOf = (x: AnyRedaction): boolean => (isSensitiveRedaction(x) ? x.enabled : x.isActive);
 
 /** The same rule with its active flag flipped, in its own shape (PUT keeps the shape). */
-function toggled(a: string, x: AnyRedaction): Promise<AnyRedaction> {
+function toggled(accountSid: string, x: AnyRedaction): Promise<AnyRedaction> {
   if (isSensitiveRedaction(x))
-    return redactions.updateSensitive(a, x.sid, {
+    return redactions.updateSensitive(accountSid, x.sid, {
       type: x.type,
       level: x.level,
       scopes: x.scopes,
@@ -127,7 +127,7 @@ function toggled(a: string, x: AnyRedaction): Promise<AnyRedaction> {
       description: x.description,
       enabled: !x.enabled,
     });
-  return redactions.update(a, x.sid, { ...bodyOf(draftOf(x)), isActive: !x.isActive });
+  return redactions.update(accountSid, x.sid, { ...bodyOf(draftOf(x)), isActive: !x.isActive });
 }
 
 const EXAMPLE = {
@@ -148,13 +148,13 @@ const EXAMPLE = {
 
 /** One click for the recommended rules (every new account starts with them), shown while an account has no redaction at all. */
 function RecommendedRedactions({ onAdded }: { onAdded: (count: number) => void }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const qc = useQueryClient();
   const add = useMutation({
     mutationFn: async () => {
       // One after the other: a failure stops at the rule it names, the ones before stay listed.
       for (const r of RECOMMENDED_REDACTIONS)
-        await redactions.createSensitive(a, {
+        await redactions.createSensitive(accountSid, {
           type: r.type,
           level: r.level,
           description: r.description,
@@ -163,7 +163,7 @@ function RecommendedRedactions({ onAdded }: { onAdded: (count: number) => void }
         });
       return RECOMMENDED_REDACTIONS.length;
     },
-    onSettled: () => qc.invalidateQueries({ queryKey: ['redactions', a] }),
+    onSettled: () => qc.invalidateQueries({ queryKey: ['redactions', accountSid] }),
     onSuccess: onAdded,
   });
   return (
@@ -353,11 +353,11 @@ export function RedactionsPage() {
 }
 
 function RedactionEditor({ sid, onClose }: { sid: string; onClose: (message?: string) => void }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const isNew = sid === 'new' || sid === 'new-type';
   const one = useQuery({
-    queryKey: ['redaction', a, sid],
-    queryFn: () => redactions.get(a, sid),
+    queryKey: ['redaction', accountSid, sid],
+    queryFn: () => redactions.get(accountSid, sid),
     enabled: !isNew,
   });
   if (sid === 'new-type') return <SensitiveRedactionForm onClose={onClose} />;
@@ -371,7 +371,7 @@ function RedactionEditor({ sid, onClose }: { sid: string; onClose: (message?: st
 }
 
 function RedactionForm({ existing, onClose }: { existing?: Redaction; onClose: (message?: string) => void }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
   const [d, setD] = useState<Draft>(existing ? draftOf(existing) : EMPTY);
@@ -382,10 +382,12 @@ function RedactionForm({ existing, onClose }: { existing?: Redaction; onClose: (
   const editable = can('redactions:write');
   const save = useMutation({
     mutationFn: () =>
-      existing ? redactions.update(a, existing.sid, bodyOf(d)) : redactions.create(a, bodyOf(d)),
+      existing
+        ? redactions.update(accountSid, existing.sid, bodyOf(d))
+        : redactions.create(accountSid, bodyOf(d)),
     onSuccess: async (x) => {
-      await qc.invalidateQueries({ queryKey: ['redactions', a] });
-      qc.removeQueries({ queryKey: ['redaction', a, x.sid] });
+      await qc.invalidateQueries({ queryKey: ['redactions', accountSid] });
+      qc.removeQueries({ queryKey: ['redaction', accountSid, x.sid] });
       onClose(`“${labelOf(x)}” is saved${activeOf(x) ? ' and active' : ''}.`);
     },
   });
@@ -539,7 +541,11 @@ function RedactionForm({ existing, onClose }: { existing?: Redaction; onClose: (
         }}
         run={async (source) => {
           try {
-            return await redactions.preview(a, bodyOf({ ...d, name: d.name.trim() || 'draft' }), source);
+            return await redactions.preview(
+              accountSid,
+              bodyOf({ ...d, name: d.name.trim() || 'draft' }),
+              source,
+            );
           } catch (err) {
             setPreviewErrors(ruleErrorsOf(err));
             throw err;

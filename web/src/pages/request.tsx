@@ -25,19 +25,19 @@ const PHASES = [
 
 /** One stored request: what was sent and answered, its timing phases, note, delete. */
 export function RequestPage({ params }: { params: { bucketSid: string; requestSid: string } }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const href = useSharedHref();
   const [, navigate] = useLocation();
   const qc = useQueryClient();
   const { bucketSid, requestSid } = params;
   const q = useQuery({
-    queryKey: ['request', a, bucketSid, requestSid],
-    queryFn: () => requests.get(a, bucketSid, requestSid),
+    queryKey: ['request', accountSid, bucketSid, requestSid],
+    queryFn: () => requests.get(accountSid, bucketSid, requestSid),
   });
   const [confirm, setConfirm] = useState(false);
   const remove = useMutation({
-    mutationFn: () => requests.remove(a, bucketSid, requestSid),
+    mutationFn: () => requests.remove(accountSid, bucketSid, requestSid),
     onSuccess: async () => {
       await qc.invalidateQueries({ queryKey: ['requests'] });
       navigate(href('/stream', { bucket: bucketSid }));
@@ -231,12 +231,12 @@ function NoteEditor({
   bucketSid: string;
   canEdit: boolean;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const qc = useQueryClient();
   const [note, setNote] = useState(record.note ?? '');
   const save = useMutation({
-    mutationFn: () => requests.setNote(a, bucketSid, record.sid, note || null),
-    onSuccess: (r) => qc.setQueryData(['request', a, bucketSid, record.sid], r),
+    mutationFn: () => requests.setNote(accountSid, bucketSid, record.sid, note || null),
+    onSuccess: (r) => qc.setQueryData(['request', accountSid, bucketSid, record.sid], r),
   });
   return (
     <section className="panel">

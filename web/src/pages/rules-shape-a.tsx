@@ -49,7 +49,7 @@ export function CriteriaExclusionForm({
   existing?: CriteriaExclusion;
   onClose: (message?: string) => void;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
   const editable = can('exclusions:write');
@@ -72,12 +72,12 @@ export function CriteriaExclusionForm({
     mutationFn: () => {
       setSent(criteria.trim());
       return existing
-        ? exclusions.updateCriteria(a, existing.sid, body())
-        : exclusions.createCriteria(a, body());
+        ? exclusions.updateCriteria(accountSid, existing.sid, body())
+        : exclusions.createCriteria(accountSid, body());
     },
     onSuccess: async (x) => {
-      await qc.invalidateQueries({ queryKey: ['exclusions', a] });
-      qc.removeQueries({ queryKey: ['exclusion', a, x.sid] });
+      await qc.invalidateQueries({ queryKey: ['exclusions', accountSid] });
+      qc.removeQueries({ queryKey: ['exclusion', accountSid, x.sid] });
       onClose(`“${criteriaExclusionLabel(x)}” is saved${x.enabled ? ' and enabled' : ''}.`);
     },
   });
@@ -192,11 +192,14 @@ export function SensitiveRedactionForm({
   existing?: SensitiveRedaction;
   onClose: (message?: string) => void;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
   const editable = can('redactions:write');
-  const catalogue = useQuery({ queryKey: ['redaction-types', a], queryFn: () => redactions.types(a) });
+  const catalogue = useQuery({
+    queryKey: ['redaction-types', accountSid],
+    queryFn: () => redactions.types(accountSid),
+  });
   const predefined = catalogue.data?.types.map((t) => t.name) ?? [];
   const isCustomType = (t: string) => catalogue.data !== undefined && !predefined.includes(t);
   const [type, setType] = useState(existing?.type ?? 'email');
@@ -225,10 +228,12 @@ export function SensitiveRedactionForm({
   });
   const save = useMutation({
     mutationFn: () =>
-      existing ? redactions.updateSensitive(a, existing.sid, body()) : redactions.createSensitive(a, body()),
+      existing
+        ? redactions.updateSensitive(accountSid, existing.sid, body())
+        : redactions.createSensitive(accountSid, body()),
     onSuccess: async (x) => {
-      await qc.invalidateQueries({ queryKey: ['redactions', a] });
-      qc.removeQueries({ queryKey: ['redaction', a, x.sid] });
+      await qc.invalidateQueries({ queryKey: ['redactions', accountSid] });
+      qc.removeQueries({ queryKey: ['redaction', accountSid, x.sid] });
       onClose(`“${sensitiveRedactionLabel(x)}” is saved${x.enabled ? ' and enabled' : ''}.`);
     },
   });
