@@ -5,6 +5,7 @@
  * (`criteria`; `type`, `level`, `scopes`, `pattern`, `applyTo`; `enabled`, `deletedAt`).
  */
 import type { FromSchema } from 'json-schema-to-ts';
+import { APPLY_TO, LEVELS, REDACT_AT, REDACTION_SCOPES, REDACTION_TYPES } from '../services/shared/rules.js';
 import { environmentSid, listOf, nullableTimestamp, timestamp } from './common.schema.js';
 
 export const HTTP_METHODS = [
@@ -234,8 +235,9 @@ export type CriteriaExclusionUpdate = FromSchema<typeof criteriaExclusionUpdateS
 
 // ---------------------------------------------------------------- redactions
 
-export const REDACTION_TYPES = ['mask', 'remove', 'hash', 'replace'] as const;
-export const REDACT_AT = ['client', 'server'] as const;
+// The value lists come from the rules module the processor and the SDK use too.
+export { APPLY_TO, REDACT_AT, REDACTION_SCOPES, REDACTION_TYPES };
+export const REDACTION_LEVELS = LEVELS;
 
 export const redactionSchema = {
   $id: 'redaction',
@@ -271,23 +273,6 @@ export const redactionSchema = {
     updatedAt: { type: ['string', 'null'], format: 'date-time' },
   },
 } as const;
-
-/**
- * Scopes and levels of the sensitive-data engine (services/processor/sensitive/types.ts
- * SENSITIVE_SCOPES + `*`, LEVELS), listed here for the schemas; the content-rules API test holds them
- * equal to the engine's catalogue.
- */
-export const REDACTION_SCOPES = [
-  'request.headers',
-  'request.query',
-  'request.body',
-  'request.url',
-  'response.headers',
-  'response.body',
-  '*',
-] as const;
-export const REDACTION_LEVELS = ['full', 'mask', 'partial'] as const;
-export const APPLY_TO = ['key', 'value'] as const;
 
 /**
  * Sensitive-data redaction (docs/rules.md): a predefined type (`pattern`, `applyTo` null) or a custom type

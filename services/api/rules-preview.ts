@@ -1,9 +1,8 @@
 import { validation } from '../shared/errors.js';
-import { parseFieldPath } from '../shared/field-path.js';
 import { normalizeRecords } from '../ingest/record.normalizer.js';
 import { compileProcessorRules } from '../processor/compiled-rules.js';
 import { compileExclusionCriteria } from '../processor/exclusion-criteria.js';
-import { pathOnly } from '../processor/path-pattern.js';
+import { parseFieldPath, pathOnly } from '../shared/rules.js';
 import type { StepContext, StoredRecord } from '../processor/pipeline.js';
 import {
   emptyRules,

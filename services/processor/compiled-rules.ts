@@ -2,7 +2,7 @@ import { compileEndpointTemplates, type CompiledEndpointTemplates } from '../sha
 import type { Logger } from '../shared/logger.js';
 import { compileIdentification, type CompiledIdentification } from './consumer-identification.js';
 import { tryCompileExclusionCriteria, type CompiledExclusionCriteria } from './exclusion-criteria.js';
-import { compilePathPattern, type PathMatcher } from './path-pattern.js';
+import { compilePathPattern, type PathMatcher } from '../shared/rules.js';
 import { compileRedaction, type CompiledRedaction } from './redaction.js';
 import type {
   AccountRules,

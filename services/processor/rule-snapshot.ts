@@ -4,7 +4,7 @@ import type { PgListener } from '../shared/pg-listener.js';
 import type { Level, RuleScope } from './sensitive/index.js';
 import type { WorkflowAction as SchemaWorkflowAction } from '../../schemas/workflow.schema.js';
 import type { IdentificationSource } from '../../schemas/consumers.schema.js';
-import type { REDACTION_TYPES } from '../../schemas/rules.schema.js';
+import type { RedactionType } from '../shared/rules.js';
 import type { EndpointTemplateRule } from '../shared/endpoint-pattern.js';
 
 /**
@@ -44,7 +44,7 @@ export interface CriteriaExclusionRule {
   environments: string[] | null;
 }
 
-export type RedactionType = (typeof REDACTION_TYPES)[number];
+export type { RedactionType };
 
 /** Field redaction: a field path and what to do with the field. */
 export interface RedactionRule {

@@ -7,7 +7,6 @@ import {
   compileExclusion,
   compileRedaction,
   excludedBy,
-  parseFieldPath,
   redactRecord,
   sampleRateOf,
   type CompiledExclusion,
@@ -176,18 +175,6 @@ describe('sdk: client redactions', () => {
     const none = record();
     redactRecord(none, rules({ field: '$..password', action: 'remove', environments: ['prod01'] }), '');
     expect(none.request.body).not.toContain('hunter2');
-  });
-
-  it('parses the server field path forms', () => {
-    expect(parseFieldPath("$['a key'].b[0].*")).toEqual([
-      { type: 'key', name: 'a key' },
-      { type: 'key', name: 'b' },
-      { type: 'index', index: 0 },
-      { type: 'wildcard' },
-    ]);
-    expect(parseFieldPath('$..x-api-key')).toEqual([{ type: 'recursive', name: 'x-api-key' }]);
-    expect(parseFieldPath('$')).toBeNull();
-    expect(parseFieldPath('a.b')).toBeNull();
   });
 });
 

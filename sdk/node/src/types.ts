@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { RedactionType } from '../../../services/shared/rules.js';
 
 /** A logger the host passes in (pino, console, winston all fit). Only `debug`/`warn` are used. */
 export interface TaplineLogger {
@@ -75,7 +76,8 @@ export interface CapturedRecord {
 export interface RemoteRedactionRule {
   sid?: string;
   field: string;
-  action: 'mask' | 'remove' | 'hash' | 'replace';
+  /** `mask`, `remove`, `hash` or `replace` (the rules module's REDACTION_TYPES) */
+  action: RedactionType;
   replacement?: string;
   environments?: string[] | null;
 }

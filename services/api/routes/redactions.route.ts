@@ -7,7 +7,7 @@ import {
   type SensitiveRedactionUpdate,
 } from '../../../schemas/rules.schema.js';
 import { AppError, validation } from '../../shared/errors.js';
-import { parseFieldPath } from '../../shared/field-path.js';
+import { parseFieldPath } from '../../shared/rules.js';
 import {
   PREDEFINED_TYPES,
   SensitivePatternError,

@@ -1,5 +1,5 @@
 import { exclude, ok, type Step } from '../pipeline.js';
-import { pathOnly } from '../path-pattern.js';
+import { pathOnly } from '../../shared/rules.js';
 
 const inEnvironment = (set: ReadonlySet<string> | null, env: string) => set === null || set.has(env);
 
