@@ -220,7 +220,7 @@ export function TemplateSuggestions({
   const accountSid = useAccountSid();
   const { can } = useSession();
   const [open, setOpen] = useState<string | null>(null);
-  const q = useQuery({
+  const suggestionList = useQuery({
     queryKey: [
       'endpoint-template-suggestions',
       accountSid,
@@ -237,7 +237,7 @@ export function TemplateSuggestions({
       }),
     enabled: can('metrics:read'),
   });
-  const list = q.data?.suggestions ?? [];
+  const list = suggestionList.data?.suggestions ?? [];
   if (!list.length) return null;
   return (
     <section className="panel" aria-labelledby="tpl-suggestions-title">
@@ -283,7 +283,7 @@ export function TemplateRules({ bucket }: { bucket: string }) {
   const { can } = useSession();
   const qc = useQueryClient();
   const [removing, setRemoving] = useState<EndpointTemplate | null>(null);
-  const q = useQuery({
+  const templateList = useQuery({
     queryKey: templatesKey(accountSid, bucket),
     queryFn: () => endpointTemplates.list(accountSid, bucket),
     enabled: can('buckets:read'),
@@ -295,16 +295,16 @@ export function TemplateRules({ bucket }: { bucket: string }) {
         <h2 id="tpl-rules-title">Template rules</h2>
         <span className="muted">tried in this order before the automatic templating</span>
       </div>
-      {q.error ? (
-        <ErrorBox error={q.error} />
-      ) : !q.data ? null : q.data.records.length === 0 ? (
+      {templateList.error ? (
+        <ErrorBox error={templateList.error} />
+      ) : !templateList.data ? null : templateList.data.records.length === 0 ? (
         <p className="muted">
           No rules: ids are templated automatically (<code>/users/{'{id}'}</code>). Select endpoints above and
           merge them to add one.
         </p>
       ) : (
         <ul className="template-list" aria-describedby="tpl-rules-note">
-          {q.data.records.map((t) => (
+          {templateList.data.records.map((t) => (
             <li key={t.sid} data-testid="template-rule">
               <div className="template-text">
                 <code className="mono">{t.pattern}</code>{' '}
@@ -328,7 +328,7 @@ export function TemplateRules({ bucket }: { bucket: string }) {
           ))}
         </ul>
       )}
-      {q.data?.records.length ? (
+      {templateList.data?.records.length ? (
         <p id="tpl-rules-note" className="muted small">
           A rule applies to requests received after it: requests stored before keep the endpoint they had, so
           their rows stay listed for ranges that include them.

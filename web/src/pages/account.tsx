@@ -16,7 +16,7 @@ const num = (n: number | null | undefined) => (n === null || n === undefined ? '
 export function AccountPage() {
   const accountSid = useAccountSid();
   const href = useSharedHref();
-  const q = useQuery({
+  const accountQuery = useQuery({
     queryKey: ['account', accountSid],
     queryFn: () => accountApi.get(accountSid),
     refetchInterval: 30_000,
@@ -27,7 +27,7 @@ export function AccountPage() {
         <h1>Account</h1>
         <Link href={href('/settings/members')}>Members →</Link>
       </div>
-      <QueryView query={q}>
+      <QueryView query={accountQuery}>
         {(acc) => (
           <>
             <AccountName account={acc} />

@@ -28,7 +28,7 @@ export function AlertsPage() {
   const accountSid = useAccountSid();
   const { get } = useQueryState();
   const href = useSharedHref();
-  const q = useQuery({
+  const alertList = useQuery({
     queryKey: ['alerts', accountSid, get('bucket'), get('env')],
     queryFn: () => alerts.list(accountSid, { bucketSid: get('bucket'), environmentSid: get('env') }),
     refetchInterval: 30_000,
@@ -47,7 +47,7 @@ export function AlertsPage() {
         while errors keep coming (its last execution is less than 5 minutes old).
       </p>
       <QueryView
-        query={q}
+        query={alertList}
         isEmpty={(d) => d.records.length === 0}
         empty={
           <Empty title="No alerts yet">

@@ -65,7 +65,7 @@ export function OverviewPage() {
   const span = range.end.getTime() - range.start.getTime();
   const step = INTERVAL_MS[interval as keyof typeof INTERVAL_MS] ?? 60_000;
 
-  const t = useMemo(() => {
+  const throughputChart = useMemo(() => {
     const periods = throughput.data?.periods ?? [];
     const x = periods.map((p) => Date.parse(p.startTime));
     const cls = (k: keyof typeof CLASS_COLORS) => periods.map((p) => p.httpStatus[k].count);
@@ -76,7 +76,7 @@ export function OverviewPage() {
     );
     return { x, c2: cls('200'), c3: cls('300'), c4: cls('400'), c5: cls('500'), errorRate };
   }, [throughput.data]);
-  const r = useMemo(() => {
+  const responseTimeChart = useMemo(() => {
     const periods = rt.data?.periods ?? [];
     return {
       x: periods.map((p) => Date.parse(p.startTime)),
@@ -89,25 +89,25 @@ export function OverviewPage() {
   const prevTotal = useMemo(() => {
     const periods = prevThroughput.data?.periods ?? [];
     const values = alignPrevious(
-      t.x,
+      throughputChart.x,
       periods.map((p) => Date.parse(p.startTime)),
       periods.map((p) => p.total.count),
       span,
       step,
     );
     return [{ label: 'previous period', color: PREVIOUS_COLOR, values }];
-  }, [prevThroughput.data, t.x, span, step]);
+  }, [prevThroughput.data, throughputChart.x, span, step]);
   const prevP95 = useMemo(() => {
     const periods = prevRt.data?.periods ?? [];
     const values = alignPrevious(
-      r.x,
+      responseTimeChart.x,
       periods.map((p) => Date.parse(p.startTime)),
       periods.map((p) => (p.requests ? (p.percentiles?.['95']?.value ?? null) : null)),
       span,
       step,
     );
     return [{ label: 'p95, previous period', color: P95_COLOR, values }];
-  }, [prevRt.data, r.x, span, step]);
+  }, [prevRt.data, responseTimeChart.x, span, step]);
   const markers = throughput.data?.events ?? NO_MARKERS;
   const noTraffic = !!summary.data && (summary.data.requests.current.amount ?? 0) === 0;
   // A quiet range is not a new bucket: whether the scope had any traffic in the last 30 days
@@ -177,14 +177,14 @@ export function OverviewPage() {
         ) : (
           <TimeChart
             title="Throughput"
-            x={t.x}
+            x={throughputChart.x}
             stacked
             integer
             series={[
-              { label: '2xx', color: CLASS_COLORS['200'], values: t.c2 },
-              { label: '3xx', color: CLASS_COLORS['300'], values: t.c3 },
-              { label: '4xx', color: CLASS_COLORS['400'], values: t.c4 },
-              { label: '5xx', color: CLASS_COLORS['500'], values: t.c5 },
+              { label: '2xx', color: CLASS_COLORS['200'], values: throughputChart.c2 },
+              { label: '3xx', color: CLASS_COLORS['300'], values: throughputChart.c3 },
+              { label: '4xx', color: CLASS_COLORS['400'], values: throughputChart.c4 },
+              { label: '5xx', color: CLASS_COLORS['500'], values: throughputChart.c5 },
             ]}
             format={count}
             previous={prevTotal}
@@ -206,11 +206,11 @@ export function OverviewPage() {
           ) : (
             <TimeChart
               title="Response time"
-              x={r.x}
+              x={responseTimeChart.x}
               series={[
-                { label: 'p50', color: '#2563eb', values: r.p50 },
-                { label: 'p95', color: P95_COLOR, values: r.p95 },
-                { label: 'p99', color: '#dc2626', values: r.p99 },
+                { label: 'p50', color: '#2563eb', values: responseTimeChart.p50 },
+                { label: 'p95', color: P95_COLOR, values: responseTimeChart.p95 },
+                { label: 'p99', color: '#dc2626', values: responseTimeChart.p99 },
               ]}
               format={ms}
               previous={prevP95}
@@ -231,8 +231,8 @@ export function OverviewPage() {
           ) : (
             <TimeChart
               title="Error rate"
-              x={t.x}
-              series={[{ label: 'errors', color: '#d64545', values: t.errorRate }]}
+              x={throughputChart.x}
+              series={[{ label: 'errors', color: '#d64545', values: throughputChart.errorRate }]}
               format={percent}
               markers={markers}
               onPickTime={can('events:write') ? setPick : undefined}

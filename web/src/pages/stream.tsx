@@ -550,14 +550,14 @@ function NameDialog({
   onSaved: (v: StreamView) => void;
 }) {
   const [name, setName] = useState(initial);
-  const m = useMutation({ mutationFn: save, onSuccess: onSaved });
+  const saving = useMutation({ mutationFn: save, onSuccess: onSaved });
   return (
     <Dialog title={title} onClose={onClose}>
       <form
         className="stack"
         onSubmit={(e) => {
           e.preventDefault();
-          m.mutate(name.trim());
+          saving.mutate(name.trim());
         }}
       >
         <Field
@@ -570,12 +570,12 @@ function NameDialog({
           autoFocus
           hint={hint}
         />
-        <FormError error={m.error} />
+        <FormError error={saving.error} />
         <div className="actions">
           <button type="button" className="btn" onClick={onClose}>
             Cancel
           </button>
-          <button type="submit" className="btn btn-primary" disabled={m.isPending || !name.trim()}>
+          <button type="submit" className="btn btn-primary" disabled={saving.isPending || !name.trim()}>
             Save
           </button>
         </div>

@@ -36,19 +36,19 @@ export function ExecutionStatus({ status, deadLettered }: { status: string; dead
 function LastExecution({ w }: { w: Workflow }) {
   const accountSid = useAccountSid();
   const href = useSharedHref();
-  const q = useQuery({
+  const executionQuery = useQuery({
     queryKey: ['workflowExecutions', accountSid, w.sid, 'last'],
     queryFn: () => workflows.executions(accountSid, w.environmentSid, w.bucketSid, w.sid, { limit: 1 }),
     refetchInterval: 10_000,
   });
-  const x = q.data?.records[0];
-  if (q.isPending) return <span className="muted">…</span>;
-  if (!x) return <span className="muted">never</span>;
+  const lastExecution = executionQuery.data?.records[0];
+  if (executionQuery.isPending) return <span className="muted">…</span>;
+  if (!lastExecution) return <span className="muted">never</span>;
   return (
     <Link href={href(`${workflowHref(w)}/executions`)} className="nowrap">
-      <ExecutionStatus status={x.status} deadLettered={x.deadLettered} />{' '}
-      <span className="small" title={formatDateTime(x.createdAt)}>
-        {relative(x.createdAt)}
+      <ExecutionStatus status={lastExecution.status} deadLettered={lastExecution.deadLettered} />{' '}
+      <span className="small" title={formatDateTime(lastExecution.createdAt)}>
+        {relative(lastExecution.createdAt)}
       </span>
     </Link>
   );
