@@ -1,6 +1,6 @@
 /**
- * Metrics (docs/metrics.md): query strings and responses of Shape B and Shape A
- * (documented extra paths under /metrics/shapeA). See docs/metrics.md.
+ * Metrics (docs/metrics.md): query strings and responses of the plain answers and of the
+ * comparison summary and period answers (documented extra paths under /metrics/shapeA). See docs/metrics.md.
  */
 import type { FromSchema } from 'json-schema-to-ts';
 import type { Closed } from './common.schema.js';
@@ -74,7 +74,7 @@ export const errorsQuery = {
   },
 } as const;
 
-export const shapeAThroughputQuery = {
+export const throughputPeriodsQuery = {
   type: 'object',
   properties: {
     ...throughputQuery.properties,
@@ -82,7 +82,7 @@ export const shapeAThroughputQuery = {
   },
 } as const;
 
-export const shapeAResponseTimeQuery = throughputQuery;
+export const responseTimePeriodsQuery = throughputQuery;
 
 /** The scope and range every metrics query takes. */
 export type MetricsScopeQuery = Closed<FromSchema<typeof metricsScopeQuery>>;
@@ -247,7 +247,7 @@ export const metricsErrorsSchema = {
   },
 } as const;
 
-/* ---- Shape A ---- */
+/* ---- comparison summary and periods (/metrics/shapeA) ---- */
 
 const amount = (units: readonly string[]) =>
   ({
@@ -266,7 +266,7 @@ const comparison = {
   },
 } as const;
 
-export const shapeASummarySchema = {
+export const comparisonSummarySchema = {
   $id: 'metricsShapeASummary',
   type: 'object',
   required: ['requests', 'responseTime', 'errors', 'blocked'],
@@ -303,7 +303,7 @@ const throughputPeriod = {
   },
 } as const;
 
-export const shapeAThroughputSchema = {
+export const throughputPeriodsSchema = {
   $id: 'metricsShapeAThroughput',
   type: 'object',
   required: ['summary', 'periods'],
@@ -338,7 +338,7 @@ const responseTimePeriod = {
   },
 } as const;
 
-export const shapeAResponseTimeSchema = {
+export const responseTimePeriodsSchema = {
   $id: 'metricsShapeAResponseTime',
   type: 'object',
   required: ['summary', 'periods'],
@@ -356,7 +356,7 @@ export const METRICS_SCHEMAS = [
   metricsThroughputSchema,
   metricsPerformanceSchema,
   metricsErrorsSchema,
-  shapeASummarySchema,
-  shapeAThroughputSchema,
-  shapeAResponseTimeSchema,
+  comparisonSummarySchema,
+  throughputPeriodsSchema,
+  responseTimePeriodsSchema,
 ] as const;

@@ -1,6 +1,6 @@
 /**
  * The redactions every new account starts with (docs/sensitive-data.md "Secure by default"), and
- * what the dashboard's "Add the recommended redactions" adds back: Shape A rules by data type,
+ * what the dashboard's "Add the recommended redactions" adds back: sensitive-data rules by data type,
  * applied by Tapline (server) to every bucket and environment, secrets in full and card numbers
  * but their last 4 digits. `password` covers fields and headers named like a secret (password,
  * secret, token, api key, cookie, session id); `authorization` the Authorization header and

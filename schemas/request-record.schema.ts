@@ -187,7 +187,7 @@ export const ingestResultSchema = {
   },
 } as const;
 
-/** A stored record as the API returns it (docs/processing.md, Shape B) plus `endpoint`, `tags`, `storedAt`. */
+/** A stored record as the API returns it (docs/processing.md) plus `endpoint`, `tags`, `storedAt`. */
 export const requestRecordSchema = {
   $id: 'requestRecord',
   type: 'object',

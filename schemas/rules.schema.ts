@@ -1,10 +1,11 @@
 /**
- * Exclusion and redaction rules (docs/rules.md) and the SDK settings document (docs/rules.md).
- * Both shapes share the routes and the tables (docs/rules.md): Shape B (`name`, `pathPattern`,
- * `fieldPath`, …, with Shape A's scoping `buckets`, `environments`, `redactAt`) and Shape A
+ * Exclusion and redaction rules (docs/rules.md) and the SDK settings document (docs/rules.md). Both shapes
+ * share the routes and the tables (docs/rules.md): path and field rules, shape B (`name`, `pathPattern`,
+ * `fieldPath`, …, with the scoping `buckets`, `environments`, `redactAt`) and content rules, shape A
  * (`criteria`; `type`, `level`, `scopes`, `pattern`, `applyTo`; `enabled`, `deletedAt`).
  */
 import type { FromSchema } from 'json-schema-to-ts';
+import { APPLY_TO, LEVELS, REDACT_AT, REDACTION_SCOPES, REDACTION_TYPES } from '../services/shared/rules.js';
 import { environmentSid, listOf, nullableTimestamp, timestamp } from './common.schema.js';
 
 export const HTTP_METHODS = [
@@ -94,20 +95,20 @@ export const exclusionSchema = {
   },
 } as const;
 
-/** The fields both Shape A rules answer with (docs/rules.md), before and after their own. */
-const shapeAHead = {
+/** The fields both content rules answer with (docs/rules.md), before and after their own. */
+const contentRuleHead = {
   sid: { type: 'string' },
   accountSid: { type: 'string' },
   description: { type: ['string', 'null'] },
 } as const;
-const shapeATail = {
+const contentRuleTail = {
   environments: nullableStrings,
   enabled: { type: 'boolean' },
   createdAt: timestamp,
   updatedAt: nullableTimestamp,
   deletedAt: nullableTimestamp,
 } as const;
-const SHAPE_A_REQUIRED = [
+const CONTENT_RULE_REQUIRED = [
   'sid',
   'accountSid',
   'description',
@@ -119,22 +120,22 @@ const SHAPE_A_REQUIRED = [
 ] as const;
 
 /**
- * Shape A exclusion (docs/rules.md): `criteria` in the stream-view search language (docs/search.md),
+ * Criteria exclusion (docs/rules.md): `criteria` in the stream-view search language (docs/search.md),
  * evaluated on each record by the processor. `deletedAt` set = soft-deleted (no longer applied).
  */
-export const exclusionASchema = {
+export const criteriaExclusionSchema = {
   $id: 'exclusionA',
   type: 'object',
-  required: [...SHAPE_A_REQUIRED, 'criteria', 'buckets'],
+  required: [...CONTENT_RULE_REQUIRED, 'criteria', 'buckets'],
   properties: {
-    ...shapeAHead,
+    ...contentRuleHead,
     criteria: { type: 'string' },
     buckets: nullableStrings,
-    ...shapeATail,
+    ...contentRuleTail,
   },
 } as const;
 
-/** An exclusion in the shape it was created in: Shape B (`pathPattern`…) or Shape A (`criteria`). */
+/** An exclusion in the shape it was created in: path (`pathPattern`…) or criteria (`criteria`). */
 export const exclusionAnySchema = {
   $id: 'exclusionAny',
   anyOf: [{ $ref: 'exclusion#' }, { $ref: 'exclusionA#' }],
@@ -169,7 +170,7 @@ export const exclusionUpdateSchema = {
   properties: exclusionFields,
 } as const;
 
-const shapeADescription = {
+const contentRuleDescription = {
   type: ['string', 'null'],
   maxLength: 2000,
   description: 'Short description; null or omitted is stored as null',
@@ -185,30 +186,33 @@ export const criteriaField = {
     'a text that does not parse is a 400 giving the position. Not empty: empty criteria would exclude everything.',
 } as const;
 
-const exclusionAFields = {
-  description: shapeADescription,
+const criteriaExclusionFields = {
+  description: contentRuleDescription,
   criteria: criteriaField,
   buckets: bucketScope,
   environments: environmentScope,
   enabled: { type: 'boolean' },
 } as const;
 
-/** Shape A create: recognised by `criteria`. */
-export const exclusionCreateASchema = {
+/** Criteria exclusion create: recognised by `criteria`. */
+export const criteriaExclusionCreateSchema = {
   $id: 'exclusionCreateA',
   type: 'object',
   required: ['criteria'],
   additionalProperties: false,
-  properties: { ...exclusionAFields, enabled: { type: 'boolean', default: true } },
+  properties: { ...criteriaExclusionFields, enabled: { type: 'boolean', default: true } },
 } as const;
 
-/** Shape A replace: omitted description becomes null, omitted buckets/environments keep their value. */
-export const exclusionUpdateASchema = {
+/**
+ * Criteria exclusion replace: omitted description becomes null, omitted buckets/environments keep their
+ * value.
+ */
+export const criteriaExclusionUpdateSchema = {
   $id: 'exclusionUpdateA',
   type: 'object',
   required: ['criteria', 'enabled'],
   additionalProperties: false,
-  properties: exclusionAFields,
+  properties: criteriaExclusionFields,
 } as const;
 
 /** The documented body of POST: either shape (the route tells them apart, docs/rules.md). */
@@ -222,17 +226,18 @@ export const exclusionUpdateAnySchema = {
 } as const;
 
 /** Fields only one shape has: a body with fields of both is refused (docs/rules.md). */
-export const EXCLUSION_A_ONLY = ['criteria', 'enabled'] as const;
-export const EXCLUSION_B_ONLY = ['name', 'pathPattern', 'method', 'statusCode', 'isActive'] as const;
+export const CRITERIA_EXCLUSION_ONLY = ['criteria', 'enabled'] as const;
+export const PATH_EXCLUSION_ONLY = ['name', 'pathPattern', 'method', 'statusCode', 'isActive'] as const;
 
-export type ExclusionA = FromSchema<typeof exclusionASchema>;
-export type ExclusionCreateA = FromSchema<typeof exclusionCreateASchema>;
-export type ExclusionUpdateA = FromSchema<typeof exclusionUpdateASchema>;
+export type CriteriaExclusion = FromSchema<typeof criteriaExclusionSchema>;
+export type CriteriaExclusionCreate = FromSchema<typeof criteriaExclusionCreateSchema>;
+export type CriteriaExclusionUpdate = FromSchema<typeof criteriaExclusionUpdateSchema>;
 
 // ---------------------------------------------------------------- redactions
 
-export const REDACTION_TYPES = ['mask', 'remove', 'hash', 'replace'] as const;
-export const REDACT_AT = ['client', 'server'] as const;
+// The value lists come from the rules module the processor and the SDK use too.
+export { APPLY_TO, REDACT_AT, REDACTION_SCOPES, REDACTION_TYPES };
+export const REDACTION_LEVELS = LEVELS;
 
 export const redactionSchema = {
   $id: 'redaction',
@@ -270,32 +275,24 @@ export const redactionSchema = {
 } as const;
 
 /**
- * Scopes and levels of the sensitive-data engine (services/processor/sensitive/types.ts
- * SENSITIVE_SCOPES + `*`, LEVELS), listed here for the schemas; the Shape A API test holds them
- * equal to the engine's catalogue.
- */
-export const REDACTION_SCOPES = [
-  'request.headers',
-  'request.query',
-  'request.body',
-  'request.url',
-  'response.headers',
-  'response.body',
-  '*',
-] as const;
-export const REDACTION_LEVELS = ['full', 'mask', 'partial'] as const;
-export const APPLY_TO = ['key', 'value'] as const;
-
-/**
- * Shape A redaction (docs/rules.md): a predefined type (`pattern`, `applyTo` null) or a custom type
+ * Sensitive-data redaction (docs/rules.md): a predefined type (`pattern`, `applyTo` null) or a custom type
  * (`pattern` an RE2 expression, `applyTo` key or value), redacted at `level` in `scopes`.
  */
-export const redactionASchema = {
+export const sensitiveRedactionSchema = {
   $id: 'redactionA',
   type: 'object',
-  required: [...SHAPE_A_REQUIRED, 'buckets', 'scopes', 'pattern', 'type', 'redactAt', 'level', 'applyTo'],
+  required: [
+    ...CONTENT_RULE_REQUIRED,
+    'buckets',
+    'scopes',
+    'pattern',
+    'type',
+    'redactAt',
+    'level',
+    'applyTo',
+  ],
   properties: {
-    ...shapeAHead,
+    ...contentRuleHead,
     buckets: nullableStrings,
     scopes: { type: 'array', items: { type: 'string', enum: REDACTION_SCOPES } },
     pattern: { type: ['string', 'null'] },
@@ -303,11 +300,11 @@ export const redactionASchema = {
     redactAt: { type: 'string', enum: REDACT_AT },
     level: { type: 'string', enum: REDACTION_LEVELS },
     applyTo: { type: ['string', 'null'], enum: [...APPLY_TO, null] },
-    ...shapeATail,
+    ...contentRuleTail,
   },
 } as const;
 
-/** A redaction in the shape it was created in: Shape B (`fieldPath`…) or Shape A (`type`…). */
+/** A redaction in the shape it was created in: field (`fieldPath`…) or sensitive-data (`type`…). */
 export const redactionAnySchema = {
   $id: 'redactionAny',
   anyOf: [{ $ref: 'redaction#' }, { $ref: 'redactionA#' }],
@@ -357,8 +354,8 @@ export const redactionUpdateSchema = {
   properties: redactionFields,
 } as const;
 
-const redactionAFields = {
-  description: shapeADescription,
+const sensitiveRedactionFields = {
+  description: contentRuleDescription,
   buckets: bucketScope,
   environments: environmentScope,
   scopes: {
@@ -401,29 +398,29 @@ const redactionAFields = {
   enabled: { type: 'boolean' },
 } as const;
 
-/** Shape A create: recognised by `type`, `level` or `scopes`. */
-export const redactionCreateASchema = {
+/** Sensitive-data redaction create: recognised by `type`, `level` or `scopes`. */
+export const sensitiveRedactionCreateSchema = {
   $id: 'redactionCreateA',
   type: 'object',
   required: ['type', 'level'],
   additionalProperties: false,
   properties: {
-    ...redactionAFields,
-    redactAt: { ...redactionAFields.redactAt, default: 'server' },
+    ...sensitiveRedactionFields,
+    redactAt: { ...sensitiveRedactionFields.redactAt, default: 'server' },
     enabled: { type: 'boolean', default: true },
   },
 } as const;
 
 /**
- * Shape A replace: omitted description/pattern/applyTo become null, omitted scopes `["*"]`;
+ * Sensitive-data redaction replace: omitted description/pattern/applyTo become null, omitted scopes `["*"]`;
  * omitted redactAt/buckets/environments keep their value.
  */
-export const redactionUpdateASchema = {
+export const sensitiveRedactionUpdateSchema = {
   $id: 'redactionUpdateA',
   type: 'object',
   required: ['type', 'level', 'enabled'],
   additionalProperties: false,
-  properties: redactionAFields,
+  properties: sensitiveRedactionFields,
 } as const;
 
 export const redactionCreateAnySchema = {
@@ -435,10 +432,10 @@ export const redactionUpdateAnySchema = {
   anyOf: [{ $ref: 'redactionUpdate#' }, { $ref: 'redactionUpdateA#' }],
 } as const;
 
-/** Shape A is recognised by these fields; the other Shape A-only fields count for mixing. */
-export const REDACTION_A_MARKERS = ['type', 'level', 'scopes'] as const;
-export const REDACTION_A_ONLY = ['type', 'level', 'scopes', 'pattern', 'applyTo', 'enabled'] as const;
-export const REDACTION_B_ONLY = [
+/** A sensitive-data rule is recognised by these fields; the other fields only it has count for mixing. */
+export const SENSITIVE_REDACTION_MARKERS = ['type', 'level', 'scopes'] as const;
+export const SENSITIVE_REDACTION_ONLY = ['type', 'level', 'scopes', 'pattern', 'applyTo', 'enabled'] as const;
+export const FIELD_REDACTION_ONLY = [
   'name',
   'fieldPath',
   'redactionType',
@@ -446,9 +443,9 @@ export const REDACTION_B_ONLY = [
   'isActive',
 ] as const;
 
-export type RedactionA = FromSchema<typeof redactionASchema>;
-export type RedactionCreateA = FromSchema<typeof redactionCreateASchema>;
-export type RedactionUpdateA = FromSchema<typeof redactionUpdateASchema>;
+export type SensitiveRedaction = FromSchema<typeof sensitiveRedactionSchema>;
+export type SensitiveRedactionCreate = FromSchema<typeof sensitiveRedactionCreateSchema>;
+export type SensitiveRedactionUpdate = FromSchema<typeof sensitiveRedactionUpdateSchema>;
 
 /** `GET /v1/accounts/{a}/redactions/types`: the predefined types with what they match. */
 export const redactionTypesSchema = {
@@ -704,8 +701,8 @@ export const redactionPreviewBodySchema = {
   },
 } as const;
 
-/** A Shape A draft redaction (`type` and `level` required), told apart by its Shape A fields. */
-export const redactionPreviewBodyASchema = {
+/** A sensitive-data draft redaction (`type` and `level` required), told apart by its own fields. */
+export const sensitiveRedactionPreviewBodySchema = {
   $id: 'redactionPreviewBodyA',
   type: 'object',
   required: ['rule'],
@@ -715,7 +712,7 @@ export const redactionPreviewBodyASchema = {
       type: 'object',
       required: ['type', 'level'],
       additionalProperties: false,
-      properties: redactionAFields,
+      properties: sensitiveRedactionFields,
       description: 'The draft Shape A rule: the fields of a Shape A redaction (`type` and `level` required)',
     },
     ...previewSource,
@@ -775,8 +772,8 @@ export const exclusionPreviewBodySchema = {
   },
 } as const;
 
-/** A Shape A draft exclusion (`criteria` required). */
-export const exclusionPreviewBodyASchema = {
+/** A criteria draft exclusion (`criteria` required). */
+export const criteriaExclusionPreviewBodySchema = {
   $id: 'exclusionPreviewBodyA',
   type: 'object',
   required: ['rule'],
@@ -786,7 +783,7 @@ export const exclusionPreviewBodyASchema = {
       type: 'object',
       required: ['criteria'],
       additionalProperties: false,
-      properties: exclusionAFields,
+      properties: criteriaExclusionFields,
       description: 'The draft Shape A rule: the fields of a Shape A exclusion (`criteria` required)',
     },
     ...previewSource,
@@ -825,23 +822,23 @@ export const exclusionPreviewSchema = {
 
 export const RULE_SCHEMAS = [
   exclusionSchema,
-  exclusionASchema,
+  criteriaExclusionSchema,
   exclusionAnySchema,
   exclusionListSchema,
   exclusionCreateSchema,
   exclusionUpdateSchema,
-  exclusionCreateASchema,
-  exclusionUpdateASchema,
+  criteriaExclusionCreateSchema,
+  criteriaExclusionUpdateSchema,
   exclusionCreateAnySchema,
   exclusionUpdateAnySchema,
   redactionSchema,
-  redactionASchema,
+  sensitiveRedactionSchema,
   redactionAnySchema,
   redactionListSchema,
   redactionCreateSchema,
   redactionUpdateSchema,
-  redactionCreateASchema,
-  redactionUpdateASchema,
+  sensitiveRedactionCreateSchema,
+  sensitiveRedactionUpdateSchema,
   redactionCreateAnySchema,
   redactionUpdateAnySchema,
   redactionTypesSchema,
@@ -850,11 +847,11 @@ export const RULE_SCHEMAS = [
   sdkSettingsUpdateSchema,
   bucketSdkSettingsSchema,
   redactionPreviewBodySchema,
-  redactionPreviewBodyASchema,
+  sensitiveRedactionPreviewBodySchema,
   redactionPreviewBodyAnySchema,
   redactionPreviewSchema,
   exclusionPreviewBodySchema,
-  exclusionPreviewBodyASchema,
+  criteriaExclusionPreviewBodySchema,
   exclusionPreviewBodyAnySchema,
   exclusionPreviewSchema,
 ] as const;

@@ -1,7 +1,10 @@
 import { ALL_SCOPES } from './scopes.js';
 import { environmentSid, listOf, nullableTimestamp, timestamp } from './common.schema.js';
 
-/** API tokens (docs/auth.md, Shape B plus Shape A's role, environmentSid, updatedAt) and MCP tokens (docs/events-mcp.md). */
+/**
+ * API tokens (docs/auth.md: the plain fields plus role, environmentSid, updatedAt) and MCP tokens
+ * (docs/events-mcp.md).
+ */
 
 const name = { type: 'string', minLength: 1, maxLength: 200 } as const;
 const description = { type: 'string', maxLength: 2000 } as const;

@@ -43,7 +43,7 @@ const COLUMNS = `sid, account_sid, environment_sid, name, description, scopes, i
   last_used_at, created_at, updated_at`;
 
 /**
- * Shape A's role, derived from the scopes (docs/auth.md leaves the relation open): a token holding
+ * The token's role, derived from the scopes (docs/auth.md leaves the relation open): a token holding
  * every scope is an `administrator`, one holding only `requests:write` is an `ingest` token (it
  * can send traffic and nothing else), anything else is a `user`.
  */

@@ -1,9 +1,9 @@
 import type pg from 'pg';
 import type { FromSchema } from 'json-schema-to-ts';
 import type {
-  ExclusionA,
-  ExclusionCreateA,
-  ExclusionUpdateA,
+  CriteriaExclusion,
+  CriteriaExclusionCreate,
+  CriteriaExclusionUpdate,
   exclusionSchema,
   exclusionUpdateSchema,
 } from '../../schemas/rules.schema.js';
@@ -22,15 +22,15 @@ import {
 
 export type RuleShape = 'A' | 'B';
 
-/** A Shape B exclusion (path × method × status), as the API answers it. */
+/** A path exclusion (path × method × status), as the API answers it. */
 export type Exclusion = FromSchema<typeof exclusionSchema>;
 
 /** Create and update bodies after schema validation (PUT: full replace, see docs/rules.md). */
 export type ExclusionInput = FromSchema<typeof exclusionUpdateSchema>;
 
-export type { ExclusionA };
+export type { CriteriaExclusion };
 /** An exclusion in the shape it was created in. */
-export type AnyExclusion = Exclusion | ExclusionA;
+export type AnyExclusion = Exclusion | CriteriaExclusion;
 
 interface Row {
   sid: string;
@@ -50,7 +50,7 @@ interface Row {
   deleted_at: Date | null;
 }
 
-const toExclusionA = (r: Row): ExclusionA => ({
+const toCriteriaExclusion = (r: Row): CriteriaExclusion => ({
   sid: r.sid,
   accountSid: r.account_sid,
   description: r.description,
@@ -63,7 +63,7 @@ const toExclusionA = (r: Row): ExclusionA => ({
   deletedAt: iso(r.deleted_at),
 });
 
-const toExclusionB = (r: Row): Exclusion => ({
+const toPathExclusion = (r: Row): Exclusion => ({
   sid: r.sid,
   accountSid: r.account_sid,
   name: r.name ?? '',
@@ -78,11 +78,11 @@ const toExclusionB = (r: Row): Exclusion => ({
   updatedAt: iso(r.updated_at),
 });
 
-/** Each row in its own shape: Shape A rows have `criteria`, Shape B rows `pathPattern`. */
-const toExclusion = (r: Row): AnyExclusion => (r.shape === 'A' ? toExclusionA(r) : toExclusionB(r));
+/** Each row in its own shape: criteria rows (shape A) have `criteria`, path rows (shape B) `pathPattern`. */
+const toExclusion = (r: Row): AnyExclusion => (r.shape === 'A' ? toCriteriaExclusion(r) : toPathExclusion(r));
 
 /**
- * List filters of both rule lists: soft-deleted Shape A rules are left out unless asked for
+ * List filters of both rule lists: soft-deleted content rules are left out unless asked for
  * (`includeDeleted=true` adds them, `deleted=true` lists only them); `shape` keeps one shape.
  */
 export interface RuleListQuery extends ListQuery {
@@ -120,9 +120,9 @@ export const RULE_SORT_COLUMNS = {
 };
 
 /**
- * What the two rule tables share: lists of both shapes (soft-deleted Shape A rules only on request,
- * RuleListQuery), the shape of one rule, and DELETE: a Shape A rule is soft-deleted (`deleted_at`
- * set, no longer applied, listed with `includeDeleted`), a Shape B rule is removed. A soft-deleted
+ * What the two rule tables share: lists of both shapes (soft-deleted content rules only on request,
+ * RuleListQuery), the shape of one rule, and DELETE: a content rule is soft-deleted (`deleted_at`
+ * set, no longer applied, listed with `includeDeleted`), a path rule is removed. A soft-deleted
  * rule is not found again.
  */
 export class RuleTable<Row extends pg.QueryResultRow, T> extends AccountTable<Row, T> {
@@ -208,8 +208,8 @@ export class ExclusionsRepository extends RuleTable<Row, AnyExclusion> {
     super(pool, { table: 'exclusions', kind: 'exclusion', what: 'Exclusion', map: toExclusion });
   }
 
-  /** Creates a Shape A exclusion; `criteria` is checked by the caller (it parses). */
-  async createA(accountSid: string, input: ExclusionCreateA): Promise<ExclusionA> {
+  /** Creates a criteria exclusion; `criteria` is checked by the caller (it parses). */
+  async createCriteria(accountSid: string, input: CriteriaExclusionCreate): Promise<CriteriaExclusion> {
     await assertOwnBuckets(this.pool, accountSid, input.buckets);
     const r = await this.pool.query<Row>(
       `INSERT INTO exclusions (sid, account_sid, shape, description, criteria, buckets, environments, is_active)
@@ -224,11 +224,15 @@ export class ExclusionsRepository extends RuleTable<Row, AnyExclusion> {
         input.enabled ?? true,
       ],
     );
-    return toExclusionA(r.rows[0]!);
+    return toCriteriaExclusion(r.rows[0]!);
   }
 
-  /** Full replace of a Shape A exclusion that is not deleted; buckets/environments kept when omitted. */
-  async updateA(accountSid: string, sid: string, input: ExclusionUpdateA): Promise<ExclusionA> {
+  /** Full replace of a criteria exclusion that is not deleted; buckets/environments kept when omitted. */
+  async updateCriteria(
+    accountSid: string,
+    sid: string,
+    input: CriteriaExclusionUpdate,
+  ): Promise<CriteriaExclusion> {
     this.requireSid(sid);
     await assertOwnBuckets(this.pool, accountSid, input.buckets);
     const r = await this.pool.query<Row>(
@@ -250,7 +254,7 @@ export class ExclusionsRepository extends RuleTable<Row, AnyExclusion> {
       ],
     );
     if (!r.rows[0]) throw this.notFound();
-    return toExclusionA(r.rows[0]);
+    return toCriteriaExclusion(r.rows[0]);
   }
 
   async create(accountSid: string, input: ExclusionInput): Promise<Exclusion> {
@@ -272,12 +276,12 @@ export class ExclusionsRepository extends RuleTable<Row, AnyExclusion> {
         input.isActive,
       ],
     );
-    return toExclusionB(r.rows[0]!);
+    return toPathExclusion(r.rows[0]!);
   }
 
   /**
-   * Full replace of the Shape B fields; the Shape A scoping fields keep their value when omitted,
-   * so a client that knows only Shape B never widens a rule's scope by updating it.
+   * Full replace of the path exclusion fields; the scoping fields keep their value when omitted,
+   * so a client that knows only path exclusions never widens a rule's scope by updating it.
    */
   async update(accountSid: string, sid: string, input: ExclusionInput): Promise<Exclusion> {
     this.requireSid(sid);
@@ -304,10 +308,10 @@ export class ExclusionsRepository extends RuleTable<Row, AnyExclusion> {
       ],
     );
     if (!r.rows[0]) throw this.notFound();
-    return toExclusionB(r.rows[0]);
+    return toPathExclusion(r.rows[0]);
   }
 
-  /** Active Shape B exclusions that apply to a bucket (and, when given, an environment): SDK settings. */
+  /** Active path exclusions that apply to a bucket (and, when given, an environment): SDK settings. */
   async activeFor(accountSid: string, bucketSid: string, environmentSid?: string): Promise<Exclusion[]> {
     const r = await this.pool.query<Row>(
       `SELECT * FROM exclusions
@@ -317,11 +321,15 @@ export class ExclusionsRepository extends RuleTable<Row, AnyExclusion> {
        ORDER BY created_at, sid`,
       [accountSid, bucketSid, environmentSid ?? null],
     );
-    return r.rows.map(toExclusionB);
+    return r.rows.map(toPathExclusion);
   }
 
-  /** Enabled, undeleted Shape A exclusions that apply to a bucket (and environment): SDK settings. */
-  async activeAFor(accountSid: string, bucketSid: string, environmentSid?: string): Promise<ExclusionA[]> {
+  /** Enabled, undeleted criteria exclusions that apply to a bucket (and environment): SDK settings. */
+  async activeCriteriaFor(
+    accountSid: string,
+    bucketSid: string,
+    environmentSid?: string,
+  ): Promise<CriteriaExclusion[]> {
     const r = await this.pool.query<Row>(
       `SELECT * FROM exclusions
        WHERE account_sid = $1 AND is_active AND shape = 'A' AND deleted_at IS NULL
@@ -330,6 +338,6 @@ export class ExclusionsRepository extends RuleTable<Row, AnyExclusion> {
        ORDER BY created_at, sid`,
       [accountSid, bucketSid, environmentSid ?? null],
     );
-    return r.rows.map(toExclusionA);
+    return r.rows.map(toCriteriaExclusion);
   }
 }

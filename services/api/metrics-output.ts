@@ -11,9 +11,9 @@ import {
 } from './metrics-range.js';
 
 /**
- * The answers of the metrics endpoints, Shape B and Shape A (docs/metrics.md), built from the
- * rows of the SQL in metrics-queries.ts. Both tables (rollups and edge minutes) may answer a row
- * for the same key: rows are added up here before anything is judged or divided.
+ * The answers of the metrics endpoints, the plain ones and the period ones under /metrics/shapeA
+ * (docs/metrics.md), built from the rows of the SQL in metrics-queries.ts. Both tables (rollups and edge
+ * minutes) may answer a row for the same key: rows are added up here before anything is judged or divided.
  */
 
 export const TOP_ENDPOINTS = 10;
@@ -80,7 +80,7 @@ function statusClassKey(cls: number): string {
 /** Percentile labels in the order of `MERGE.percentiles`: '50', '95', '99'. */
 const PERCENTILE_KEYS = PERCENTILE_LEVELS.map((l) => String(Math.round(l * 100)));
 
-/* ---------------------------------------------------------------- Shape B */
+/* ---------------------------------------------------------------- plain answers */
 
 /**
  * Rollup rows (src 0) per dim and value; edge-minute rows (src 1) per method (k), endpoint (v)
@@ -313,10 +313,10 @@ export function errorsOut(
   };
 }
 
-/* ---------------------------------------------------------------- Shape A */
+/* --------------------------------------------- comparison and period answers (/metrics/shapeA) */
 
 /** The range against `previous` (rows with `cur` 1 / 0). */
-export function shapeASummaryOut(range: TimeRange, previous: TimeRange, rows: ComparisonRow[]) {
+export function comparisonSummaryOut(range: TimeRange, previous: TimeRange, rows: ComparisonRow[]) {
   const period = (c: number): Totals | undefined => {
     const own = rows.filter((r) => n(r.cur) === c);
     if (own.length === 0) return undefined;
@@ -354,7 +354,7 @@ export function shapeASummaryOut(range: TimeRange, previous: TimeRange, rows: Co
   };
 }
 
-export function shapeAThroughputOut(
+export function throughputPeriodsOut(
   range: TimeRange,
   iv: Interval,
   units: 'rpm' | 'rps',
@@ -402,7 +402,7 @@ export function shapeAThroughputOut(
 }
 
 /** Rows per interval start (tb) plus one for the whole range (tb NULL). */
-export function shapeAResponseTimeOut(
+export function responseTimePeriodsOut(
   range: TimeRange,
   iv: Interval,
   starts: number[],

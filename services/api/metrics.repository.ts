@@ -6,9 +6,9 @@ import {
   lastTrafficOut,
   performanceOut,
   seriesOf,
-  shapeAResponseTimeOut,
-  shapeASummaryOut,
-  shapeAThroughputOut,
+  responseTimePeriodsOut,
+  comparisonSummaryOut,
+  throughputPeriodsOut,
   summaryOut,
   throughputOut,
   type ComparisonRow,
@@ -116,28 +116,28 @@ export class MetricsRepository {
     return errorsOut(q.range, await this.rows<ErrorsRow>(errorsSql(this.scope(q))), statusCode, limit);
   }
 
-  async shapeASummary(q: Query) {
+  async comparisonSummary(q: Query) {
     const previous = previousRange(q.range);
     const scope = this.scope(q);
     const prevScope = this.scope({ ...q, range: previous });
     const rows = await this.rows<ComparisonRow>(
       comparisonSql(scope, { ...prevScope, to: Math.min(prevScope.to, scope.from - 60) }),
     );
-    return shapeASummaryOut(q.range, previous, rows);
+    return comparisonSummaryOut(q.range, previous, rows);
   }
 
-  async shapeAThroughput(q: Query, iv: Interval, units: 'rpm' | 'rps') {
+  async throughputPeriods(q: Query, iv: Interval, units: 'rpm' | 'rps') {
     const [series, events] = await Promise.all([this.series(q, iv), this.events(q)]);
-    return shapeAThroughputOut(q.range, iv, units, series, events);
+    return throughputPeriodsOut(q.range, iv, units, series, events);
   }
 
-  async shapeAResponseTime(q: Query, iv: Interval) {
+  async responseTimePeriods(q: Query, iv: Interval) {
     const starts = intervalsOf(q.range, iv);
     const [rows, events] = await Promise.all([
       this.rows<ResponseTimeRow>(responseTimeSql(this.scope(q), iv)),
       this.events(q),
     ]);
-    return shapeAResponseTimeOut(q.range, iv, starts, rows, events);
+    return responseTimePeriodsOut(q.range, iv, starts, rows, events);
   }
 
   /** The last minute with traffic per bucket of an account in one environment (MCP `list_buckets`). */

@@ -1,9 +1,9 @@
 import type pg from 'pg';
 import type { FromSchema } from 'json-schema-to-ts';
 import type {
-  RedactionA,
-  RedactionCreateA,
-  RedactionUpdateA,
+  SensitiveRedaction,
+  SensitiveRedactionCreate,
+  SensitiveRedactionUpdate,
   redactionUpdateSchema,
   redactionSchema,
 } from '../../schemas/rules.schema.js';
@@ -11,7 +11,7 @@ import { newSid } from '../shared/ids.js';
 import { assertOwnBuckets, RuleTable, scopeOrNull, type RuleShape } from './exclusions.repository.js';
 import { iso } from './pagination.js';
 
-/** A Shape B redaction (JSONPath × mask/remove/hash/replace), as the API answers it. */
+/** A field redaction (JSONPath × mask/remove/hash/replace), as the API answers it. */
 export type Redaction = FromSchema<typeof redactionSchema>;
 export type RedactionType = Redaction['redactionType'];
 export type RedactAt = Redaction['redactAt'];
@@ -19,14 +19,14 @@ export type RedactAt = Redaction['redactAt'];
 /** Create and update bodies after validation (fieldPath parsed, replacementValue checked). */
 export type RedactionInput = FromSchema<typeof redactionUpdateSchema>;
 
-export type { RedactionA };
+export type { SensitiveRedaction };
 /** A redaction in the shape it was created in. */
-export type AnyRedaction = Redaction | RedactionA;
-type Level = RedactionA['level'];
-type Scope = RedactionA['scopes'][number];
+export type AnyRedaction = Redaction | SensitiveRedaction;
+type Level = SensitiveRedaction['level'];
+type Scope = SensitiveRedaction['scopes'][number];
 type ApplyTo = 'key' | 'value';
 
-/** A Shape A rule as the SDK settings endpoint serves it (the engine's SensitiveRuleInput). */
+/** A sensitive-data rule as the SDK settings endpoint serves it (the engine's SensitiveRuleInput). */
 export interface SensitiveRuleView {
   sid: string;
   type: string;
@@ -60,7 +60,7 @@ interface Row {
   deleted_at: Date | null;
 }
 
-const toRedactionA = (r: Row): RedactionA => ({
+const toSensitiveRedaction = (r: Row): SensitiveRedaction => ({
   sid: r.sid,
   accountSid: r.account_sid,
   description: r.description,
@@ -78,7 +78,7 @@ const toRedactionA = (r: Row): RedactionA => ({
   deletedAt: iso(r.deleted_at),
 });
 
-const toRedactionB = (r: Row): Redaction => ({
+const toFieldRedaction = (r: Row): Redaction => ({
   sid: r.sid,
   accountSid: r.account_sid,
   name: r.name ?? '',
@@ -94,8 +94,12 @@ const toRedactionB = (r: Row): Redaction => ({
   updatedAt: iso(r.updated_at),
 });
 
-/** Each row in its own shape: Shape A rows have `type`/`level`/`scopes`, Shape B rows `fieldPath`. */
-const toRedaction = (r: Row): AnyRedaction => (r.shape === 'A' ? toRedactionA(r) : toRedactionB(r));
+/**
+ * Each row in its own shape: sensitive-data rows (shape A) have `type`/`level`/`scopes`, field rows (shape B)
+ * `fieldPath`.
+ */
+const toRedaction = (r: Row): AnyRedaction =>
+  r.shape === 'A' ? toSensitiveRedaction(r) : toFieldRedaction(r);
 
 /** Omitted or empty scopes are stored as `["*"]`: the stored rule says what it covers. */
 const scopesOf = (scopes: readonly Scope[] | undefined): Scope[] => (scopes?.length ? [...scopes] : ['*']);
@@ -109,8 +113,8 @@ export class RedactionsRepository extends RuleTable<Row, AnyRedaction> {
     super(pool, { table: 'redactions', kind: 'redaction', what: 'Redaction', map: toRedaction });
   }
 
-  /** Creates a Shape A redaction; type, pattern and applyTo are checked by the caller. */
-  async createA(accountSid: string, input: RedactionCreateA): Promise<RedactionA> {
+  /** Creates a sensitive-data redaction; type, pattern and applyTo are checked by the caller. */
+  async createSensitive(accountSid: string, input: SensitiveRedactionCreate): Promise<SensitiveRedaction> {
     await assertOwnBuckets(this.pool, accountSid, input.buckets);
     const r = await this.pool.query<Row>(
       `INSERT INTO redactions (sid, account_sid, shape, description, scopes, pattern, type, redact_at, level,
@@ -131,15 +135,19 @@ export class RedactionsRepository extends RuleTable<Row, AnyRedaction> {
         input.enabled ?? true,
       ],
     );
-    return toRedactionA(r.rows[0]!);
+    return toSensitiveRedaction(r.rows[0]!);
   }
 
   /**
-   * Full replace of a Shape A redaction that is not deleted: omitted description, pattern and
+   * Full replace of a sensitive-data redaction that is not deleted: omitted description, pattern and
    * applyTo become null, omitted scopes `["*"]`; omitted redactAt, buckets and environments keep
    * their value.
    */
-  async updateA(accountSid: string, sid: string, input: RedactionUpdateA): Promise<RedactionA> {
+  async updateSensitive(
+    accountSid: string,
+    sid: string,
+    input: SensitiveRedactionUpdate,
+  ): Promise<SensitiveRedaction> {
     this.requireSid(sid);
     await assertOwnBuckets(this.pool, accountSid, input.buckets);
     const r = await this.pool.query<Row>(
@@ -167,7 +175,7 @@ export class RedactionsRepository extends RuleTable<Row, AnyRedaction> {
       ],
     );
     if (!r.rows[0]) throw this.notFound();
-    return toRedactionA(r.rows[0]);
+    return toSensitiveRedaction(r.rows[0]);
   }
 
   async create(accountSid: string, input: RedactionInput): Promise<Redaction> {
@@ -190,12 +198,12 @@ export class RedactionsRepository extends RuleTable<Row, AnyRedaction> {
         input.isActive,
       ],
     );
-    return toRedactionB(r.rows[0]!);
+    return toFieldRedaction(r.rows[0]!);
   }
 
   /**
-   * Full replace of the Shape B fields; Shape A's `redactAt`, `buckets` and `environments` keep
-   * their value when omitted (a Shape B client must not move a client rule to the server).
+   * Full replace of the field redaction fields; `redactAt`, `buckets` and `environments` keep their value
+   * when omitted (a client that knows only field redactions must not move a client rule to the server).
    */
   async update(accountSid: string, sid: string, input: RedactionInput): Promise<Redaction> {
     this.requireSid(sid);
@@ -224,10 +232,10 @@ export class RedactionsRepository extends RuleTable<Row, AnyRedaction> {
       ],
     );
     if (!r.rows[0]) throw this.notFound();
-    return toRedactionB(r.rows[0]);
+    return toFieldRedaction(r.rows[0]);
   }
 
-  /** Active Shape B rules of one `redactAt` that apply to a bucket (and environment, when given). */
+  /** Active field rules of one `redactAt` that apply to a bucket (and environment, when given). */
   async activeFor(
     accountSid: string,
     bucketSid: string,
@@ -242,11 +250,14 @@ export class RedactionsRepository extends RuleTable<Row, AnyRedaction> {
        ORDER BY created_at, sid`,
       [accountSid, bucketSid, redactAt, environmentSid ?? null],
     );
-    return r.rows.map(toRedactionB);
+    return r.rows.map(toFieldRedaction);
   }
 
-  /** Enabled, undeleted Shape A rules of one `redactAt` for a bucket (and environment), as SDKs get them. */
-  async activeAFor(
+  /**
+   * Enabled, undeleted sensitive-data rules of one `redactAt` for a bucket (and environment), as SDKs get
+   * them.
+   */
+  async activeSensitiveFor(
     accountSid: string,
     bucketSid: string,
     redactAt: RedactAt,
@@ -261,7 +272,7 @@ export class RedactionsRepository extends RuleTable<Row, AnyRedaction> {
       [accountSid, bucketSid, redactAt, environmentSid ?? null],
     );
     return r.rows.map((row) => {
-      const a = toRedactionA(row);
+      const a = toSensitiveRedaction(row);
       return {
         sid: a.sid,
         type: a.type,

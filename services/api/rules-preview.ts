@@ -1,9 +1,8 @@
 import { validation } from '../shared/errors.js';
-import { parseFieldPath } from '../shared/field-path.js';
 import { normalizeRecords } from '../ingest/record.normalizer.js';
 import { compileProcessorRules } from '../processor/compiled-rules.js';
 import { compileExclusionCriteria } from '../processor/exclusion-criteria.js';
-import { pathOnly } from '../processor/path-pattern.js';
+import { parseFieldPath, pathOnly } from '../shared/rules.js';
 import type { StepContext, StoredRecord } from '../processor/pipeline.js';
 import {
   emptyRules,
@@ -28,7 +27,7 @@ import { redactsIn } from '../processor/rule-environment.js';
  * to one sample record with the processor's own code — the rule compiled as the rule snapshot
  * compiles it (compileProcessorRules), scoped to the bucket as the processor scopes it (forBucket),
  * and run by the processor's exclusion and redaction steps. Nothing here matches or redacts by
- * itself. A draft is Shape A when it has `type` (redactions) or `criteria` (exclusions).
+ * itself. A draft is a content rule when it has `type` (redactions) or `criteria` (exclusions).
  */
 
 const PREVIEW_SID = 'preview';
@@ -41,14 +40,14 @@ interface Scoping {
   environments?: string[] | null;
 }
 
-/** Shape B redaction draft: a field path. */
+/** Field redaction draft: a field path. */
 export interface FieldRedactionDraft extends Scoping {
   fieldPath: string;
   redactionType: RedactionType;
   replacementValue?: string | null;
 }
 
-/** Shape A redaction draft: a predefined or custom type (docs/sensitive-data.md). */
+/** Sensitive-data redaction draft: a predefined or custom type (docs/sensitive-data.md). */
 export interface SensitiveRedactionDraft extends Scoping {
   type: string;
   level: Level;
@@ -59,14 +58,14 @@ export interface SensitiveRedactionDraft extends Scoping {
 
 export type RedactionDraft = FieldRedactionDraft | SensitiveRedactionDraft;
 
-/** Shape B exclusion draft: path x method x status. */
+/** Path exclusion draft: path x method x status. */
 export interface PathExclusionDraft extends Scoping {
   pathPattern: string;
   method: string;
   statusCode?: number | null;
 }
 
-/** Shape A exclusion draft: search-language criteria. */
+/** Criteria exclusion draft: search-language criteria. */
 export interface CriteriaExclusionDraft extends Scoping {
   criteria: string;
 }
@@ -107,7 +106,7 @@ const inEnvironment = (x: { environments: ReadonlySet<string> | null }, env: str
 const environmentOf = (sample: StoredRecord) =>
   typeof sample.environmentSid === 'string' ? sample.environmentSid : '';
 
-/** Shape A draft as the engine reads it (the checks of validateSensitiveRule). */
+/** Sensitive-data draft as the engine reads it (the checks of validateSensitiveRule). */
 function sensitiveInput(rule: SensitiveRedactionDraft) {
   return {
     sid: PREVIEW_SID,
@@ -122,7 +121,7 @@ function sensitiveInput(rule: SensitiveRedactionDraft) {
 
 /**
  * What the redaction step checks beyond the schema, as the redactions API checks it: the field
- * path (Shape B); the type, level, scopes, applyTo and RE2 pattern (Shape A).
+ * path (field rules); the type, level, scopes, applyTo and RE2 pattern (sensitive-data rules).
  */
 export function checkRedactionDraft(rule: RedactionDraft): void {
   if (isSensitiveDraft(rule)) {

@@ -32,18 +32,17 @@ type Q = { redactAt: RedactAt; clientId: string; environmentSid?: string };
 
 /**
  * `GET /v1/buckets/{bucketSid}/sdk` (docs/rules.md): what an SDK connected to a bucket applies itself.
- * Registered on the API listener and on the ingest listener with the same code; `principalOf`
- * authenticates the request as each listener does. With `redactAt=client` the Shape B redaction
- * rules are the SDK's to apply; with `redactAt=server` they are listed for information only, since
- * the processor applies them (never twice). Exclusions are always listed: dropping traffic in the
- * SDK saves a round trip, and the processor re-applies them idempotently.
- * Shape A rules come in their own arrays, present only when there is at least one, so the answer
- * for an account without them is unchanged: `sensitiveRules` (Shape A redactions of the asked
- * `redactAt`, in the form the sensitive-data engine compiles) and `exclusionCriteria`. The
- * processor applies every enabled Shape A redaction, `client` ones included, as a safety net
- * (applying one twice changes nothing more). `settings` are the bucket's stored SDK settings over
- * their defaults. All of it: docs/rules.md, "SDK settings". The path has no account segment, so
- * the bucket is looked up in the caller's account.
+ * Registered on the API listener and on the ingest listener with the same code; `principalOf` authenticates
+ * the request as each listener does. With `redactAt=client` the field redaction rules are the SDK's to apply;
+ * with `redactAt=server` they are listed for information only, since the processor applies them (never
+ * twice). Exclusions are always listed: dropping traffic in the SDK saves a round trip, and the processor
+ * re-applies them idempotently. Sensitive-data and criteria rules come in their own arrays, present only when
+ * there is at least one, so the answer for an account without them is unchanged: `sensitiveRules`
+ * (sensitive-data redactions of the asked `redactAt`, in the form the sensitive-data engine compiles) and
+ * `exclusionCriteria`. The processor applies every enabled sensitive-data redaction, `client` ones included,
+ * as a safety net (applying one twice changes nothing more). `settings` are the bucket's stored SDK settings
+ * over their defaults. All of it: docs/rules.md, "SDK settings". The path has no account segment, so the
+ * bucket is looked up in the caller's account.
  */
 export function registerSdkRoute(
   app: FastifyInstance,
@@ -81,8 +80,8 @@ export function registerSdkRoute(
       const [rdc, xcl, sensitive, criteria, own] = await Promise.all([
         redactions.activeFor(accountSid, bucketSid, redactAt, environmentSid),
         exclusions.activeFor(accountSid, bucketSid, environmentSid),
-        redactions.activeAFor(accountSid, bucketSid, redactAt, environmentSid),
-        exclusions.activeAFor(accountSid, bucketSid, environmentSid),
+        redactions.activeSensitiveFor(accountSid, bucketSid, redactAt, environmentSid),
+        exclusions.activeCriteriaFor(accountSid, bucketSid, environmentSid),
         settings.get(bucketSid),
       ]);
       return {

@@ -2,7 +2,7 @@ import { compileEndpointTemplates, type CompiledEndpointTemplates } from '../sha
 import type { Logger } from '../shared/logger.js';
 import { compileIdentification, type CompiledIdentification } from './consumer-identification.js';
 import { tryCompileExclusionCriteria, type CompiledExclusionCriteria } from './exclusion-criteria.js';
-import { compilePathPattern, type PathMatcher } from './path-pattern.js';
+import { compilePathPattern, type PathMatcher } from '../shared/rules.js';
 import { compileRedaction, type CompiledRedaction } from './redaction.js';
 import type {
   AccountRules,
@@ -28,7 +28,7 @@ import { compileWorkflow, type CompiledWorkflow } from './triggers.js';
  * a row written around it or a syntax change) is skipped with a warning; the others apply.
  */
 
-/** Shape B exclusion, compiled. */
+/** Path exclusion, compiled. */
 export interface CompiledExclusion {
   sid: string;
   /** upper-case method, or null for every method */
@@ -39,7 +39,7 @@ export interface CompiledExclusion {
   environments: ReadonlySet<string> | null;
 }
 
-/** Shape A exclusion, compiled: the parsed criteria. */
+/** Criteria exclusion, compiled: the parsed criteria. */
 export interface CompiledCriteriaExclusion {
   sid: string;
   criteria: CompiledExclusionCriteria;
@@ -50,12 +50,14 @@ export interface CompiledCriteriaExclusion {
 export interface BucketRules {
   accountName: string;
   bucketName: string;
-  /** Shape B exclusions, then Shape A ones (exclusions.step.ts checks them in this order) */
+  /** Path exclusions, then criteria ones (exclusions.step.ts checks them in this order) */
   exclusions: readonly CompiledExclusion[];
   criteriaExclusions: readonly CompiledCriteriaExclusion[];
-  /** Shape B redactions (JSONPath), applied before the Shape A ones */
+  /** Field redactions (JSONPath), applied before the sensitive-data ones */
   redactions: readonly CompiledRedaction[];
-  /** Shape A redactions of the bucket (environments are checked per record by the engine); null = none */
+  /**
+   * Sensitive-data redactions of the bucket (environments are checked per record by the engine); null = none
+   */
   sensitive: CompiledSensitiveRules | null;
   workflows: readonly CompiledWorkflow[];
   /** the bucket's consumer identification sources (docs/consumers.md); null = none */
@@ -115,7 +117,7 @@ function sensitiveInput(r: SensitiveRedactionRule): SensitiveRuleInput {
   };
 }
 
-/** The Shape A redactions that compile, with their bucket scope. */
+/** The sensitive-data redactions that compile, with their bucket scope. */
 function validSensitive(rules: readonly SensitiveRedactionRule[], log?: Logger) {
   const out: { input: SensitiveRuleInput; buckets: ReadonlySet<string> | null }[] = [];
   for (const r of rules) {

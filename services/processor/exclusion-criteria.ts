@@ -12,7 +12,7 @@ import {
 import { endpointTemplate } from './steps/endpoint.step.js';
 
 /**
- * Exclusion rules, Shape A (docs/rules.md): `criteria` in the stream-view search language
+ * Criteria exclusions (docs/rules.md): `criteria` in the stream-view search language
  * (docs/search.md), evaluated on one record in memory. The same parser as the SQL compiler
  * (services/shared/search-language.ts) and the same semantics as its SQL over the `requests`
  * columns, which services/processor/row.mapper.ts derives from the record:

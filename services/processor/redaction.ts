@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto';
-import { REDACTION_TYPES } from '../../schemas/rules.schema.js';
-import { parseFieldPath, type FieldPathRoot, type FieldPathSegment } from '../shared/field-path.js';
+import {
+  parseFieldPath,
+  REDACTION_TYPES,
+  type FieldPathRoot,
+  type FieldPathSegment,
+} from '../shared/rules.js';
 import type { RedactionRule, RedactionType } from './rule-snapshot.js';
 import { isAuthorizationKey, isSecretKey } from './sensitive/detectors.js';
 import { replaceUserinfoPassword } from './url-userinfo.js';

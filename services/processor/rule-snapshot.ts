@@ -4,7 +4,7 @@ import type { PgListener } from '../shared/pg-listener.js';
 import type { Level, RuleScope } from './sensitive/index.js';
 import type { WorkflowAction as SchemaWorkflowAction } from '../../schemas/workflow.schema.js';
 import type { IdentificationSource } from '../../schemas/consumers.schema.js';
-import type { REDACTION_TYPES } from '../../schemas/rules.schema.js';
+import type { RedactionType } from '../shared/rules.js';
 import type { EndpointTemplateRule } from '../shared/endpoint-pattern.js';
 
 /**
@@ -22,7 +22,7 @@ import type { EndpointTemplateRule } from '../shared/endpoint-pattern.js';
 
 export const RULES_CHANNEL = 'tapline_rules';
 
-/** Shape B exclusion: path x method x status. */
+/** Path exclusion: path x method x status. */
 export interface ExclusionRule {
   sid: string;
   accountSid: string;
@@ -35,7 +35,7 @@ export interface ExclusionRule {
   environments: string[] | null;
 }
 
-/** Shape A exclusion: `criteria` in the stream-view search language. */
+/** Criteria exclusion: `criteria` in the stream-view search language. */
 export interface CriteriaExclusionRule {
   sid: string;
   accountSid: string;
@@ -44,9 +44,9 @@ export interface CriteriaExclusionRule {
   environments: string[] | null;
 }
 
-export type RedactionType = (typeof REDACTION_TYPES)[number];
+export type { RedactionType };
 
-/** Shape B redaction: a field path and what to do with the field. */
+/** Field redaction: a field path and what to do with the field. */
 export interface RedactionRule {
   sid: string;
   accountSid: string;
@@ -58,7 +58,7 @@ export interface RedactionRule {
   environments: string[] | null;
 }
 
-/** Shape A redaction: a predefined or custom type found wherever it appears (sensitive/). */
+/** Sensitive-data redaction: a predefined or custom type found wherever it appears (sensitive/). */
 export interface SensitiveRedactionRule {
   sid: string;
   accountSid: string;
@@ -88,8 +88,8 @@ export interface WorkflowRule {
 }
 
 /**
- * One account's active rules as stored (enabled, not deleted). Shape B redactions: `server` ones
- * only (client ones run in SDKs; a `hash` applied twice would hash the hash). Shape A redactions:
+ * One account's active rules as stored (enabled, not deleted). Field redactions: `server` ones
+ * only (client ones run in SDKs; a `hash` applied twice would hash the hash). Sensitive-data redactions:
  * both `redactAt` values, since the server applies client rules again as a safety net (a rule
  * applied twice changes nothing more).
  */
@@ -283,7 +283,8 @@ export class RuleSnapshot<T> {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       const filter = accountSids ? 'AND account_sid = ANY($1)' : '';
       const params = accountSids ? [accountSids] : [];
-      // Shape B rows keep their columns; Shape A rows (migration 012) hold criteria / type fields.
+      // Path and field rows keep their columns; criteria and sensitive-data rows (migration 012) hold
+      // criteria / type fields.
       const x = await client.query<ExclusionRow>(
         `SELECT sid, account_sid, shape, name, path_pattern, method, status_code, criteria, buckets, environments
          FROM exclusions WHERE is_active AND deleted_at IS NULL ${filter} ORDER BY created_at, sid`,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ActionJob } from '../../schemas/action-job.schema.js';
 import { SID_PREFIX } from '../shared/ids.js';
-import { compilePathPattern, pathOnly, type PathMatcher } from './path-pattern.js';
+import { compilePathPattern, pathOnly, type PathMatcher } from '../shared/rules.js';
 import type { StoredRecord } from './pipeline.js';
 import type { WorkflowRule } from './rule-snapshot.js';
 

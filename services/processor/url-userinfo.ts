@@ -1,7 +1,7 @@
 /**
- * The password of a URL's userinfo (`https://user:secret@api.example.com/…`) or of a host sent with
- * one (`user:secret@api.example.com`): where it lies in the text, for the redactions that hide it
- * (docs/rules.md, docs/sensitive-data.md). Shared by Shape B (redaction.ts), Shape A
+ * The password of a URL's userinfo (`https://user:secret@api.example.com/…`) or of a host sent with one
+ * (`user:secret@api.example.com`): where it lies in the text, for the redactions that hide it (docs/rules.md,
+ * docs/sensitive-data.md). Shared by field redactions (redaction.ts), sensitive-data redactions
  * (sensitive/engine.ts) and the Node.js SDK's client-side rules.
  */
 

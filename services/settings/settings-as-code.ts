@@ -234,7 +234,7 @@ function clean(o: Obj): Obj {
 const sortBy = <T>(list: T[], key: (x: T) => string): T[] =>
   [...list].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 
-/** A named rule (Shape B) by name; a Shape A rule, which has none, by its whole content. */
+/** A named rule (path or field) by name; a content rule, which has none, by its whole content. */
 function ruleKey(kind: string, r: Obj): string {
   return typeof r.name === 'string' ? `${kind}\nname\n${r.name}` : `${kind}\ncontent\n${stableJson(r)}`;
 }
@@ -374,7 +374,7 @@ function fillEnv(v: unknown, env: (name: string) => string | undefined, missing:
 /**
  * The steps that make the account match `want`: creates and updates in dependency order
  * (buckets, rules, workflows, stream views), then deletes. An item is matched by its name (a
- * workflow by bucket, environment and name; a Shape A rule, which has no name, by its content)
+ * workflow by bucket, environment and name; a content rule, which has no name, by its content)
  * and updated only when its content differs. Buckets missing from the file are left alone (a
  * deleted bucket takes its traffic along). Workflow secrets are compared masked, as the API
  * stores them out of sight: a changed secret alone is not seen as a change.
@@ -650,8 +650,8 @@ export async function plan(api: SettingsApi, want: SettingsDocument): Promise<Pl
 
 /** A rule as stored: the create defaults filled in, so an omitted default is no change. */
 function withDefaults(r: Obj): Obj {
-  const shapeA = typeof r.name !== 'string';
-  const defaults: Obj = shapeA ? { enabled: true } : { isActive: true };
+  const contentRule = typeof r.name !== 'string';
+  const defaults: Obj = contentRule ? { enabled: true } : { isActive: true };
   return { ...defaults, ...r };
 }
 

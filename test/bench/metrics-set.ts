@@ -189,8 +189,8 @@ async function time(): Promise<void> {
     ['performance method', (r) => r.performance(query, 'method', 100)],
     ['performance status', (r) => r.performance(query, 'status', 100)],
     ['performance environment', (r) => r.performance(query, 'environment', 100)],
-    ['shapeA summary', (r) => r.shapeASummary(query)],
-    ['shapeA responseTime', (r) => r.shapeAResponseTime(query, 'hour')],
+    ['shapeA summary', (r) => r.comparisonSummary(query)],
+    ['shapeA responseTime', (r) => r.responseTimePeriods(query, 'hour')],
   ];
   const cases: [string, () => Promise<unknown>][] = [];
   for (const [label, call] of calls) {
@@ -266,9 +266,9 @@ function answerCalls(now: number): [string, (m: MetricsRepository) => Promise<un
         ['performance environment', (m) => m.performance(query, 'environment', 100)],
         ['errors', (m) => m.errors(query, undefined, 100)],
         ['errors 404', (m) => m.errors(query, 404, 5)],
-        ['shapeA summary', (m) => m.shapeASummary(query)],
-        ['shapeA throughput', (m) => m.shapeAThroughput(query, 'hour', 'rps')],
-        ['shapeA responseTime', (m) => m.shapeAResponseTime(query, 'hour')],
+        ['shapeA summary', (m) => m.comparisonSummary(query)],
+        ['shapeA throughput', (m) => m.throughputPeriods(query, 'hour', 'rps')],
+        ['shapeA responseTime', (m) => m.responseTimePeriods(query, 'hour')],
       ];
       if (r !== ranges[4]) calls.push(['throughput minute', (m) => m.throughput(query, 'minute')]);
       for (const [name, call] of calls)

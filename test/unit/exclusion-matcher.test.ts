@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compileProcessorRules, type BucketRules } from '../../services/processor/compiled-rules.js';
-import { compilePathPattern } from '../../services/processor/path-pattern.js';
+import { compilePathPattern } from '../../services/shared/rules.js';
 import { runSteps, type StoredRecord } from '../../services/processor/pipeline.js';
 import { emptyRules, type ExclusionRule } from '../../services/processor/rule-snapshot.js';
 import { exclusionsStep } from '../../services/processor/steps/exclusions.step.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseFieldPath, type FieldPathResult } from '../../services/shared/field-path.js';
+import { parseFieldPath, type FieldPathResult } from '../../services/shared/rules.js';
 
 const ok = (path: string) => {
   const r = parseFieldPath(path);
@@ -200,5 +200,25 @@ describe('parseFieldPath: prototype names', () => {
     expect(ok('$.constructor')).toEqual({ root: 'bodies', segments: [{ type: 'key', name: 'constructor' }] });
     expect(ok('$.__proto__.x').root).toBe('bodies');
     expect(err('$.request.toString.x')).toContain('must be followed by one of');
+  });
+});
+
+describe('parseFieldPath: the forms the Node.js SDK compiles with it', () => {
+  it('parses quoted keys, indexes, wildcards and recursive names; refuses a bare $ and a path without $', () => {
+    expect(ok("$['a key'].b[0].*")).toEqual({
+      root: 'bodies',
+      segments: [
+        { type: 'key', name: 'a key' },
+        { type: 'key', name: 'b' },
+        { type: 'index', index: 0 },
+        { type: 'wildcard' },
+      ],
+    });
+    expect(ok('$..x-api-key')).toEqual({
+      root: 'bodies',
+      segments: [{ type: 'recursive', name: 'x-api-key' }],
+    });
+    expect(err('$')).toContain('must address a field');
+    expect(err('a.b')).toContain("must start with '$'");
   });
 });

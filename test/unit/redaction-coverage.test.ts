@@ -25,7 +25,7 @@ import {
   redactRecord as redactClientRecord,
   type CompiledRedaction as ClientRedaction,
 } from '../../sdk/node/src/rules.js';
-import { compileSensitive, redactShapeA } from '../../sdk/node/src/shape-a.js';
+import { compileSensitive, redactSensitiveRules } from '../../sdk/node/src/shape-a.js';
 import type { CapturedRecord, RemoteRedactionRule } from '../../sdk/node/src/types.js';
 
 /**
@@ -517,7 +517,10 @@ describe('the SDK applies the same reach', () => {
   it('Shape A (the server engine): endpoint, tags, host and URL userinfo, fragment and header pairs', () => {
     const rec = captured();
     expect(
-      redactShapeA(rec, compileSensitive(AUDIT_TYPES.map((type) => ({ sid: type, type, level: 'full' })))),
+      redactSensitiveRules(
+        rec,
+        compileSensitive(AUDIT_TYPES.map((type) => ({ sid: type, type, level: 'full' }))),
+      ),
     ).toBe(true);
     expect(leaks(rec)).toEqual([]);
     expect(rec.endpoint).toBe('/login?password=[REDACTED:password]');

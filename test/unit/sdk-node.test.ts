@@ -7,7 +7,6 @@ import {
   compileExclusion,
   compileRedaction,
   excludedBy,
-  parseFieldPath,
   redactRecord,
   sampleRateOf,
   type CompiledExclusion,
@@ -177,17 +176,24 @@ describe('sdk: client redactions', () => {
     redactRecord(none, rules({ field: '$..password', action: 'remove', environments: ['prod01'] }), '');
     expect(none.request.body).not.toContain('hunter2');
   });
+});
 
-  it('parses the server field path forms', () => {
-    expect(parseFieldPath("$['a key'].b[0].*")).toEqual([
-      { type: 'key', name: 'a key' },
-      { type: 'key', name: 'b' },
-      { type: 'index', index: 0 },
-      { type: 'wildcard' },
-    ]);
-    expect(parseFieldPath('$..x-api-key')).toEqual([{ type: 'recursive', name: 'x-api-key' }]);
-    expect(parseFieldPath('$')).toBeNull();
-    expect(parseFieldPath('a.b')).toBeNull();
+describe("sdk: field paths are the server parser's", () => {
+  it('skips a rule whose path the API refuses, and compiles the ones it accepts as the server does', () => {
+    // The API refuses these (leading zero, an index above 1,000,000, a control character in a
+    // quoted key, a header path with two names); the SDK compiles rules with the same parser.
+    for (const field of ['$.a[01]', '$.a[1000001]', "$['a\u0001b']", '$.request.headers.cookie.session'])
+      expect([field, compileRedaction({ field, action: 'mask' })]).toEqual([field, null]);
+    const header = compileRedaction({ field: '$.request.headers.X-Api-Key', action: 'remove' });
+    expect(header && { roots: header.roots, segments: header.segments }).toEqual({
+      roots: ['request.headers'],
+      segments: [{ type: 'key', name: 'x-api-key' }],
+    });
+    const both = compileRedaction({ field: '$..card', action: 'mask' });
+    expect(both && { roots: both.roots, segments: both.segments }).toEqual({
+      roots: ['request.body', 'response.body'],
+      segments: [{ type: 'recursive', name: 'card' }],
+    });
   });
 });
 

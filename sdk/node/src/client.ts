@@ -17,7 +17,7 @@ import {
   hasSize,
   compileSensitive,
   excludedByCriteria,
-  redactShapeA,
+  redactSensitiveRules,
   sensitiveWithout,
   type CompiledCriteria,
   type CompiledSensitive,
@@ -177,10 +177,13 @@ export class TaplineCore {
   private readonly circuit: CircuitBreaker;
   private redactions: CompiledRedaction[] = [];
   private exclusions: CompiledExclusion[] = [];
-  /** Shape A: criteria exclusions and sensitive-data redactions (shape-a.ts) */
+  /** criteria exclusions and sensitive-data redactions (shape-a.ts) */
   private criteria: CompiledCriteria[] = [];
   private sensitive: CompiledSensitive = compileSensitive([]);
-  /** the Shape A rules still to apply to a line made under an older rules version, by that version */
+  /**
+   * the criteria and sensitive-data rules still to apply to a line made under an older rules version, by that
+   * version
+   */
   private sensitiveLeft = new Map<number, CompiledSensitive>();
   remote: RemoteSettings = {};
   private settingsLoaded = false;
@@ -348,7 +351,8 @@ export class TaplineCore {
       ? rdc.map((r) => compileRedaction(r)).filter((r): r is CompiledRedaction => r !== null)
       : [];
     this.exclusions = xcl.map((x) => compileExclusion(x)).filter((x): x is CompiledExclusion => x !== null);
-    // Shape A: compiled by the server's own evaluators; a rule that does not compile is skipped.
+    // Criteria and sensitive-data rules: compiled by the server's own evaluators; a rule that does not
+    // compile is skipped.
     const criteria = compileCriteria(xca);
     this.criteria = criteria.rules;
     this.sensitive = compileSensitive(clientSide ? sen : []);
@@ -739,32 +743,35 @@ export class TaplineCore {
   }
 
   /**
-   * Redacts a record in place: the Shape B field-path rules, then the Shape A rules (the server's
-   * order, docs/rules.md). A record Shape A changes is marked `redacted` and keeps the sizes it
-   * was captured with.
+   * Redacts a record in place: the field-path rules, then the sensitive-data rules (the server's order,
+   * docs/rules.md). A record the sensitive-data rules change is marked `redacted` and keeps the sizes it was
+   * captured with.
    */
   private redact(
     record: CapturedRecord,
     env: string,
-    shapeB: CompiledRedaction[],
-    shapeA: CompiledSensitive,
+    fieldRules: CompiledRedaction[],
+    sensitive: CompiledSensitive,
   ): void {
-    if (shapeA.compiled === null) {
-      redactRecord(record, shapeB, env);
+    if (sensitive.compiled === null) {
+      redactRecord(record, fieldRules, env);
       return;
     }
-    // Sizes as received, taken before a Shape B rule rewrites a body (only for a part without one).
+    // Sizes as received, taken before a field rule rewrites a body (only for a part without one).
     const received: { request?: number; response?: number } = {};
-    if (shapeB.length) {
+    if (fieldRules.length) {
       if (!hasSize(record.request.size)) received.request = byteSize(record.request.body);
       if (record.response && !hasSize(record.response.size))
         received.response = byteSize(record.response.body);
     }
-    redactRecord(record, shapeB, env);
-    redactShapeA(record, shapeA, received);
+    redactRecord(record, fieldRules, env);
+    redactSensitiveRules(record, sensitive, received);
   }
 
-  /** The Shape A rules a line made under `version` has not had yet (compiled once per version). */
+  /**
+   * The criteria and sensitive-data rules a line made under `version` has not had yet (compiled once per
+   * version).
+   */
   private sensitiveFor(version: number, applied: ReadonlySet<string>): CompiledSensitive {
     let left = this.sensitiveLeft.get(version);
     if (!left) {

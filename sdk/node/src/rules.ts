@@ -1,5 +1,10 @@
 import { createHash } from 'node:crypto';
-import { compilePathPattern } from '../../../services/processor/path-pattern.js';
+import {
+  compilePathPattern,
+  parseFieldPath,
+  type FieldPathRoot,
+  type FieldPathSegment,
+} from '../../../services/shared/rules.js';
 import { redactsIn } from '../../../services/processor/rule-environment.js';
 import { isAuthorizationKey, isSecretKey } from '../../../services/processor/sensitive/detectors.js';
 import { replaceUserinfoPassword } from '../../../services/processor/url-userinfo.js';
@@ -8,7 +13,8 @@ import type { CapturedRecord, RecordTag, RemoteExclusionRule, RemoteRedactionRul
 /**
  * Client-side rules: exclusions and `redactAt: client` redactions from the bucket's SDK settings,
  * applied in the host so excluded traffic is never sent and redacted values never leave it. The
- * field path language is the server's (docs/rules.md, "Field path syntax"): `$.a.b`, `$['k']`,
+ * field path language is the server's, parsed by the server's parser (services/shared/rules.ts;
+ * docs/rules.md, "Field path syntax"): `$.a.b`, `$['k']`,
  * `$.a[0]`, `[*]`/`.*`, `$..name`, with the record-part roots `request.body`, `response.body`,
  * `request.headers`, `response.headers`, `request.queryString`, or both bodies without one. As on
  * the server (services/processor/redaction.ts): query rules also reach the fragment's
@@ -17,20 +23,15 @@ import type { CapturedRecord, RecordTag, RemoteExclusionRule, RemoteRedactionRul
  * userinfo password of the URL and the host.
  */
 
-type Segment =
-  | { type: 'key'; name: string }
-  | { type: 'index'; index: number }
-  | { type: 'wildcard' }
-  | { type: 'recursive'; name: string };
-
-type Root = 'request.body' | 'response.body' | 'request.headers' | 'response.headers' | 'request.queryString';
+/** A part of the record a rule reaches; a path without one reaches both bodies. */
+type Root = Exclude<FieldPathRoot, 'bodies'>;
 
 export interface CompiledRedaction {
   sid: string;
   /** identity of the rule's content: the same rule is never applied twice to one record */
   key: string;
   roots: Root[];
-  segments: Segment[];
+  segments: FieldPathSegment[];
   action: (v: unknown) => unknown;
   remove: boolean;
   environments: Set<string> | null;
@@ -47,89 +48,6 @@ export interface CompiledExclusion {
   statusCode: number | null;
   environments: Set<string> | null;
 }
-
-const DOT_NAME = /[A-Za-z0-9_-]/;
-
-/** Parses a field path into segments; null when it is not valid (the rule is then skipped). */
-export function parseFieldPath(path: string): Segment[] | null {
-  if (typeof path !== 'string' || !path.startsWith('$') || path.length > 1024) return null;
-  const out: Segment[] = [];
-  let i = 1;
-  const dotName = (): string | null => {
-    const start = i;
-    while (i < path.length && DOT_NAME.test(path[i]!)) i++;
-    return i > start ? path.slice(start, i) : null;
-  };
-  const quoted = (): string | null => {
-    const q = path[i]!;
-    i++;
-    let name = '';
-    for (;;) {
-      const c = path[i];
-      if (c === undefined) return null;
-      if (c === '\\') {
-        const n = path[i + 1];
-        if (n !== q && n !== '\\') return null;
-        name += n;
-        i += 2;
-        continue;
-      }
-      i++;
-      if (c === q) break;
-      name += c;
-    }
-    return name || null;
-  };
-  const bracket = (recursive: boolean): Segment | null => {
-    i++;
-    const c = path[i];
-    let seg: Segment | null = null;
-    if (c === "'" || c === '"') {
-      const name = quoted();
-      if (name === null) return null;
-      seg = recursive ? { type: 'recursive', name } : { type: 'key', name };
-    } else if (c === '*' && !recursive) {
-      i++;
-      seg = { type: 'wildcard' };
-    } else if (c !== undefined && c >= '0' && c <= '9' && !recursive) {
-      const start = i;
-      while (i < path.length && path[i]! >= '0' && path[i]! <= '9') i++;
-      seg = { type: 'index', index: Number(path.slice(start, i)) };
-    }
-    if (!seg || path[i] !== ']') return null;
-    i++;
-    return seg;
-  };
-  while (i < path.length) {
-    let seg: Segment | null = null;
-    if (path[i] === '.' && path[i + 1] === '.') {
-      i += 2;
-      if (path[i] === '[') seg = bracket(true);
-      else {
-        const name = dotName();
-        seg = name === null ? null : { type: 'recursive', name };
-      }
-    } else if (path[i] === '.') {
-      i++;
-      if (path[i] === '*') {
-        i++;
-        seg = { type: 'wildcard' };
-      } else {
-        const name = dotName();
-        seg = name === null ? null : { type: 'key', name };
-      }
-    } else if (path[i] === '[') seg = bracket(false);
-    if (!seg) return null;
-    out.push(seg);
-    if (out.length > 32) return null;
-  }
-  return out.length ? out : null;
-}
-
-const PARTS: Record<string, Record<string, Root>> = {
-  request: { body: 'request.body', headers: 'request.headers', queryString: 'request.queryString' },
-  response: { body: 'response.body', headers: 'response.headers' },
-};
 
 const LETTER_OR_DIGIT = /[\p{L}\p{N}]/gu;
 
@@ -154,25 +72,12 @@ function hashValue(v: unknown): string {
 /** A redaction rule ready to apply, or null when its path or action is not understood. */
 export function compileRedaction(rule: RemoteRedactionRule): CompiledRedaction | null {
   if (!rule || typeof rule.field !== 'string') return null;
-  const raw = parseFieldPath(rule.field);
-  if (!raw) return null;
-  let roots: Root[] = ['request.body', 'response.body'];
-  let segments = raw;
-  const first = raw[0]!.type === 'key' ? (raw[0] as { name: string }).name : undefined;
-  const parts = first !== undefined && Object.hasOwn(PARTS, first) ? PARTS[first]! : undefined;
-  if (parts) {
-    const second = raw[1]?.type === 'key' ? (raw[1] as { name: string }).name : undefined;
-    const root = second !== undefined && Object.hasOwn(parts, second) ? parts[second]! : undefined;
-    if (!root || raw.length < 3) return null;
-    roots = [root];
-    segments = raw.slice(2);
-    if (root !== 'request.body' && root !== 'response.body') {
-      const only = segments[0]!;
-      if (segments.length !== 1 || (only.type !== 'key' && only.type !== 'wildcard')) return null;
-      if (only.type === 'key' && root !== 'request.queryString')
-        segments = [{ type: 'key', name: only.name.toLowerCase() }];
-    }
-  }
+  // The server's parser: the part of the record the path addresses (header names lower-cased, one
+  // name for a headers or query-string part) and the segments inside it; an invalid path is skipped.
+  const parsed = parseFieldPath(rule.field);
+  if (!parsed.ok) return null;
+  const roots: Root[] = parsed.root === 'bodies' ? ['request.body', 'response.body'] : [parsed.root];
+  const { segments } = parsed;
   let action: (v: unknown) => unknown;
   switch (rule.action) {
     case 'mask':
@@ -212,7 +117,12 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Every (container, key) the segments reach from `value`. */
-function collect(value: unknown, segments: Segment[], at: number, out: [Container, string | number][]): void {
+function collect(
+  value: unknown,
+  segments: FieldPathSegment[],
+  at: number,
+  out: [Container, string | number][],
+): void {
   if (at >= segments.length) return;
   const seg = segments[at]!;
   const last = at === segments.length - 1;

@@ -9,12 +9,12 @@ import {
 import type { CapturedRecord, RemoteExclusionCriteria } from './types.js';
 
 /**
- * Shape A rules in the host (docs/sdk.md, "Settings and rules"): `exclusionCriteria` (the
- * stream-view search language) and `sensitiveRules` (predefined and custom sensitive-data types)
- * from the bucket's SDK settings. The evaluators are the processor's own
- * (services/processor/exclusion-criteria.ts, services/processor/sensitive/), bundled into the SDK's
- * dist by tsup, so a record is judged and redacted in the host exactly as the server would.
- * Nothing here throws: a rule that does not compile is reported and skipped.
+ * Criteria exclusions and sensitive-data redactions in the host (docs/sdk.md, "Settings and rules"):
+ * `exclusionCriteria` (the stream-view search language) and `sensitiveRules` (predefined and custom
+ * sensitive-data types) from the bucket's SDK settings. The evaluators are the processor's own
+ * (services/processor/exclusion-criteria.ts, services/processor/sensitive/), bundled into the SDK's dist by
+ * tsup, so a record is judged and redacted in the host exactly as the server would. Nothing here throws: a
+ * rule that does not compile is reported and skipped.
  */
 
 export interface CompiledCriteria {
@@ -93,7 +93,7 @@ const keyOf = (r: SensitiveRuleInput): string =>
   ]);
 
 /**
- * Compiles the Shape A redactions with the server's engine. Rules the engine refuses (an unknown
+ * Compiles the sensitive-data redactions with the server's engine. Rules the engine refuses (an unknown
  * type, a pattern RE2 cannot compile) are left out and listed in `skipped`; `compiled` is null
  * when no rule remains.
  */
@@ -136,14 +136,14 @@ export const byteSize = (body: unknown): number =>
 export const hasSize = (n: unknown): boolean => typeof n === 'number' && n >= 0;
 
 /**
- * Applies Shape A redactions to a record in place: its `request` / `response` parts (and the
+ * Applies sensitive-data redactions to a record in place: its `request` / `response` parts (and the
  * record fields the engine rewrites: `endpoint`, `tags`) are replaced by the engine's redacted
  * copies, the record is marked `redacted: true`, and a part without a
  * size gets the byte size of its body as received (sizes stay as received, as on the server,
  * services/processor/steps/redact.step.ts). `received` gives those sizes when an earlier rule
- * (Shape B) has already rewritten a body. True when something was redacted.
+ * (a field rule) has already rewritten a body. True when something was redacted.
  */
-export function redactShapeA(
+export function redactSensitiveRules(
   record: CapturedRecord,
   set: CompiledSensitive,
   received: { request?: number; response?: number } = {},

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { RedactionType } from '../../../services/shared/rules.js';
 
 /** A logger the host passes in (pino, console, winston all fit). Only `debug`/`warn` are used. */
 export interface TaplineLogger {
@@ -75,7 +76,8 @@ export interface CapturedRecord {
 export interface RemoteRedactionRule {
   sid?: string;
   field: string;
-  action: 'mask' | 'remove' | 'hash' | 'replace';
+  /** `mask`, `remove`, `hash` or `replace` (the rules module's REDACTION_TYPES) */
+  action: RedactionType;
   replacement?: string;
   environments?: string[] | null;
 }
@@ -89,7 +91,7 @@ export interface RemoteExclusionRule {
   environments?: string[] | null;
 }
 
-/** A Shape A exclusion from the SDK settings: `criteria` in the stream-view search language. */
+/** A criteria exclusion from the SDK settings: `criteria` in the stream-view search language. */
 export interface RemoteExclusionCriteria {
   sid?: string;
   criteria: string;
@@ -190,7 +192,7 @@ export interface TaplineStats {
   /** client redaction and exclusion rules in force (from the last settings answer) */
   redactionRules: number;
   exclusionRules: number;
-  /** Shape A rules in force: sensitive-data redactions and criteria exclusions that compiled */
+  /** Content rules in force: sensitive-data redactions and criteria exclusions that compiled */
   sensitiveRules: number;
   exclusionCriteria: number;
   /** errors caught inside the SDK (never thrown to the host) */

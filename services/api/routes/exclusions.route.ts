@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifySchemaCompiler, preValidationAsyncHookHandler } from 'fastify';
 import { accountParams, listQuery } from '../../../schemas/common.schema.js';
 import {
-  EXCLUSION_A_ONLY,
-  EXCLUSION_B_ONLY,
-  type ExclusionCreateA,
-  type ExclusionUpdateA,
+  CRITERIA_EXCLUSION_ONLY,
+  PATH_EXCLUSION_ONLY,
+  type CriteriaExclusionCreate,
+  type CriteriaExclusionUpdate,
 } from '../../../schemas/rules.schema.js';
 import { AppError, notFound, validation } from '../../shared/errors.js';
 import { createAjv, validator } from '../../shared/schemas.js';
@@ -47,12 +47,12 @@ function present(body: unknown, fields: readonly string[]): string[] {
 }
 
 /**
- * The shape a rule body is written in: Shape A when it has a Shape A-only field (`criteria`; for
- * redactions `type`, `level`, `scopes`, …), otherwise Shape B (a body with neither is read as
- * Shape B, whose errors then name its required fields).
+ * The shape a rule body is written in: a content rule (shape A) when it has a field only content rules have
+ * (`criteria`; for redactions `type`, `level`, `scopes`, …), otherwise a path rule (shape B; a body with
+ * neither is read as a path rule, whose errors then name its required fields).
  */
-export function bodyShape(body: unknown, aOnly: readonly string[]): RuleShape {
-  return present(body, aOnly).length ? 'A' : 'B';
+export function bodyShape(body: unknown, contentOnly: readonly string[]): RuleShape {
+  return present(body, contentOnly).length ? 'A' : 'B';
 }
 
 /**
@@ -63,10 +63,10 @@ export function bodyShape(body: unknown, aOnly: readonly string[]): RuleShape {
  */
 export function shapeValidatorCompiler(opts: {
   what: string;
-  aOnly: readonly string[];
-  bOnly: readonly string[];
-  aSchema: string;
-  bSchema: string;
+  contentOnly: readonly string[];
+  pathOnly: readonly string[];
+  contentSchema: string;
+  pathSchema: string;
   /** the property of the body that holds the rule (previews: `rule`); the body itself when absent */
   inside?: string;
 }): FastifySchemaCompiler<unknown> {
@@ -76,25 +76,25 @@ export function shapeValidatorCompiler(opts: {
       const id = (schema as { $id?: unknown }).$id;
       return (typeof id === 'string' && coercing.getSchema(id)) || coercing.compile(schema as object);
     }
-    const validateA = validator(opts.aSchema);
-    const validateB = validator(opts.bSchema);
+    const validateContentRule = validator(opts.contentSchema);
+    const validatePathRule = validator(opts.pathSchema);
     const at = opts.inside ? `body.${opts.inside}` : 'body';
     return (data: unknown) => {
       const rule = opts.inside ? (data as Record<string, unknown> | null)?.[opts.inside] : data;
-      const a = present(rule, opts.aOnly);
-      const b = present(rule, opts.bOnly);
-      if (a.length && b.length) {
+      const contentFields = present(rule, opts.contentOnly);
+      const pathFields = present(rule, opts.pathOnly);
+      if (contentFields.length && pathFields.length) {
         const details: Record<string, string> = {};
-        for (const f of a) details[`${at}.${f}`] = 'is a Shape A field';
-        for (const f of b) details[`${at}.${f}`] = 'is a Shape B field';
+        for (const f of contentFields) details[`${at}.${f}`] = 'is a Shape A field';
+        for (const f of pathFields) details[`${at}.${f}`] = 'is a Shape B field';
         return {
           error: validation(
-            `The body mixes Shape A fields (${a.join(', ')}) and Shape B fields (${b.join(', ')}) of ${opts.what}: send the fields of one shape`,
+            `The body mixes Shape A fields (${contentFields.join(', ')}) and Shape B fields (${pathFields.join(', ')}) of ${opts.what}: send the fields of one shape`,
             details,
           ),
         };
       }
-      const fn = a.length ? validateA : validateB;
+      const fn = contentFields.length ? validateContentRule : validatePathRule;
       if (fn(data)) return { value: data };
       // The error handler turns `validation` into the envelope's details, as for any schema error.
       const error = Object.assign(new Error('Request body is invalid'), {
@@ -107,7 +107,7 @@ export function shapeValidatorCompiler(opts: {
 }
 
 /**
- * PUT keeps a rule's shape: a Shape B body cannot replace a Shape A rule, nor the reverse. A
+ * PUT keeps a rule's shape: a path rule body cannot replace a content rule, nor the reverse. A
  * soft-deleted rule cannot be replaced (404).
  */
 export function assertSameShape(
@@ -130,15 +130,15 @@ export function assertSameShape(
   );
 }
 
-const FIELDS = { A: EXCLUSION_A_ONLY, B: EXCLUSION_B_ONLY };
+const FIELDS = { A: CRITERIA_EXCLUSION_ONLY, B: PATH_EXCLUSION_ONLY };
 
 export default async function exclusionsRoutes(app: FastifyInstance): Promise<void> {
   const repo = new ExclusionsRepository(app.deps.pg);
   const tags = ['exclusions'];
   const shapes = {
     what: 'an exclusion',
-    aOnly: EXCLUSION_A_ONLY,
-    bOnly: EXCLUSION_B_ONLY,
+    contentOnly: CRITERIA_EXCLUSION_ONLY,
+    pathOnly: PATH_EXCLUSION_ONLY,
   };
 
   app.get<{ Params: { accountSid: string }; Querystring: RuleListQuery }>(
@@ -175,15 +175,15 @@ export default async function exclusionsRoutes(app: FastifyInstance): Promise<vo
     async (req) => repo.get(req.params.accountSid, req.params.exclusionSid),
   );
 
-  app.post<{ Params: { accountSid: string }; Body: ExclusionInput | ExclusionCreateA }>(
+  app.post<{ Params: { accountSid: string }; Body: ExclusionInput | CriteriaExclusionCreate }>(
     '/v1/accounts/:accountSid/exclusions',
     {
       preValidation: upperCaseMethod,
       preHandler: requireScope('exclusions:write'),
       validatorCompiler: shapeValidatorCompiler({
         ...shapes,
-        aSchema: 'exclusionCreateA',
-        bSchema: 'exclusionCreate',
+        contentSchema: 'exclusionCreateA',
+        pathSchema: 'exclusionCreate',
       }),
       schema: {
         tags,
@@ -199,24 +199,24 @@ export default async function exclusionsRoutes(app: FastifyInstance): Promise<vo
     },
     async (req, reply) => {
       const { accountSid } = req.params;
-      if (bodyShape(req.body, EXCLUSION_A_ONLY) === 'A') {
-        const body = req.body as ExclusionCreateA;
+      if (bodyShape(req.body, CRITERIA_EXCLUSION_ONLY) === 'A') {
+        const body = req.body as CriteriaExclusionCreate;
         compileExclusionCriteria(body.criteria, 'body.criteria');
-        return reply.status(201).send(await repo.createA(accountSid, body));
+        return reply.status(201).send(await repo.createCriteria(accountSid, body));
       }
       return reply.status(201).send(await repo.create(accountSid, req.body as ExclusionInput));
     },
   );
 
-  app.put<{ Params: P; Body: ExclusionInput | ExclusionUpdateA }>(
+  app.put<{ Params: P; Body: ExclusionInput | CriteriaExclusionUpdate }>(
     '/v1/accounts/:accountSid/exclusions/:exclusionSid',
     {
       preValidation: upperCaseMethod,
       preHandler: requireScope('exclusions:write'),
       validatorCompiler: shapeValidatorCompiler({
         ...shapes,
-        aSchema: 'exclusionUpdateA',
-        bSchema: 'exclusionUpdate',
+        contentSchema: 'exclusionUpdateA',
+        pathSchema: 'exclusionUpdate',
       }),
       schema: {
         tags,
@@ -232,12 +232,12 @@ export default async function exclusionsRoutes(app: FastifyInstance): Promise<vo
     },
     async (req) => {
       const { accountSid, exclusionSid } = req.params;
-      const given = bodyShape(req.body, EXCLUSION_A_ONLY);
+      const given = bodyShape(req.body, CRITERIA_EXCLUSION_ONLY);
       assertSameShape('Exclusion', exclusionSid, await repo.shapeOf(accountSid, exclusionSid), given, FIELDS);
       if (given === 'A') {
-        const body = req.body as ExclusionUpdateA;
+        const body = req.body as CriteriaExclusionUpdate;
         compileExclusionCriteria(body.criteria, 'body.criteria');
-        return repo.updateA(accountSid, exclusionSid, body);
+        return repo.updateCriteria(accountSid, exclusionSid, body);
       }
       return repo.update(accountSid, exclusionSid, req.body as ExclusionInput);
     },

@@ -6,8 +6,8 @@ import {
   errorsQuery,
   metricsScopeQuery,
   performanceQuery,
-  shapeAResponseTimeQuery,
-  shapeAThroughputQuery,
+  responseTimePeriodsQuery,
+  throughputPeriodsQuery,
   throughputQuery,
   type MetricsScopeQuery,
 } from '../../../schemas/metrics.schema.js';
@@ -18,7 +18,8 @@ import { resolveRange, type Query } from '../metrics-range.js';
 import { MetricsRepository } from '../metrics.repository.js';
 
 /**
- * Metrics (docs/metrics.md): Shape B on the spec's paths, Shape A (docs/metrics.md) under /metrics/shapeA.
+ * Metrics (docs/metrics.md): the plain answers on the spec's paths, the comparison summary and the
+ * throughput and response-time periods under /metrics/shapeA.
  * Every answer is read from the per-minute aggregates; see docs/metrics.md for the time model.
  */
 export default async function metricsRoutes(fastify: FastifyInstance): Promise<void> {
@@ -108,17 +109,17 @@ export default async function metricsRoutes(fastify: FastifyInstance): Promise<v
         'Summary against the previous period (Shape A)',
       ),
     },
-    async (req) => repo.shapeASummary(await scope(req.params.accountSid, req.query)),
+    async (req) => repo.comparisonSummary(await scope(req.params.accountSid, req.query)),
   );
 
   app.get(
     `${base}/shapeA/throughput`,
     {
       preHandler: pre,
-      schema: schema(shapeAThroughputQuery, 'metricsShapeAThroughput', 'Throughput periods (Shape A)'),
+      schema: schema(throughputPeriodsQuery, 'metricsShapeAThroughput', 'Throughput periods (Shape A)'),
     },
     async (req) =>
-      repo.shapeAThroughput(
+      repo.throughputPeriods(
         await scope(req.params.accountSid, req.query),
         req.query.interval,
         req.query.averageUnits,
@@ -129,8 +130,13 @@ export default async function metricsRoutes(fastify: FastifyInstance): Promise<v
     `${base}/shapeA/responseTime`,
     {
       preHandler: pre,
-      schema: schema(shapeAResponseTimeQuery, 'metricsShapeAResponseTime', 'Response-time periods (Shape A)'),
+      schema: schema(
+        responseTimePeriodsQuery,
+        'metricsShapeAResponseTime',
+        'Response-time periods (Shape A)',
+      ),
     },
-    async (req) => repo.shapeAResponseTime(await scope(req.params.accountSid, req.query), req.query.interval),
+    async (req) =>
+      repo.responseTimePeriods(await scope(req.params.accountSid, req.query), req.query.interval),
   );
 }

@@ -4,7 +4,7 @@ import { sensitiveCatalogue } from '../../processor/sensitive/index.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 
 /**
- * `GET /v1/accounts/{accountSid}/redactions/types`: the catalogue of predefined Shape A redaction
+ * `GET /v1/accounts/{accountSid}/redactions/types`: the catalogue of predefined sensitive-data redaction
  * types (services/processor/sensitive/catalogue.ts) with what each finds, how it is validated, what
  * `partial` keeps and examples of what it matches and does not, plus the valid scopes and levels.
  * Registered by the redaction routes (its path sits under theirs). The catalogue is static: built

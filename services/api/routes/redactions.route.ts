@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { accountParams } from '../../../schemas/common.schema.js';
 import {
-  REDACTION_A_ONLY,
-  REDACTION_B_ONLY,
-  type RedactionCreateA,
-  type RedactionUpdateA,
+  SENSITIVE_REDACTION_ONLY,
+  FIELD_REDACTION_ONLY,
+  type SensitiveRedactionCreate,
+  type SensitiveRedactionUpdate,
 } from '../../../schemas/rules.schema.js';
 import { AppError, validation } from '../../shared/errors.js';
-import { parseFieldPath } from '../../shared/field-path.js';
+import { parseFieldPath } from '../../shared/rules.js';
 import {
   PREDEFINED_TYPES,
   SensitivePatternError,
@@ -40,7 +40,7 @@ function checkRedaction(body: RedactionInput): void {
 }
 
 /**
- * What the schema cannot say about a Shape A rule: a predefined type takes no pattern, and
+ * What the schema cannot say about a sensitive-data rule: a predefined type takes no pattern, and
  * `applyTo` null or `value` (its detector scans values: that is what `value` says; the two mean
  * the same for it and are stored as sent). `key` is refused for it: `key` means a pattern searched
  * in field names, which only a custom type has (a predefined type that also reads field names,
@@ -49,7 +49,7 @@ function checkRedaction(body: RedactionInput): void {
  * the valid ones); the engine must compile the rule (an RE2 pattern it cannot compile is a 400
  * naming the pattern and the position).
  */
-function checkRedactionA(body: RedactionCreateA | RedactionUpdateA): void {
+function checkSensitiveRedaction(body: SensitiveRedactionCreate | SensitiveRedactionUpdate): void {
   const { type } = body;
   const pattern = body.pattern ?? null;
   const applyTo = body.applyTo ?? null;
@@ -97,12 +97,16 @@ function checkRedactionA(body: RedactionCreateA | RedactionUpdateA): void {
   }
 }
 
-const FIELDS = { A: REDACTION_A_ONLY, B: REDACTION_B_ONLY };
+const FIELDS = { A: SENSITIVE_REDACTION_ONLY, B: FIELD_REDACTION_ONLY };
 
 export default async function redactionsRoutes(app: FastifyInstance): Promise<void> {
   const repo = new RedactionsRepository(app.deps.pg);
   const tags = ['redactions'];
-  const shapes = { what: 'a redaction', aOnly: REDACTION_A_ONLY, bOnly: REDACTION_B_ONLY };
+  const shapes = {
+    what: 'a redaction',
+    contentOnly: SENSITIVE_REDACTION_ONLY,
+    pathOnly: FIELD_REDACTION_ONLY,
+  };
 
   // Static `/redactions/types` is matched before `/redactions/:redactionSid`.
   registerRedactionTypesRoute(app);
@@ -141,14 +145,14 @@ export default async function redactionsRoutes(app: FastifyInstance): Promise<vo
     async (req) => repo.get(req.params.accountSid, req.params.redactionSid),
   );
 
-  app.post<{ Params: { accountSid: string }; Body: RedactionInput | RedactionCreateA }>(
+  app.post<{ Params: { accountSid: string }; Body: RedactionInput | SensitiveRedactionCreate }>(
     '/v1/accounts/:accountSid/redactions',
     {
       preHandler: requireScope('redactions:write'),
       validatorCompiler: shapeValidatorCompiler({
         ...shapes,
-        aSchema: 'redactionCreateA',
-        bSchema: 'redactionCreate',
+        contentSchema: 'redactionCreateA',
+        pathSchema: 'redactionCreate',
       }),
       schema: {
         tags,
@@ -165,10 +169,10 @@ export default async function redactionsRoutes(app: FastifyInstance): Promise<vo
     },
     async (req, reply) => {
       const { accountSid } = req.params;
-      if (bodyShape(req.body, REDACTION_A_ONLY) === 'A') {
-        const body = req.body as RedactionCreateA;
-        checkRedactionA(body);
-        return reply.status(201).send(await repo.createA(accountSid, body));
+      if (bodyShape(req.body, SENSITIVE_REDACTION_ONLY) === 'A') {
+        const body = req.body as SensitiveRedactionCreate;
+        checkSensitiveRedaction(body);
+        return reply.status(201).send(await repo.createSensitive(accountSid, body));
       }
       const body = req.body as RedactionInput;
       checkRedaction(body);
@@ -176,14 +180,14 @@ export default async function redactionsRoutes(app: FastifyInstance): Promise<vo
     },
   );
 
-  app.put<{ Params: P; Body: RedactionInput | RedactionUpdateA }>(
+  app.put<{ Params: P; Body: RedactionInput | SensitiveRedactionUpdate }>(
     '/v1/accounts/:accountSid/redactions/:redactionSid',
     {
       preHandler: requireScope('redactions:write'),
       validatorCompiler: shapeValidatorCompiler({
         ...shapes,
-        aSchema: 'redactionUpdateA',
-        bSchema: 'redactionUpdate',
+        contentSchema: 'redactionUpdateA',
+        pathSchema: 'redactionUpdate',
       }),
       schema: {
         tags,
@@ -200,12 +204,12 @@ export default async function redactionsRoutes(app: FastifyInstance): Promise<vo
     },
     async (req) => {
       const { accountSid, redactionSid } = req.params;
-      const given = bodyShape(req.body, REDACTION_A_ONLY);
+      const given = bodyShape(req.body, SENSITIVE_REDACTION_ONLY);
       assertSameShape('Redaction', redactionSid, await repo.shapeOf(accountSid, redactionSid), given, FIELDS);
       if (given === 'A') {
-        const body = req.body as RedactionUpdateA;
-        checkRedactionA(body);
-        return repo.updateA(accountSid, redactionSid, body);
+        const body = req.body as SensitiveRedactionUpdate;
+        checkSensitiveRedaction(body);
+        return repo.updateSensitive(accountSid, redactionSid, body);
       }
       const body = req.body as RedactionInput;
       checkRedaction(body);

@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import { accountParams } from '../../../schemas/common.schema.js';
 import {
-  EXCLUSION_A_ONLY,
-  EXCLUSION_B_ONLY,
-  REDACTION_A_ONLY,
-  REDACTION_B_ONLY,
+  CRITERIA_EXCLUSION_ONLY,
+  PATH_EXCLUSION_ONLY,
+  SENSITIVE_REDACTION_ONLY,
+  FIELD_REDACTION_ONLY,
 } from '../../../schemas/rules.schema.js';
 import { shapeValidatorCompiler } from './exclusions.route.js';
 import { forbidden, validation } from '../../shared/errors.js';
@@ -65,10 +65,10 @@ export default async function rulesPreviewRoutes(app: FastifyInstance): Promise<
       preHandler: requireScope('redactions:read'),
       validatorCompiler: shapeValidatorCompiler({
         what: 'a redaction',
-        aOnly: REDACTION_A_ONLY,
-        bOnly: REDACTION_B_ONLY,
-        aSchema: 'redactionPreviewBodyA',
-        bSchema: 'redactionPreviewBody',
+        contentOnly: SENSITIVE_REDACTION_ONLY,
+        pathOnly: FIELD_REDACTION_ONLY,
+        contentSchema: 'redactionPreviewBodyA',
+        pathSchema: 'redactionPreviewBody',
         inside: 'rule',
       }),
       schema: {
@@ -97,10 +97,10 @@ export default async function rulesPreviewRoutes(app: FastifyInstance): Promise<
       preHandler: requireScope('exclusions:read'),
       validatorCompiler: shapeValidatorCompiler({
         what: 'an exclusion',
-        aOnly: EXCLUSION_A_ONLY,
-        bOnly: EXCLUSION_B_ONLY,
-        aSchema: 'exclusionPreviewBodyA',
-        bSchema: 'exclusionPreviewBody',
+        contentOnly: CRITERIA_EXCLUSION_ONLY,
+        pathOnly: PATH_EXCLUSION_ONLY,
+        contentSchema: 'exclusionPreviewBodyA',
+        pathSchema: 'exclusionPreviewBody',
         inside: 'rule',
       }),
       schema: {

@@ -36,7 +36,7 @@ import {
 } from './types.js';
 
 /**
- * Shape A redaction (docs/rules.md; docs/sensitive-data.md): compile an account's rules once,
+ * Sensitive-data redaction (docs/rules.md; docs/sensitive-data.md): compile an account's rules once,
  * then `redactSensitive(record, compiled)` per record. Pure and synchronous: no I/O, the input
  * record is never mutated (changed parts are copied, unchanged ones shared).
  */
@@ -150,7 +150,7 @@ function plansOf(rules: RuleMatchers[], env: string | null): Plans | null {
 }
 
 /**
- * Compiles an account's Shape A rules (already limited to the bucket; rules with `enabled: false`
+ * Compiles an account's sensitive-data rules (already limited to the bucket; rules with `enabled: false`
  * or a `deletedAt` are left out). Rules apply in the given order: where two match overlapping text,
  * the leftmost match wins, then a key's value over a value match, then the longer, then the earlier rule.
  */
@@ -354,7 +354,7 @@ function redactQueryObject(q: Record<string, unknown>, plan: Plan, hit: Hit): Re
 }
 
 /**
- * Applies compiled Shape A rules to one record. Returns the record (a copy where something changed,
+ * Applies compiled sensitive-data rules to one record. Returns the record (a copy where something changed,
  * the same object otherwise), the list of redacted locations and the `redacted` flag. Sizes
  * (`request.size`, `response.size`) are kept as received.
  */

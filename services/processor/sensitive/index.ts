@@ -1,5 +1,5 @@
 /**
- * Sensitive-data redaction, Shape A (docs/sensitive-data.md): predefined detectors and
+ * Sensitive-data redaction (docs/sensitive-data.md): predefined detectors and
  * custom RE2 patterns applied to headers, query, URL, host, endpoint and bodies (JSON, form, XML,
  * text) of a record, and with `*` to its traces, tags, note and contextSid.
  * Pure, no I/O, one entry point: the processor's redaction step (steps/redact.step.ts), the rules API

@@ -6,14 +6,10 @@
  * else of the record is read or written.
  */
 
-export const SENSITIVE_SCOPES = [
-  'request.headers',
-  'request.query',
-  'request.body',
-  'request.url',
-  'response.headers',
-  'response.body',
-] as const;
+import { LEVELS, SENSITIVE_SCOPES, type ApplyTo, type Level, type RedactAt } from '../../shared/rules.js';
+
+// The scope and level lists are the rules module's (services/shared/rules.ts).
+export { LEVELS, SENSITIVE_SCOPES, type Level };
 /**
  * A concrete scope; a rule may also say `*`: all of them, and the record's own text fields
  * `traces`, `tags`, `note`, `contextSid` (reported under the scope `record`).
@@ -31,10 +27,7 @@ export type ChangeScope = SensitiveScope | 'record';
 export const SENSITIVE_RECORD_FIELDS = ['endpoint', 'traces', 'tags', 'note', 'contextSid'] as const;
 export type SensitiveRecordField = (typeof SENSITIVE_RECORD_FIELDS)[number];
 
-export const LEVELS = ['full', 'mask', 'partial'] as const;
-export type Level = (typeof LEVELS)[number];
-
-/** A Shape A redaction rule as stored (docs/rules.md); the engine reads these fields only. */
+/** A sensitive-data redaction rule as stored (docs/rules.md); the engine reads these fields only. */
 export interface SensitiveRuleInput {
   sid: string;
   /** a predefined type (detectors.ts) or the name of a custom type */
@@ -42,14 +35,14 @@ export interface SensitiveRuleInput {
   /** custom types: the RE2 pattern; predefined types: null (ignored) */
   pattern?: string | null;
   /** custom types: `key` (field names) or `value` (any text); predefined types: null (ignored) */
-  applyTo?: 'key' | 'value' | null;
+  applyTo?: ApplyTo | null;
   level: Level;
   /** empty or absent = every scope */
   scopes?: readonly RuleScope[] | null;
   /** null/absent/empty = every environment */
   environments?: readonly string[] | null;
   /** `client` rules are served to SDKs and applied here again as a safety net */
-  redactAt?: 'client' | 'server';
+  redactAt?: RedactAt;
   enabled?: boolean;
   deletedAt?: string | null;
 }

@@ -1,13 +1,13 @@
 import { exclude, ok, type Step } from '../pipeline.js';
-import { pathOnly } from '../path-pattern.js';
+import { pathOnly } from '../../shared/rules.js';
 
 const inEnvironment = (set: ReadonlySet<string> | null, env: string) => set === null || set.has(env);
 
 /**
  * Exclusion rules (docs/rules.md), both shapes; a matching record is dropped before anything is stored.
- * Shape B first (cheaper): a record whose path matches the rule's pattern, whose method is the
+ * Path exclusions first (cheaper): a record whose path matches the rule's pattern, whose method is the
  * rule's (or the rule says `*`) and whose status is the rule's (or the rule's is null); the query
- * string is not part of the matched path. Then Shape A: a record matching the rule's criteria
+ * string is not part of the matched path. Then criteria exclusions: a record matching the rule's criteria
  * (exclusion-criteria.ts). Any match excludes, so the order does not change the outcome. Rules are
  * already limited to the bucket; the environment is checked here.
  */

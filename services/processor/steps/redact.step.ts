@@ -16,14 +16,14 @@ const hasSize = (part: Part | null | undefined) => typeof part?.size === 'number
 
 /**
  * Server-side redaction (docs/rules.md), before the record is stored or handed to a workflow action:
- * Shape B rules (`redactAt: server` field paths, redaction.ts) first, then Shape A rules (predefined
+ * Field rules (`redactAt: server` field paths, redaction.ts) first, then sensitive-data rules (predefined
  * and custom types, sensitive/; `client` ones too, as a safety net behind the SDKs). Both work on
  * copies: the record received stays as it came, and the result is a copy whenever a rule of the
- * record's environment applied (Shape B: whether or not its field was present; Shape A: when
+ * record's environment applied (field rules: whether or not its field was present; sensitive-data rules: when
  * something was redacted), the record itself otherwise.
  *
- * A record Shape A changed gets `redacted: true` and keeps the request and response sizes as
- * received: a part Shape A changed that has no `size` gets the size of its body as received.
+ * A record a sensitive-data rule changed gets `redacted: true` and keeps the request and response sizes as
+ * received: a part such a rule changed that has no `size` gets the size of its body as received.
  */
 export const redactStep: Step = (record, ctx) => {
   const { redactions, sensitive } = ctx.rules;
@@ -33,15 +33,16 @@ export const redactStep: Step = (record, ctx) => {
   if (redactions.some((r) => r.environments !== null))
     rules = redactions.filter((r) => redactsIn(r.environments, env));
 
-  const shapeB = rules.length ? redactedCopy(record, rules) : record;
-  if (sensitive === null) return ok(shapeB);
-  const res = redactSensitive(shapeB, sensitive);
-  if (!res.redacted) return ok(shapeB);
+  const fieldRedacted = rules.length ? redactedCopy(record, rules) : record;
+  if (sensitive === null) return ok(fieldRedacted);
+  const res = redactSensitive(fieldRedacted, sensitive);
+  if (!res.redacted) return ok(fieldRedacted);
   // redactSensitive returns a copy of the record, with copies of the parts it changed.
   const out = res.record;
-  if (out.request !== shapeB.request && !hasSize(record.request)) out.request.size = bodySize(record.request);
+  if (out.request !== fieldRedacted.request && !hasSize(record.request))
+    out.request.size = bodySize(record.request);
   const { response } = out;
-  if (response && response !== shapeB.response && record.response && !hasSize(record.response))
+  if (response && response !== fieldRedacted.response && record.response && !hasSize(record.response))
     response.size = bodySize(record.response);
   out.redacted = true;
   return ok(out);

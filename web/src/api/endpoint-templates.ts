@@ -16,14 +16,19 @@ export type EndpointTemplateInput = FromSchema<typeof endpointTemplateCreateSche
 export type EndpointTemplateSuggestions = FromSchema<typeof endpointTemplateSuggestionsSchema>;
 export type EndpointTemplateSuggestion = EndpointTemplateSuggestions['suggestions'][number];
 
-const base = (a: string, b: string) =>
-  `/v1/accounts/${encodeURIComponent(a)}/buckets/${encodeURIComponent(b)}/endpointTemplates`;
+const base = (accountSid: string, bucketSid: string) =>
+  `/v1/accounts/${encodeURIComponent(accountSid)}/buckets/${encodeURIComponent(bucketSid)}/endpointTemplates`;
 
 export const endpointTemplates = {
-  list: (a: string, b: string) => api.get<List<EndpointTemplate>>(base(a, b)),
-  create: (a: string, b: string, body: EndpointTemplateInput) => api.post<EndpointTemplate>(base(a, b), body),
-  remove: (a: string, b: string, sid: string) =>
-    api.del<{ sid: string; deleted: boolean }>(`${base(a, b)}/${encodeURIComponent(sid)}`),
-  suggestions: (a: string, b: string, q: { startDate: string; endDate: string; environmentSid?: string }) =>
-    api.get<EndpointTemplateSuggestions>(`${base(a, b)}/suggestions`, q),
+  list: (accountSid: string, bucketSid: string) =>
+    api.get<List<EndpointTemplate>>(base(accountSid, bucketSid)),
+  create: (accountSid: string, bucketSid: string, body: EndpointTemplateInput) =>
+    api.post<EndpointTemplate>(base(accountSid, bucketSid), body),
+  remove: (accountSid: string, bucketSid: string, sid: string) =>
+    api.del<{ sid: string; deleted: boolean }>(`${base(accountSid, bucketSid)}/${encodeURIComponent(sid)}`),
+  suggestions: (
+    accountSid: string,
+    bucketSid: string,
+    q: { startDate: string; endDate: string; environmentSid?: string },
+  ) => api.get<EndpointTemplateSuggestions>(`${base(accountSid, bucketSid)}/suggestions`, q),
 };

@@ -9,7 +9,7 @@ import type {
   ConsumerIdentification,
   ConsumerSummary,
   ConsumerUpdate,
-  ErrorsB,
+  MetricsErrors,
   EventCreate,
   EventMarker,
   IdentificationPreview,
@@ -17,10 +17,10 @@ import type {
   List,
   Performance,
   RequestRecord,
-  ResponseTimeA,
+  ResponseTimePeriods,
   StreamView,
-  SummaryA,
-  ThroughputA,
+  ComparisonSummary,
+  ThroughputPeriods,
 } from './types';
 import type {
   Session,
@@ -32,8 +32,9 @@ import type {
   SigninMethods,
 } from './auth-types';
 
-const acct = (a: string) => `/v1/accounts/${encodeURIComponent(a)}`;
-const bucketPath = (a: string, b: string) => `${acct(a)}/buckets/${encodeURIComponent(b)}`;
+const acct = (accountSid: string) => `/v1/accounts/${encodeURIComponent(accountSid)}`;
+const bucketPath = (accountSid: string, bucketSid: string) =>
+  `${acct(accountSid)}/buckets/${encodeURIComponent(bucketSid)}`;
 
 export const auth = {
   setupStatus: () => api.get<SetupStatus>('/v1/setup'),
@@ -56,24 +57,27 @@ export const auth = {
 };
 
 export const members = {
-  list: (a: string) => api.get<{ hasMore: boolean; users: Member[] }>(`${acct(a)}/users`),
-  invite: (a: string, body: { email: string; role: string; firstName?: string; lastName?: string }) =>
-    api.post<InviteResult>(`${acct(a)}/users`, body),
-  setRole: (a: string, userSid: string, role: string) =>
-    api.put<Member>(`${acct(a)}/users/${userSid}`, { role }),
-  remove: (a: string, userSid: string) =>
-    api.del<{ sid: string; deleted: boolean }>(`${acct(a)}/users/${userSid}`),
+  list: (accountSid: string) => api.get<{ hasMore: boolean; users: Member[] }>(`${acct(accountSid)}/users`),
+  invite: (
+    accountSid: string,
+    body: { email: string; role: string; firstName?: string; lastName?: string },
+  ) => api.post<InviteResult>(`${acct(accountSid)}/users`, body),
+  setRole: (accountSid: string, userSid: string, role: string) =>
+    api.put<Member>(`${acct(accountSid)}/users/${userSid}`, { role }),
+  remove: (accountSid: string, userSid: string) =>
+    api.del<{ sid: string; deleted: boolean }>(`${acct(accountSid)}/users/${userSid}`),
 };
 
 export const buckets = {
-  list: (a: string) =>
-    api.get<List<Bucket>>(`${acct(a)}/buckets`, { limit: 100, sort: 'name', order: 'asc' }),
-  get: (a: string, b: string) => api.get<Bucket>(bucketPath(a, b)),
-  create: (a: string, body: { name: string; verifySslCerts?: boolean }) =>
-    api.post<Bucket>(`${acct(a)}/buckets`, body),
-  update: (a: string, b: string, body: { name: string; verifySslCerts: boolean }) =>
-    api.put<Bucket>(bucketPath(a, b), body),
-  remove: (a: string, b: string) => api.del<{ sid: string; deleted: boolean }>(bucketPath(a, b)),
+  list: (accountSid: string) =>
+    api.get<List<Bucket>>(`${acct(accountSid)}/buckets`, { limit: 100, sort: 'name', order: 'asc' }),
+  get: (accountSid: string, bucketSid: string) => api.get<Bucket>(bucketPath(accountSid, bucketSid)),
+  create: (accountSid: string, body: { name: string; verifySslCerts?: boolean }) =>
+    api.post<Bucket>(`${acct(accountSid)}/buckets`, body),
+  update: (accountSid: string, bucketSid: string, body: { name: string; verifySslCerts: boolean }) =>
+    api.put<Bucket>(bucketPath(accountSid, bucketSid), body),
+  remove: (accountSid: string, bucketSid: string) =>
+    api.del<{ sid: string; deleted: boolean }>(bucketPath(accountSid, bucketSid)),
 };
 
 /** What every metrics panel passes: the URL's bucket, environment and range. */
@@ -91,28 +95,33 @@ export interface MetricsScope {
 }
 
 export const metrics = {
-  summary: (a: string, s: MetricsScope) => api.get<SummaryA>(`${acct(a)}/metrics/shapeA/summary`, { ...s }),
-  throughput: (a: string, s: MetricsScope, interval: string) =>
-    api.get<ThroughputA>(`${acct(a)}/metrics/shapeA/throughput`, { ...s, interval, averageUnits: 'rpm' }),
-  responseTime: (a: string, s: MetricsScope, interval: string) =>
-    api.get<ResponseTimeA>(`${acct(a)}/metrics/shapeA/responseTime`, { ...s, interval }),
+  summary: (accountSid: string, scope: MetricsScope) =>
+    api.get<ComparisonSummary>(`${acct(accountSid)}/metrics/shapeA/summary`, { ...scope }),
+  throughput: (accountSid: string, scope: MetricsScope, interval: string) =>
+    api.get<ThroughputPeriods>(`${acct(accountSid)}/metrics/shapeA/throughput`, {
+      ...scope,
+      interval,
+      averageUnits: 'rpm',
+    }),
+  responseTime: (accountSid: string, scope: MetricsScope, interval: string) =>
+    api.get<ResponseTimePeriods>(`${acct(accountSid)}/metrics/shapeA/responseTime`, { ...scope, interval }),
   /** `interval` adds each group's requests per interval, `histogram` its duration histogram. */
   performance: (
-    a: string,
-    s: MetricsScope,
+    accountSid: string,
+    scope: MetricsScope,
     groupBy = 'endpoint',
     limit = 500,
     opts: { interval?: string; histogram?: boolean } = {},
   ) =>
-    api.get<Performance>(`${acct(a)}/metrics/performance`, {
-      ...s,
+    api.get<Performance>(`${acct(accountSid)}/metrics/performance`, {
+      ...scope,
       groupBy,
       limit,
       interval: opts.interval,
       histogram: opts.histogram || undefined,
     }),
-  errors: (a: string, s: MetricsScope, limit = 100) =>
-    api.get<ErrorsB>(`${acct(a)}/metrics/errors`, { ...s, limit }),
+  errors: (accountSid: string, scope: MetricsScope, limit = 100) =>
+    api.get<MetricsErrors>(`${acct(accountSid)}/metrics/errors`, { ...scope, limit }),
 };
 
 export interface ConsumerQuery {
@@ -127,22 +136,34 @@ export interface ConsumerQuery {
   limit?: number;
 }
 
-const consumerPath = (a: string, id: string) => `${acct(a)}/consumers/${encodeURIComponent(id)}`;
+const consumerPath = (accountSid: string, id: string) =>
+  `${acct(accountSid)}/consumers/${encodeURIComponent(id)}`;
 
 export const consumers = {
-  list: (a: string, query: ConsumerQuery) =>
-    api.get<List<ConsumerSummary>>(`${acct(a)}/consumers`, { ...query }),
-  get: (a: string, id: string, s: Omit<MetricsScope, 'endpoint' | 'method' | 'consumer' | 'group'>) =>
-    api.get<ConsumerDetail>(consumerPath(a, id), { ...s }),
-  update: (a: string, id: string, body: ConsumerUpdate) => api.put<ConsumerDetail>(consumerPath(a, id), body),
+  list: (accountSid: string, query: ConsumerQuery) =>
+    api.get<List<ConsumerSummary>>(`${acct(accountSid)}/consumers`, { ...query }),
+  get: (
+    accountSid: string,
+    id: string,
+    scope: Omit<MetricsScope, 'endpoint' | 'method' | 'consumer' | 'group'>,
+  ) => api.get<ConsumerDetail>(consumerPath(accountSid, id), { ...scope }),
+  update: (accountSid: string, id: string, body: ConsumerUpdate) =>
+    api.put<ConsumerDetail>(consumerPath(accountSid, id), body),
   /** A bucket's identification sources, in the order they are tried. */
-  identification: (a: string, b: string) =>
-    api.get<ConsumerIdentification>(`${bucketPath(a, b)}/consumerIdentification`),
-  setIdentification: (a: string, b: string, sources: IdentificationSource[]) =>
-    api.put<ConsumerIdentification>(`${bucketPath(a, b)}/consumerIdentification`, { sources }),
+  identification: (accountSid: string, bucketSid: string) =>
+    api.get<ConsumerIdentification>(`${bucketPath(accountSid, bucketSid)}/consumerIdentification`),
+  setIdentification: (accountSid: string, bucketSid: string, sources: IdentificationSource[]) =>
+    api.put<ConsumerIdentification>(`${bucketPath(accountSid, bucketSid)}/consumerIdentification`, {
+      sources,
+    }),
   /** What draft sources give one stored request of the bucket; nothing is stored. */
-  previewIdentification: (a: string, b: string, sources: IdentificationSource[], requestSid: string) =>
-    api.post<IdentificationPreview>(`${bucketPath(a, b)}/consumerIdentification/preview`, {
+  previewIdentification: (
+    accountSid: string,
+    bucketSid: string,
+    sources: IdentificationSource[],
+    requestSid: string,
+  ) =>
+    api.post<IdentificationPreview>(`${bucketPath(accountSid, bucketSid)}/consumerIdentification/preview`, {
       sources,
       requestSid,
     }),
@@ -158,34 +179,35 @@ export interface RequestQuery {
 }
 
 export const requests = {
-  list: (a: string, b: string, query: RequestQuery) =>
-    api.get<List<RequestRecord>>(`${bucketPath(a, b)}/requests`, {
+  list: (accountSid: string, bucketSid: string, query: RequestQuery) =>
+    api.get<List<RequestRecord>>(`${bucketPath(accountSid, bucketSid)}/requests`, {
       sort: 'createdAt',
       order: 'desc',
       ...query,
     }),
-  get: (a: string, b: string, sid: string) => api.get<RequestRecord>(`${bucketPath(a, b)}/requests/${sid}`),
-  setNote: (a: string, b: string, sid: string, note: string | null) =>
-    api.put<RequestRecord>(`${bucketPath(a, b)}/requests/${sid}`, { note }),
-  remove: (a: string, b: string, sid: string) =>
-    api.del<{ sid: string; deleted: boolean }>(`${bucketPath(a, b)}/requests/${sid}`),
+  get: (accountSid: string, bucketSid: string, sid: string) =>
+    api.get<RequestRecord>(`${bucketPath(accountSid, bucketSid)}/requests/${sid}`),
+  setNote: (accountSid: string, bucketSid: string, sid: string, note: string | null) =>
+    api.put<RequestRecord>(`${bucketPath(accountSid, bucketSid)}/requests/${sid}`, { note }),
+  remove: (accountSid: string, bucketSid: string, sid: string) =>
+    api.del<{ sid: string; deleted: boolean }>(`${bucketPath(accountSid, bucketSid)}/requests/${sid}`),
   /**
    * URL of the live tail (server-sent events), opened with EventSource; `since` is a cursor
    * (`storedAt|sid`) to start after instead of "now".
    */
-  liveUrl: (a: string, b: string, q?: string, since?: string) =>
-    withQuery(`${bucketPath(a, b)}/requests/live`, { q, since }),
+  liveUrl: (accountSid: string, bucketSid: string, q?: string, since?: string) =>
+    withQuery(`${bucketPath(accountSid, bucketSid)}/requests/live`, { q, since }),
 };
 
 export const streamViews = {
-  list: (a: string, b: string) =>
-    api.get<List<StreamView>>(`${bucketPath(a, b)}/streamViews`, { limit: 100 }),
-  create: (a: string, b: string, body: { name: string; criteria: string }) =>
-    api.post<StreamView>(`${bucketPath(a, b)}/streamViews`, body),
-  update: (a: string, b: string, sid: string, body: { name?: string; criteria?: string }) =>
-    api.put<StreamView>(`${bucketPath(a, b)}/streamViews/${sid}`, body),
-  remove: (a: string, b: string, sid: string) =>
-    api.del<{ sid: string; deleted: boolean }>(`${bucketPath(a, b)}/streamViews/${sid}`),
+  list: (accountSid: string, bucketSid: string) =>
+    api.get<List<StreamView>>(`${bucketPath(accountSid, bucketSid)}/streamViews`, { limit: 100 }),
+  create: (accountSid: string, bucketSid: string, body: { name: string; criteria: string }) =>
+    api.post<StreamView>(`${bucketPath(accountSid, bucketSid)}/streamViews`, body),
+  update: (accountSid: string, bucketSid: string, sid: string, body: { name?: string; criteria?: string }) =>
+    api.put<StreamView>(`${bucketPath(accountSid, bucketSid)}/streamViews/${sid}`, body),
+  remove: (accountSid: string, bucketSid: string, sid: string) =>
+    api.del<{ sid: string; deleted: boolean }>(`${bucketPath(accountSid, bucketSid)}/streamViews/${sid}`),
 };
 
 export interface EventQuery {
@@ -200,9 +222,12 @@ export interface EventQuery {
 }
 
 export const events = {
-  list: (a: string, query: EventQuery) => api.get<List<EventMarker>>(`${acct(a)}/events`, { ...query }),
-  create: (a: string, body: EventCreate) => api.post<EventMarker>(`${acct(a)}/events`, body),
-  update: (a: string, sid: string, body: Partial<EventCreate>) =>
-    api.put<EventMarker>(`${acct(a)}/events/${sid}`, body),
-  remove: (a: string, sid: string) => api.del<{ sid: string; deleted: boolean }>(`${acct(a)}/events/${sid}`),
+  list: (accountSid: string, query: EventQuery) =>
+    api.get<List<EventMarker>>(`${acct(accountSid)}/events`, { ...query }),
+  create: (accountSid: string, body: EventCreate) =>
+    api.post<EventMarker>(`${acct(accountSid)}/events`, body),
+  update: (accountSid: string, sid: string, body: Partial<EventCreate>) =>
+    api.put<EventMarker>(`${acct(accountSid)}/events/${sid}`, body),
+  remove: (accountSid: string, sid: string) =>
+    api.del<{ sid: string; deleted: boolean }>(`${acct(accountSid)}/events/${sid}`),
 };

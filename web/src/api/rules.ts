@@ -6,13 +6,13 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type {
   bucketSdkSettingsSchema,
-  exclusionASchema,
-  exclusionCreateASchema,
+  criteriaExclusionSchema,
+  criteriaExclusionCreateSchema,
   exclusionCreateSchema,
   exclusionPreviewSchema,
   exclusionSchema,
-  redactionASchema,
-  redactionCreateASchema,
+  sensitiveRedactionSchema,
+  sensitiveRedactionCreateSchema,
   redactionCreateSchema,
   redactionPreviewSchema,
   redactionSchema,
@@ -27,17 +27,17 @@ export type Exclusion = FromSchema<typeof exclusionSchema>;
 export type ExclusionInput = FromSchema<typeof exclusionCreateSchema>;
 export type Redaction = FromSchema<typeof redactionSchema>;
 export type RedactionInput = FromSchema<typeof redactionCreateSchema>;
-/** Shape A rules (docs/rules.md "Shape A rules"): search-criteria exclusions, typed redactions. */
-export type ExclusionA = FromSchema<typeof exclusionASchema>;
-export type ExclusionAInput = FromSchema<typeof exclusionCreateASchema>;
-export type RedactionA = FromSchema<typeof redactionASchema>;
-export type RedactionAInput = FromSchema<typeof redactionCreateASchema>;
+/** Content rules (docs/rules.md "Shape A rules"): search-criteria exclusions, sensitive-data redactions. */
+export type CriteriaExclusion = FromSchema<typeof criteriaExclusionSchema>;
+export type CriteriaExclusionInput = FromSchema<typeof criteriaExclusionCreateSchema>;
+export type SensitiveRedaction = FromSchema<typeof sensitiveRedactionSchema>;
+export type SensitiveRedactionInput = FromSchema<typeof sensitiveRedactionCreateSchema>;
 export type RedactionTypes = FromSchema<typeof redactionTypesSchema>;
 /** A rule as the lists answer it: each in the shape it was created in. */
-export type AnyExclusion = Exclusion | ExclusionA;
-export type AnyRedaction = Redaction | RedactionA;
-export const isExclusionA = (x: AnyExclusion): x is ExclusionA => 'criteria' in x;
-export const isRedactionA = (x: AnyRedaction): x is RedactionA => 'level' in x;
+export type AnyExclusion = Exclusion | CriteriaExclusion;
+export type AnyRedaction = Redaction | SensitiveRedaction;
+export const isCriteriaExclusion = (x: AnyExclusion): x is CriteriaExclusion => 'criteria' in x;
+export const isSensitiveRedaction = (x: AnyRedaction): x is SensitiveRedaction => 'level' in x;
 export type ExclusionPreview = FromSchema<typeof exclusionPreviewSchema>;
 export type RedactionPreview = FromSchema<typeof redactionPreviewSchema>;
 export type SdkSettingValues = FromSchema<typeof sdkSettingValuesSchema>;
@@ -51,44 +51,62 @@ export type BucketSdkSettings = FromSchema<
 export type PreviewSource =
   { record: Record<string, unknown>; bucketSid?: string } | { bucketSid: string; requestSid: string };
 
-const acct = (a: string) => `/v1/accounts/${encodeURIComponent(a)}`;
-const one = (a: string, kind: string, sid: string) => `${acct(a)}/${kind}/${encodeURIComponent(sid)}`;
+const acct = (accountSid: string) => `/v1/accounts/${encodeURIComponent(accountSid)}`;
+const one = (accountSid: string, kind: string, sid: string) =>
+  `${acct(accountSid)}/${kind}/${encodeURIComponent(sid)}`;
 
 export const exclusions = {
-  list: (a: string) =>
-    api.get<List<AnyExclusion>>(`${acct(a)}/exclusions`, { limit: 100, sort: 'createdAt', order: 'asc' }),
-  get: (a: string, sid: string) => api.get<AnyExclusion>(one(a, 'exclusions', sid)),
-  createA: (a: string, body: ExclusionAInput) => api.post<ExclusionA>(`${acct(a)}/exclusions`, body),
-  updateA: (a: string, sid: string, body: ExclusionAInput & { enabled: boolean }) =>
-    api.put<ExclusionA>(one(a, 'exclusions', sid), body),
-  create: (a: string, body: ExclusionInput) => api.post<Exclusion>(`${acct(a)}/exclusions`, body),
-  update: (a: string, sid: string, body: ExclusionInput & { isActive: boolean }) =>
-    api.put<Exclusion>(one(a, 'exclusions', sid), body),
-  remove: (a: string, sid: string) => api.del<{ sid: string; deleted: boolean }>(one(a, 'exclusions', sid)),
-  preview: (a: string, rule: ExclusionInput, source: PreviewSource) =>
-    api.post<ExclusionPreview>(`${acct(a)}/exclusions/preview`, { rule, ...source }),
+  list: (accountSid: string) =>
+    api.get<List<AnyExclusion>>(`${acct(accountSid)}/exclusions`, {
+      limit: 100,
+      sort: 'createdAt',
+      order: 'asc',
+    }),
+  get: (accountSid: string, sid: string) => api.get<AnyExclusion>(one(accountSid, 'exclusions', sid)),
+  createCriteria: (accountSid: string, body: CriteriaExclusionInput) =>
+    api.post<CriteriaExclusion>(`${acct(accountSid)}/exclusions`, body),
+  updateCriteria: (accountSid: string, sid: string, body: CriteriaExclusionInput & { enabled: boolean }) =>
+    api.put<CriteriaExclusion>(one(accountSid, 'exclusions', sid), body),
+  create: (accountSid: string, body: ExclusionInput) =>
+    api.post<Exclusion>(`${acct(accountSid)}/exclusions`, body),
+  update: (accountSid: string, sid: string, body: ExclusionInput & { isActive: boolean }) =>
+    api.put<Exclusion>(one(accountSid, 'exclusions', sid), body),
+  remove: (accountSid: string, sid: string) =>
+    api.del<{ sid: string; deleted: boolean }>(one(accountSid, 'exclusions', sid)),
+  preview: (accountSid: string, rule: ExclusionInput, source: PreviewSource) =>
+    api.post<ExclusionPreview>(`${acct(accountSid)}/exclusions/preview`, { rule, ...source }),
 };
 
 export const redactions = {
-  list: (a: string) =>
-    api.get<List<AnyRedaction>>(`${acct(a)}/redactions`, { limit: 100, sort: 'createdAt', order: 'asc' }),
-  get: (a: string, sid: string) => api.get<AnyRedaction>(one(a, 'redactions', sid)),
-  createA: (a: string, body: RedactionAInput) => api.post<RedactionA>(`${acct(a)}/redactions`, body),
-  updateA: (a: string, sid: string, body: RedactionAInput & { enabled: boolean }) =>
-    api.put<RedactionA>(one(a, 'redactions', sid), body),
+  list: (accountSid: string) =>
+    api.get<List<AnyRedaction>>(`${acct(accountSid)}/redactions`, {
+      limit: 100,
+      sort: 'createdAt',
+      order: 'asc',
+    }),
+  get: (accountSid: string, sid: string) => api.get<AnyRedaction>(one(accountSid, 'redactions', sid)),
+  createSensitive: (accountSid: string, body: SensitiveRedactionInput) =>
+    api.post<SensitiveRedaction>(`${acct(accountSid)}/redactions`, body),
+  updateSensitive: (accountSid: string, sid: string, body: SensitiveRedactionInput & { enabled: boolean }) =>
+    api.put<SensitiveRedaction>(one(accountSid, 'redactions', sid), body),
   /** The predefined types with descriptions and examples, the valid scopes and levels. */
-  types: (a: string) => api.get<RedactionTypes>(`${acct(a)}/redactions/types`),
-  create: (a: string, body: RedactionInput) => api.post<Redaction>(`${acct(a)}/redactions`, body),
-  update: (a: string, sid: string, body: RedactionInput & { isActive: boolean }) =>
-    api.put<Redaction>(one(a, 'redactions', sid), body),
-  remove: (a: string, sid: string) => api.del<{ sid: string; deleted: boolean }>(one(a, 'redactions', sid)),
-  preview: (a: string, rule: RedactionInput, source: PreviewSource) =>
-    api.post<RedactionPreview>(`${acct(a)}/redactions/preview`, { rule, ...source }),
+  types: (accountSid: string) => api.get<RedactionTypes>(`${acct(accountSid)}/redactions/types`),
+  create: (accountSid: string, body: RedactionInput) =>
+    api.post<Redaction>(`${acct(accountSid)}/redactions`, body),
+  update: (accountSid: string, sid: string, body: RedactionInput & { isActive: boolean }) =>
+    api.put<Redaction>(one(accountSid, 'redactions', sid), body),
+  remove: (accountSid: string, sid: string) =>
+    api.del<{ sid: string; deleted: boolean }>(one(accountSid, 'redactions', sid)),
+  preview: (accountSid: string, rule: RedactionInput, source: PreviewSource) =>
+    api.post<RedactionPreview>(`${acct(accountSid)}/redactions/preview`, { rule, ...source }),
 };
 
 export const sdkSettings = {
-  get: (a: string, b: string) =>
-    api.get<BucketSdkSettings>(`${acct(a)}/buckets/${encodeURIComponent(b)}/sdkSettings`),
-  update: (a: string, b: string, body: SdkSettingsUpdate) =>
-    api.put<BucketSdkSettings>(`${acct(a)}/buckets/${encodeURIComponent(b)}/sdkSettings`, body),
+  get: (accountSid: string, bucketSid: string) =>
+    api.get<BucketSdkSettings>(`${acct(accountSid)}/buckets/${encodeURIComponent(bucketSid)}/sdkSettings`),
+  update: (accountSid: string, bucketSid: string, body: SdkSettingsUpdate) =>
+    api.put<BucketSdkSettings>(
+      `${acct(accountSid)}/buckets/${encodeURIComponent(bucketSid)}/sdkSettings`,
+      body,
+    ),
 };

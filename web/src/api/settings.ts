@@ -25,36 +25,45 @@ export interface ApiTokenCreate {
   environmentSid?: string | null;
 }
 
-const acct = (a: string) => `/v1/accounts/${encodeURIComponent(a)}`;
+const acct = (accountSid: string) => `/v1/accounts/${encodeURIComponent(accountSid)}`;
 
 export const apiTokens = {
-  list: (a: string) => api.get<List<ApiToken>>(`${acct(a)}/apiTokens`, { limit: 100, sort: 'createdAt' }),
-  create: (a: string, body: ApiTokenCreate) => api.post<ApiToken>(`${acct(a)}/apiTokens`, body),
-  update: (a: string, sid: string, body: { name: string; isActive: boolean; description?: string }) =>
-    api.put<ApiToken>(`${acct(a)}/apiTokens/${encodeURIComponent(sid)}`, body),
-  remove: (a: string, sid: string) =>
-    api.del<{ sid: string; deleted: boolean }>(`${acct(a)}/apiTokens/${encodeURIComponent(sid)}`),
+  list: (accountSid: string) =>
+    api.get<List<ApiToken>>(`${acct(accountSid)}/apiTokens`, { limit: 100, sort: 'createdAt' }),
+  create: (accountSid: string, body: ApiTokenCreate) =>
+    api.post<ApiToken>(`${acct(accountSid)}/apiTokens`, body),
+  update: (
+    accountSid: string,
+    sid: string,
+    body: { name: string; isActive: boolean; description?: string },
+  ) => api.put<ApiToken>(`${acct(accountSid)}/apiTokens/${encodeURIComponent(sid)}`, body),
+  remove: (accountSid: string, sid: string) =>
+    api.del<{ sid: string; deleted: boolean }>(`${acct(accountSid)}/apiTokens/${encodeURIComponent(sid)}`),
 };
 
 export const mcpTokens = {
-  list: (a: string) => api.get<List<McpToken>>(`${acct(a)}/mcpTokens`, { limit: 100, sort: 'createdAt' }),
+  list: (accountSid: string) =>
+    api.get<List<McpToken>>(`${acct(accountSid)}/mcpTokens`, { limit: 100, sort: 'createdAt' }),
   create: (
-    a: string,
+    accountSid: string,
     body: { name: string; environmentSid: string; bucketSids?: string[]; expiresAt?: string | null },
-  ) => api.post<McpToken>(`${acct(a)}/mcpTokens`, body),
-  remove: (a: string, sid: string) =>
-    api.del<{ sid: string; deleted: boolean }>(`${acct(a)}/mcpTokens/${encodeURIComponent(sid)}`),
+  ) => api.post<McpToken>(`${acct(accountSid)}/mcpTokens`, body),
+  remove: (accountSid: string, sid: string) =>
+    api.del<{ sid: string; deleted: boolean }>(`${acct(accountSid)}/mcpTokens/${encodeURIComponent(sid)}`),
 };
 
 export const account = {
-  get: (a: string) => api.get<Account>(acct(a)),
-  update: (a: string, body: { name: string }) => api.put<Account>(acct(a), body),
+  get: (accountSid: string) => api.get<Account>(acct(accountSid)),
+  update: (accountSid: string, body: { name: string }) => api.put<Account>(acct(accountSid), body),
 };
 
 export const sdk = {
   /** What an SDK connected to the bucket receives (`redactAt` picks which redaction rules). */
-  settings: (b: string, redactAt: 'client' | 'server') =>
-    api.get<SdkSettings>(`/v1/buckets/${encodeURIComponent(b)}/sdk`, { redactAt, clientId: 'dashboard' }),
+  settings: (bucketSid: string, redactAt: 'client' | 'server') =>
+    api.get<SdkSettings>(`/v1/buckets/${encodeURIComponent(bucketSid)}/sdk`, {
+      redactAt,
+      clientId: 'dashboard',
+    }),
 };
 
 /**
@@ -62,14 +71,14 @@ export const sdk = {
  * at a time. Resolves with the sids deleted; rejects with the first error after the others ran.
  */
 export const eventsBulk = {
-  remove: async (a: string, sids: string[]): Promise<{ deleted: string[] }> => {
+  remove: async (accountSid: string, sids: string[]): Promise<{ deleted: string[] }> => {
     const deleted: string[] = [];
     let failure: unknown = null;
     const queue = [...sids];
     const worker = async () => {
       for (let sid = queue.shift(); sid !== undefined; sid = queue.shift()) {
         try {
-          await api.del(`${acct(a)}/events/${encodeURIComponent(sid)}`);
+          await api.del(`${acct(accountSid)}/events/${encodeURIComponent(sid)}`);
           deleted.push(sid);
         } catch (err) {
           failure ??= err;

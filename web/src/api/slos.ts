@@ -25,15 +25,15 @@ export type Slo = FromSchema<typeof sloSchema>;
 export type SloBody = FromSchema<typeof sloCreateSchema>;
 export type SloStatus = FromSchema<typeof sloStatusSchema>;
 
-const acct = (a: string) => `/v1/accounts/${encodeURIComponent(a)}`;
-const sloPath = (a: string, sid: string) => `${acct(a)}/slos/${encodeURIComponent(sid)}`;
+const acct = (accountSid: string) => `/v1/accounts/${encodeURIComponent(accountSid)}`;
+const sloPath = (accountSid: string, sid: string) => `${acct(accountSid)}/slos/${encodeURIComponent(sid)}`;
 
 export const releases = {
   /** The deployment event itself (GET …/events/{eventSid}). */
-  event: (a: string, eventSid: string) =>
-    api.get<EventMarker>(`${acct(a)}/events/${encodeURIComponent(eventSid)}`),
-  impact: (a: string, eventSid: string) =>
-    api.get<ReleaseImpact>(`${acct(a)}/events/${encodeURIComponent(eventSid)}/impact`),
+  event: (accountSid: string, eventSid: string) =>
+    api.get<EventMarker>(`${acct(accountSid)}/events/${encodeURIComponent(eventSid)}`),
+  impact: (accountSid: string, eventSid: string) =>
+    api.get<ReleaseImpact>(`${acct(accountSid)}/events/${encodeURIComponent(eventSid)}/impact`),
 };
 
 const releaseSettingsPath = (a: string, b: string) =>
@@ -46,10 +46,11 @@ export const releaseSettings = {
 };
 
 export const slos = {
-  list: (a: string) => api.get<List<Slo>>(`${acct(a)}/slos`, { limit: 100 }),
-  get: (a: string, sid: string) => api.get<Slo>(sloPath(a, sid)),
-  create: (a: string, body: SloBody) => api.post<Slo>(`${acct(a)}/slos`, body),
-  update: (a: string, sid: string, body: SloBody) => api.put<Slo>(sloPath(a, sid), body),
-  remove: (a: string, sid: string) => api.del<{ sid: string; deleted: boolean }>(sloPath(a, sid)),
-  status: (a: string, sid: string) => api.get<SloStatus>(`${sloPath(a, sid)}/status`),
+  list: (accountSid: string) => api.get<List<Slo>>(`${acct(accountSid)}/slos`, { limit: 100 }),
+  get: (accountSid: string, sid: string) => api.get<Slo>(sloPath(accountSid, sid)),
+  create: (accountSid: string, body: SloBody) => api.post<Slo>(`${acct(accountSid)}/slos`, body),
+  update: (accountSid: string, sid: string, body: SloBody) => api.put<Slo>(sloPath(accountSid, sid), body),
+  remove: (accountSid: string, sid: string) =>
+    api.del<{ sid: string; deleted: boolean }>(sloPath(accountSid, sid)),
+  status: (accountSid: string, sid: string) => api.get<SloStatus>(`${sloPath(accountSid, sid)}/status`),
 };

@@ -17,9 +17,9 @@ import type {
   metricsErrorsSchema,
   metricsEventSchema,
   metricsPerformanceSchema,
-  shapeAResponseTimeSchema,
-  shapeASummarySchema,
-  shapeAThroughputSchema,
+  responseTimePeriodsSchema,
+  comparisonSummarySchema,
+  throughputPeriodsSchema,
 } from '../../../schemas/metrics.schema';
 import type { requestRecordSchema } from '../../../schemas/request-record.schema';
 import type { streamViewSchema } from '../../../schemas/stream-view.schema';
@@ -43,11 +43,11 @@ export type EventCreate = FromSchema<typeof eventCreateSchema>;
 export type MetricsEvent = FromSchema<typeof metricsEventSchema>;
 export type RequestRecord = FromSchema<typeof requestRecordSchema>;
 export type StreamView = FromSchema<typeof streamViewSchema>;
-export type SummaryA = FromSchema<typeof shapeASummarySchema>;
-export type ThroughputA = FromSchema<typeof shapeAThroughputSchema, WithEvents>;
-export type ResponseTimeA = FromSchema<typeof shapeAResponseTimeSchema, WithEvents>;
+export type ComparisonSummary = FromSchema<typeof comparisonSummarySchema>;
+export type ThroughputPeriods = FromSchema<typeof throughputPeriodsSchema, WithEvents>;
+export type ResponseTimePeriods = FromSchema<typeof responseTimePeriodsSchema, WithEvents>;
 export type Performance = FromSchema<typeof metricsPerformanceSchema>;
-export type ErrorsB = FromSchema<typeof metricsErrorsSchema>;
+export type MetricsErrors = FromSchema<typeof metricsErrorsSchema>;
 
 /** `{hasMore, records}` of every list endpoint (docs/search.md). */
 export interface List<T> {

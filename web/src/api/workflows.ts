@@ -65,14 +65,15 @@ export interface ExecutionFilters {
   page?: number;
 }
 
-const acct = (a: string) => `/v1/accounts/${encodeURIComponent(a)}`;
-const base = (a: string, e: string, b: string) =>
-  `${acct(a)}/environments/${encodeURIComponent(e)}/buckets/${encodeURIComponent(b)}/workflows`;
-const one = (a: string, e: string, b: string, w: string) => `${base(a, e, b)}/${encodeURIComponent(w)}`;
+const acct = (accountSid: string) => `/v1/accounts/${encodeURIComponent(accountSid)}`;
+const base = (accountSid: string, environmentSid: string, bucketSid: string) =>
+  `${acct(accountSid)}/environments/${encodeURIComponent(environmentSid)}/buckets/${encodeURIComponent(bucketSid)}/workflows`;
+const one = (accountSid: string, environmentSid: string, bucketSid: string, workflowSid: string) =>
+  `${base(accountSid, environmentSid, bucketSid)}/${encodeURIComponent(workflowSid)}`;
 
 export const alerts = {
-  list: (a: string, q: { bucketSid?: string | null; environmentSid?: string | null }) =>
-    api.get<List<Alert>>(`${acct(a)}/alerts`, {
+  list: (accountSid: string, q: { bucketSid?: string | null; environmentSid?: string | null }) =>
+    api.get<List<Alert>>(`${acct(accountSid)}/alerts`, {
       bucketSid: q.bucketSid ?? undefined,
       environmentSid: q.environmentSid ?? undefined,
     }),
@@ -80,43 +81,67 @@ export const alerts = {
 
 export const workflows = {
   /** Every workflow of the account (all buckets and environments), for the list page. */
-  listAccount: (a: string, q: { bucketSid?: string | null; environmentSid?: string | null }) =>
-    api.get<List<Workflow>>(`${acct(a)}/workflows`, {
+  listAccount: (accountSid: string, q: { bucketSid?: string | null; environmentSid?: string | null }) =>
+    api.get<List<Workflow>>(`${acct(accountSid)}/workflows`, {
       limit: 100,
       sort: 'name',
       order: 'asc',
       bucketSid: q.bucketSid ?? undefined,
       environmentSid: q.environmentSid ?? undefined,
     }),
-  get: (a: string, e: string, b: string, w: string) => api.get<Workflow>(one(a, e, b, w)),
-  create: (a: string, e: string, b: string, body: WorkflowBody) => api.post<Workflow>(base(a, e, b), body),
-  update: (a: string, e: string, b: string, w: string, body: WorkflowBody) =>
-    api.put<Workflow>(one(a, e, b, w), body),
-  remove: (a: string, e: string, b: string, w: string) =>
-    api.del<{ sid: string; deleted: boolean }>(one(a, e, b, w)),
-  executions: (a: string, e: string, b: string, w: string, f: ExecutionFilters & { limit?: number }) =>
-    api.get<List<WorkflowExecution>>(`${one(a, e, b, w)}/executions`, {
-      detail: true,
-      limit: f.limit ?? 25,
-      page: f.page,
-      status: f.status ?? undefined,
-      triggerType: f.triggerType ?? undefined,
-      deadLettered: f.deadLettered ?? undefined,
-      requestSid: f.requestSid ?? undefined,
-    }),
-  retry: (a: string, e: string, b: string, w: string, x: string) =>
-    api.post<WorkflowExecution>(`${one(a, e, b, w)}/executions/${encodeURIComponent(x)}/retry`),
+  get: (accountSid: string, environmentSid: string, bucketSid: string, workflowSid: string) =>
+    api.get<Workflow>(one(accountSid, environmentSid, bucketSid, workflowSid)),
+  create: (accountSid: string, environmentSid: string, bucketSid: string, body: WorkflowBody) =>
+    api.post<Workflow>(base(accountSid, environmentSid, bucketSid), body),
+  update: (
+    accountSid: string,
+    environmentSid: string,
+    bucketSid: string,
+    workflowSid: string,
+    body: WorkflowBody,
+  ) => api.put<Workflow>(one(accountSid, environmentSid, bucketSid, workflowSid), body),
+  remove: (accountSid: string, environmentSid: string, bucketSid: string, workflowSid: string) =>
+    api.del<{ sid: string; deleted: boolean }>(one(accountSid, environmentSid, bucketSid, workflowSid)),
+  executions: (
+    accountSid: string,
+    environmentSid: string,
+    bucketSid: string,
+    workflowSid: string,
+    filters: ExecutionFilters & { limit?: number },
+  ) =>
+    api.get<List<WorkflowExecution>>(
+      `${one(accountSid, environmentSid, bucketSid, workflowSid)}/executions`,
+      {
+        detail: true,
+        limit: filters.limit ?? 25,
+        page: filters.page,
+        status: filters.status ?? undefined,
+        triggerType: filters.triggerType ?? undefined,
+        deadLettered: filters.deadLettered ?? undefined,
+        requestSid: filters.requestSid ?? undefined,
+      },
+    ),
+  retry: (
+    accountSid: string,
+    environmentSid: string,
+    bucketSid: string,
+    workflowSid: string,
+    executionSid: string,
+  ) =>
+    api.post<WorkflowExecution>(
+      `${one(accountSid, environmentSid, bucketSid, workflowSid)}/executions/${encodeURIComponent(executionSid)}/retry`,
+    ),
   test: (
-    a: string,
-    e: string,
-    b: string,
-    w: string,
+    accountSid: string,
+    environmentSid: string,
+    bucketSid: string,
+    workflowSid: string,
     body: { requestSid?: string | null; actions?: WorkflowBody['actions'] },
-  ) => api.post<WorkflowTestResult>(`${one(a, e, b, w)}/test`, body),
+  ) => api.post<WorkflowTestResult>(`${one(accountSid, environmentSid, bucketSid, workflowSid)}/test`, body),
   preview: (
-    a: string,
-    e: string,
-    b: string,
+    accountSid: string,
+    environmentSid: string,
+    bucketSid: string,
     body: { triggerType?: TriggerType; requestSid?: string | null; configs?: Record<string, unknown>[] },
-  ) => api.post<WorkflowPreview>(`${base(a, e, b)}/preview`, body),
+  ) => api.post<WorkflowPreview>(`${base(accountSid, environmentSid, bucketSid)}/preview`, body),
 };

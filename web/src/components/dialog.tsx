@@ -110,7 +110,7 @@ export function RemoveDialog({
   blocked?: boolean;
   children: ReactNode;
 }) {
-  const m = useMutation({
+  const removal = useMutation({
     mutationFn: remove,
     onSuccess: async () => {
       await onDone();
@@ -121,9 +121,9 @@ export function RemoveDialog({
     <ConfirmDialog
       title={title}
       confirmLabel={confirmLabel}
-      busy={m.isPending || blocked}
-      error={m.error}
-      onConfirm={() => m.mutate()}
+      busy={removal.isPending || blocked}
+      error={removal.error}
+      onConfirm={() => removal.mutate()}
       onClose={onClose}
     >
       {children}

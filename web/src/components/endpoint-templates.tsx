@@ -70,7 +70,7 @@ function previewOf(pattern: string, method: string, listed: readonly ListedEndpo
   return { error: null, matches };
 }
 
-const templatesKey = (a: string, bucket: string) => ['endpoint-templates', a, bucket];
+const templatesKey = (accountSid: string, bucket: string) => ['endpoint-templates', accountSid, bucket];
 
 /**
  * The dialog: the proposed pattern editable, an optional method, a live preview of the listed
@@ -89,17 +89,17 @@ export function MergeDialog({
   onClose: () => void;
   onSaved?: () => void;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const qc = useQueryClient();
   const [pattern, setPattern] = useState(initialPattern);
   const [method, setMethod] = useState('');
   const preview = useMemo(() => previewOf(pattern, method, listed), [pattern, method, listed]);
   const save = useMutation({
     mutationFn: () =>
-      endpointTemplates.create(a, bucket, { pattern: pattern.trim(), method: method || null }),
+      endpointTemplates.create(accountSid, bucket, { pattern: pattern.trim(), method: method || null }),
     onSuccess: async () => {
-      await qc.invalidateQueries({ queryKey: templatesKey(a, bucket) });
-      await qc.invalidateQueries({ queryKey: ['endpoint-template-suggestions', a, bucket] });
+      await qc.invalidateQueries({ queryKey: templatesKey(accountSid, bucket) });
+      await qc.invalidateQueries({ queryKey: ['endpoint-template-suggestions', accountSid, bucket] });
       onSaved?.();
       onClose();
     },
@@ -217,27 +217,27 @@ export function TemplateSuggestions({
   scope: MetricsScope;
   listed: readonly ListedEndpoint[];
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const [open, setOpen] = useState<string | null>(null);
-  const q = useQuery({
+  const suggestionList = useQuery({
     queryKey: [
       'endpoint-template-suggestions',
-      a,
+      accountSid,
       bucket,
       scope.startDate,
       scope.endDate,
       scope.environmentSid,
     ],
     queryFn: () =>
-      endpointTemplates.suggestions(a, bucket, {
+      endpointTemplates.suggestions(accountSid, bucket, {
         startDate: scope.startDate,
         endDate: scope.endDate,
         environmentSid: scope.environmentSid,
       }),
     enabled: can('metrics:read'),
   });
-  const list = q.data?.suggestions ?? [];
+  const list = suggestionList.data?.suggestions ?? [];
   if (!list.length) return null;
   return (
     <section className="panel" aria-labelledby="tpl-suggestions-title">
@@ -279,13 +279,13 @@ export function TemplateSuggestions({
 
 /** The bucket's template rules in the order they are tried, each with Delete. */
 export function TemplateRules({ bucket }: { bucket: string }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
   const [removing, setRemoving] = useState<EndpointTemplate | null>(null);
-  const q = useQuery({
-    queryKey: templatesKey(a, bucket),
-    queryFn: () => endpointTemplates.list(a, bucket),
+  const templateList = useQuery({
+    queryKey: templatesKey(accountSid, bucket),
+    queryFn: () => endpointTemplates.list(accountSid, bucket),
     enabled: can('buckets:read'),
   });
   if (!can('buckets:read')) return null;
@@ -295,16 +295,16 @@ export function TemplateRules({ bucket }: { bucket: string }) {
         <h2 id="tpl-rules-title">Template rules</h2>
         <span className="muted">tried in this order before the automatic templating</span>
       </div>
-      {q.error ? (
-        <ErrorBox error={q.error} />
-      ) : !q.data ? null : q.data.records.length === 0 ? (
+      {templateList.error ? (
+        <ErrorBox error={templateList.error} />
+      ) : !templateList.data ? null : templateList.data.records.length === 0 ? (
         <p className="muted">
           No rules: ids are templated automatically (<code>/users/{'{id}'}</code>). Select endpoints above and
           merge them to add one.
         </p>
       ) : (
         <ul className="template-list" aria-describedby="tpl-rules-note">
-          {q.data.records.map((t) => (
+          {templateList.data.records.map((t) => (
             <li key={t.sid} data-testid="template-rule">
               <div className="template-text">
                 <code className="mono">{t.pattern}</code>{' '}
@@ -328,7 +328,7 @@ export function TemplateRules({ bucket }: { bucket: string }) {
           ))}
         </ul>
       )}
-      {q.data?.records.length ? (
+      {templateList.data?.records.length ? (
         <p id="tpl-rules-note" className="muted small">
           A rule applies to requests received after it: requests stored before keep the endpoint they had, so
           their rows stay listed for ranges that include them.
@@ -338,8 +338,8 @@ export function TemplateRules({ bucket }: { bucket: string }) {
         <RemoveDialog
           title="Delete template rule"
           confirmLabel="Delete rule"
-          remove={() => endpointTemplates.remove(a, bucket, removing.sid)}
-          onDone={() => qc.invalidateQueries({ queryKey: templatesKey(a, bucket) })}
+          remove={() => endpointTemplates.remove(accountSid, bucket, removing.sid)}
+          onDone={() => qc.invalidateQueries({ queryKey: templatesKey(accountSid, bucket) })}
           onClose={() => setRemoving(null)}
         >
           <p>

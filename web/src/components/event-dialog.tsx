@@ -25,7 +25,7 @@ export function EventDialog({
   existing?: EventMarker;
   onClose: () => void;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const qc = useQueryClient();
   const [form, setForm] = useState({
     type: existing?.type ?? 'deployment',
@@ -46,8 +46,8 @@ export function EventDialog({
         bucketSids: form.allBuckets || !bucketSid ? ['*'] : existing ? existing.bucketSids : [bucketSid],
       };
       return existing
-        ? events.update(a, existing.sid, body)
-        : events.create(a, { ...body, source: 'dashboard' });
+        ? events.update(accountSid, existing.sid, body)
+        : events.create(accountSid, { ...body, source: 'dashboard' });
     },
     onSuccess: async () => {
       await qc.invalidateQueries();

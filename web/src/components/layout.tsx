@@ -145,9 +145,9 @@ function AccountSwitcher() {
  * exactly one bucket has nothing to pick: that bucket is put in the URL, so no page asks for one.
  */
 function BucketSwitcher() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { get, set } = useQueryState();
-  const list = useQuery({ queryKey: ['buckets', a], queryFn: () => buckets.list(a) });
+  const list = useQuery({ queryKey: ['buckets', accountSid], queryFn: () => buckets.list(accountSid) });
   const records = list.data?.records ?? [];
   const only = records.length === 1 ? records[0]!.sid : null;
   const current = get('bucket');
@@ -181,14 +181,14 @@ function BucketSwitcher() {
  * shows.
  */
 function EnvironmentFilter() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const { get, set } = useQueryState();
   const current = get('env') ?? '';
   // A key of its own: sharing the account page's would hand that page this (older) copy on mount.
   const seen = useQuery({
-    queryKey: ['account', a, 'environments'],
-    queryFn: () => account.get(a),
+    queryKey: ['account', accountSid, 'environments'],
+    queryFn: () => account.get(accountSid),
     enabled: can('metrics:read'),
     select: (acc) => acc.environments.map((e) => e.sid).sort(),
     staleTime: 60_000,

@@ -50,8 +50,8 @@ export function ScopeFields({
   onEnvironments: (text: string) => void;
   errors: Record<string, string>;
 }) {
-  const a = useAccountSid();
-  const list = useQuery({ queryKey: ['buckets', a], queryFn: () => buckets.list(a) });
+  const accountSid = useAccountSid();
+  const list = useQuery({ queryKey: ['buckets', accountSid], queryFn: () => buckets.list(accountSid) });
   const bucketError = Object.entries(errors).find(([k]) => k === 'buckets' || k.startsWith('buckets.'))?.[1];
   const envError =
     errors.environments ?? Object.entries(errors).find(([k]) => k.startsWith('environments.'))?.[1];
@@ -137,7 +137,7 @@ export function RulePreview<T>({
   /** the draft rule as sent: a result computed for another draft is marked as outdated */
   draft: unknown;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const { get, set } = useQueryState();
   const mayReadRequests = can('requests:read');
@@ -147,13 +147,13 @@ export function RulePreview<T>({
   const [text, setText] = useState(() => JSON.stringify(example, null, 2));
   const [parseError, setParseError] = useState<string | null>(null);
   const bucketList = useQuery({
-    queryKey: ['buckets', a],
-    queryFn: () => buckets.list(a),
+    queryKey: ['buckets', accountSid],
+    queryFn: () => buckets.list(accountSid),
     enabled: mode === 'stored',
   });
   const recent = useQuery({
-    queryKey: ['preview-requests', a, sampleBucket],
-    queryFn: () => requests.list(a, sampleBucket, { limit: 25 }),
+    queryKey: ['preview-requests', accountSid, sampleBucket],
+    queryFn: () => requests.list(accountSid, sampleBucket, { limit: 25 }),
     enabled: mode === 'stored' && sampleBucket !== '',
   });
   const preview = useMutation({ mutationFn: run });

@@ -12,9 +12,9 @@ export interface SessionContextValue {
 export const SessionContext = createContext<SessionContextValue | null>(null);
 
 export function useSession(): SessionContextValue {
-  const s = useContext(SessionContext);
-  if (!s) throw new Error('useSession outside a signed-in page');
-  return s;
+  const session = useContext(SessionContext);
+  if (!session) throw new Error('useSession outside a signed-in page');
+  return session;
 }
 
 /** The signed-in account's sid: every /v1/accounts/{a} call uses it. */

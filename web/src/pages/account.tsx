@@ -14,16 +14,20 @@ const num = (n: number | null | undefined) => (n === null || n === undefined ? '
 
 /** The account: its name, plan, hourly API allowance and use, and the environments seen in traffic. */
 export function AccountPage() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const href = useSharedHref();
-  const q = useQuery({ queryKey: ['account', a], queryFn: () => accountApi.get(a), refetchInterval: 30_000 });
+  const accountQuery = useQuery({
+    queryKey: ['account', accountSid],
+    queryFn: () => accountApi.get(accountSid),
+    refetchInterval: 30_000,
+  });
   return (
     <div className="page">
       <div className="page-head">
         <h1>Account</h1>
         <Link href={href('/settings/members')}>Members →</Link>
       </div>
-      <QueryView query={q}>
+      <QueryView query={accountQuery}>
         {(acc) => (
           <>
             <AccountName account={acc} />
@@ -37,14 +41,14 @@ export function AccountPage() {
 }
 
 function AccountName({ account }: { account: Account }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can, refresh } = useSession();
   const qc = useQueryClient();
   const [name, setName] = useState(account.name);
   const save = useMutation({
-    mutationFn: () => accountApi.update(a, { name }),
+    mutationFn: () => accountApi.update(accountSid, { name }),
     onSuccess: async (updated) => {
-      qc.setQueryData(['account', a], updated);
+      qc.setQueryData(['account', accountSid], updated);
       // The header shows the account's name (from /authentication/me).
       await refresh();
     },

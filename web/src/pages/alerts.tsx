@@ -25,12 +25,12 @@ const STATE_CLASS: Record<Alert['state'], string> = {
  * workflows: each links to its editor and execution log.
  */
 export function AlertsPage() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { get } = useQueryState();
   const href = useSharedHref();
-  const q = useQuery({
-    queryKey: ['alerts', a, get('bucket'), get('env')],
-    queryFn: () => alerts.list(a, { bucketSid: get('bucket'), environmentSid: get('env') }),
+  const alertList = useQuery({
+    queryKey: ['alerts', accountSid, get('bucket'), get('env')],
+    queryFn: () => alerts.list(accountSid, { bucketSid: get('bucket'), environmentSid: get('env') }),
     refetchInterval: 30_000,
   });
   const order: Alert['state'][] = ['firing', 'resolved', 'paused'];
@@ -47,7 +47,7 @@ export function AlertsPage() {
         while errors keep coming (its last execution is less than 5 minutes old).
       </p>
       <QueryView
-        query={q}
+        query={alertList}
         isEmpty={(d) => d.records.length === 0}
         empty={
           <Empty title="No alerts yet">

@@ -34,13 +34,13 @@ export function sdkCurl(ingest: string, bucketSid: string): string {
  * settings and consumer identification.
  */
 export function BucketSetupPage({ params }: { params: { bucketSid: string } }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const href = useSharedHref();
   const ingest = useIngestUrl();
   // Polls until the first request arrives, so "waiting" turns into "connected" without a reload.
-  const q = useQuery({
-    queryKey: ['bucket', a, params.bucketSid],
-    queryFn: () => buckets.get(a, params.bucketSid),
+  const bucketQuery = useQuery({
+    queryKey: ['bucket', accountSid, params.bucketSid],
+    queryFn: () => buckets.get(accountSid, params.bucketSid),
     refetchInterval: (query) => (query.state.data?.appIsConnected ? false : 2_000),
   });
   const back = (
@@ -48,30 +48,30 @@ export function BucketSetupPage({ params }: { params: { bucketSid: string } }) {
       ← Buckets
     </Link>
   );
-  if (q.isPending) return <Loading />;
-  if (q.error && !q.data)
+  if (bucketQuery.isPending) return <Loading />;
+  if (bucketQuery.error && !bucketQuery.data)
     return (
       <div className="page">
         {back}
-        <ErrorBox error={q.error} onRetry={() => void q.refetch()} />
+        <ErrorBox error={bucketQuery.error} onRetry={() => void bucketQuery.refetch()} />
       </div>
     );
-  const b = q.data;
-  const sdk = sdkCurl(ingest, b.sid);
+  const bucket = bucketQuery.data;
+  const sdk = sdkCurl(ingest, bucket.sid);
   return (
     <div className="page">
       <div>
         {back}
-        <h1>{b.name}</h1>
+        <h1>{bucket.name}</h1>
       </div>
       <section className="panel" aria-label="Connection">
         <div
-          className={`connection ${b.appIsConnected ? 'connected' : 'waiting'}`}
+          className={`connection ${bucket.appIsConnected ? 'connected' : 'waiting'}`}
           role="status"
           aria-live="polite"
           data-testid="bucket-connection"
         >
-          {b.appIsConnected ? (
+          {bucket.appIsConnected ? (
             '● Connected: traffic is arriving.'
           ) : (
             <>
@@ -83,19 +83,20 @@ export function BucketSetupPage({ params }: { params: { bucketSid: string } }) {
         <dl className="facts">
           <dt>Bucket sid</dt>
           <dd>
-            <code data-testid="bucket-sid">{b.sid}</code> <CopyButton text={b.sid} label="Copy sid" />
+            <code data-testid="bucket-sid">{bucket.sid}</code>{' '}
+            <CopyButton text={bucket.sid} label="Copy sid" />
           </dd>
           <dt>Ingest URL</dt>
           <dd>
-            <code>{`${ingest}/v1/buckets/${b.sid}/ingest`}</code>
-            <CopyButton text={`${ingest}/v1/buckets/${b.sid}/ingest`} label="Copy URL" />
+            <code>{`${ingest}/v1/buckets/${bucket.sid}/ingest`}</code>
+            <CopyButton text={`${ingest}/v1/buckets/${bucket.sid}/ingest`} label="Copy URL" />
           </dd>
           <dt>Created</dt>
-          <dd>{formatDateTime(b.createdAt)}</dd>
+          <dd>{formatDateTime(bucket.createdAt)}</dd>
         </dl>
-        {b.appIsConnected ? (
+        {bucket.appIsConnected ? (
           <p>
-            <Link href={href('/stream', { bucket: b.sid })}>See its requests in the stream →</Link>
+            <Link href={href('/stream', { bucket: bucket.sid })}>See its requests in the stream →</Link>
           </p>
         ) : (
           <p className="hint">
@@ -107,12 +108,12 @@ export function BucketSetupPage({ params }: { params: { bucketSid: string } }) {
       </section>
       <section className="panel">
         <h2>From your app</h2>
-        <AppSnippets bucketSid={b.sid} />
+        <AppSnippets bucketSid={bucket.sid} />
       </section>
       <section className="panel">
         <h2>Batch ingest API</h2>
         <p className="hint">Up to 1,000 records per call, answered 202 once they are safely queued.</p>
-        <IngestSnippet bucketSid={b.sid} />
+        <IngestSnippet bucketSid={bucket.sid} />
       </section>
       <section className="panel">
         <h2>Existing SDKs' wire format</h2>
@@ -129,9 +130,9 @@ export function BucketSetupPage({ params }: { params: { bucketSid: string } }) {
           <CopyButton text={sdk} label="Copy SDK-format curl" />
         </div>
       </section>
-      <SdkSettingsPanel bucket={b} />
-      <ConsumerIdentificationPanel bucketSid={b.sid} />
-      <ReleaseSettingsPanel bucket={b} />
+      <SdkSettingsPanel bucket={bucket} />
+      <ConsumerIdentificationPanel bucketSid={bucket.sid} />
+      <ReleaseSettingsPanel bucket={bucket} />
     </div>
   );
 }
@@ -199,7 +200,7 @@ function settingError(kind: 'integer' | 'share', text: string): string | undefin
 
 /** What `GET /v1/buckets/{b}/sdk` hands an SDK: the bucket's SDK settings (editable) and the rules. */
 function SdkSettingsPanel({ bucket }: { bucket: Bucket }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const href = useSharedHref();
   const client = useQuery({
     queryKey: ['sdk', bucket.sid, 'client'],
@@ -210,8 +211,8 @@ function SdkSettingsPanel({ bucket }: { bucket: Bucket }) {
     queryFn: () => sdkApi.settings(bucket.sid, 'server'),
   });
   const own = useQuery({
-    queryKey: ['sdkSettings', a, bucket.sid],
-    queryFn: () => sdkSettings.get(a, bucket.sid),
+    queryKey: ['sdkSettings', accountSid, bucket.sid],
+    queryFn: () => sdkSettings.get(accountSid, bucket.sid),
   });
   return (
     <section className="panel" aria-labelledby="sdk-settings-title">
@@ -250,7 +251,7 @@ function SdkSettingsPanel({ bucket }: { bucket: Bucket }) {
 }
 
 function SdkSettingsForm({ bucket, current }: { bucket: Bucket; current: BucketSdkSettings }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
   const editable = can('buckets:write');
@@ -261,9 +262,9 @@ function SdkSettingsForm({ bucket, current }: { bucket: Bucket; current: BucketS
   const [flags, setFlags] = useState(() => ({ ...current.settings }));
   const [tried, setTried] = useState(false);
   const save = useMutation({
-    mutationFn: (body: SdkSettingsUpdate) => sdkSettings.update(a, bucket.sid, body),
+    mutationFn: (body: SdkSettingsUpdate) => sdkSettings.update(accountSid, bucket.sid, body),
     onSuccess: async (updated) => {
-      qc.setQueryData(['sdkSettings', a, bucket.sid], updated);
+      qc.setQueryData(['sdkSettings', accountSid, bucket.sid], updated);
       await qc.invalidateQueries({ queryKey: ['sdk', bucket.sid] });
     },
   });

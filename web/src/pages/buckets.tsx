@@ -16,18 +16,18 @@ import { useSharedHref } from '../lib/url-state';
  * rename or a deletion is confirmed by a notice above the list, as on the rule pages.
  */
 export function BucketsPage() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const href = useSharedHref();
   const qc = useQueryClient();
-  const list = useQuery({ queryKey: ['buckets', a], queryFn: () => buckets.list(a) });
+  const list = useQuery({ queryKey: ['buckets', accountSid], queryFn: () => buckets.list(accountSid) });
   const [name, setName] = useState('');
   const [renaming, setRenaming] = useState<Bucket | null>(null);
   const [deleting, setDeleting] = useState<Bucket | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
-  const refresh = () => qc.invalidateQueries({ queryKey: ['buckets', a] });
+  const refresh = () => qc.invalidateQueries({ queryKey: ['buckets', accountSid] });
   const create = useMutation({
-    mutationFn: () => buckets.create(a, { name }),
+    mutationFn: () => buckets.create(accountSid, { name }),
     onSuccess: async () => {
       setName('');
       setNotice(null);
@@ -175,10 +175,10 @@ function RenameBucket({
   onClose: () => void;
   onDone: (saved: Bucket) => Promise<unknown>;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const [name, setName] = useState(bucket.name);
   const save = useMutation({
-    mutationFn: () => buckets.update(a, bucket.sid, { name, verifySslCerts: bucket.verifySslCerts }),
+    mutationFn: () => buckets.update(accountSid, bucket.sid, { name, verifySslCerts: bucket.verifySslCerts }),
     onSuccess: async (saved) => {
       await onDone(saved);
       onClose();
@@ -225,13 +225,13 @@ function DeleteBucket({
   onClose: () => void;
   onDone: () => Promise<unknown>;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const [typed, setTyped] = useState('');
   return (
     <RemoveDialog
       title={`Delete “${bucket.name}”?`}
       confirmLabel="Delete bucket"
-      remove={() => buckets.remove(a, bucket.sid)}
+      remove={() => buckets.remove(accountSid, bucket.sid)}
       onDone={onDone}
       onClose={onClose}
       blocked={typed !== bucket.name}

@@ -21,7 +21,7 @@ const RECENT = 10;
  * and recent errors (with a bucket picked), each linking to the stream filtered to them.
  */
 export function EndpointDetailPage() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { get } = useQueryState();
   const href = useSharedHref();
   const endpoint = get('endpoint') ?? '';
@@ -34,13 +34,13 @@ export function EndpointDetailPage() {
     enabled: !!endpoint,
   };
   const thr = useQuery({
-    queryKey: ['throughput', a, scope, base.interval],
-    queryFn: () => metrics.throughput(a, scope, base.interval),
+    queryKey: ['throughput', accountSid, scope, base.interval],
+    queryFn: () => metrics.throughput(accountSid, scope, base.interval),
     ...opts,
   });
   const rt = useQuery({
-    queryKey: ['responseTime', a, scope, base.interval],
-    queryFn: () => metrics.responseTime(a, scope, base.interval),
+    queryKey: ['responseTime', accountSid, scope, base.interval],
+    queryFn: () => metrics.responseTime(accountSid, scope, base.interval),
     ...opts,
   });
   const series = useMemo(() => {
@@ -187,12 +187,12 @@ function StatusBreakdown({
   refetchInterval: number | false;
   baseQ: string;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { get } = useQueryState();
   const href = useSharedHref();
   const statuses = useQuery({
-    queryKey: ['performance', a, scope, 'status'],
-    queryFn: () => metrics.performance(a, scope, 'status', 100),
+    queryKey: ['performance', accountSid, scope, 'status'],
+    queryFn: () => metrics.performance(accountSid, scope, 'status', 100),
     placeholderData: keepPreviousData,
     refetchInterval,
     enabled: !!scope.endpoint,
@@ -268,10 +268,10 @@ function StatusBreakdown({
  * for screen readers.
  */
 function LatencyHistogram({ scope, refetchInterval }: { scope: Scope; refetchInterval: number | false }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const hist = useQuery({
-    queryKey: ['performance', a, scope, 'histogram'],
-    queryFn: () => metrics.performance(a, scope, 'endpoint', 1, { histogram: true }),
+    queryKey: ['performance', accountSid, scope, 'histogram'],
+    queryFn: () => metrics.performance(accountSid, scope, 'endpoint', 1, { histogram: true }),
     placeholderData: keepPreviousData,
     refetchInterval,
     enabled: !!scope.endpoint,
@@ -356,7 +356,7 @@ export function RecentRequests({
   refetchInterval: number | false;
   empty: string;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const href = useSharedHref();
   const range = useRange();
   const { get } = useQueryState();
@@ -367,8 +367,8 @@ export function RecentRequests({
   // Times alone for today's rows, with their day before (as in the stream).
   const today = localDay(Date.now());
   const list = useQuery({
-    queryKey: ['requests', a, bucket, search, startDate, endDate, 'recent'],
-    queryFn: () => requests.list(a, bucket, { q: search, startDate, endDate, limit: RECENT }),
+    queryKey: ['requests', accountSid, bucket, search, startDate, endDate, 'recent'],
+    queryFn: () => requests.list(accountSid, bucket, { q: search, startDate, endDate, limit: RECENT }),
     placeholderData: keepPreviousData,
     refetchInterval,
   });

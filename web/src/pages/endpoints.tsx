@@ -37,7 +37,7 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
  * are offered above the table and the bucket's rules listed below it.
  */
 export function EndpointsPage() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { get, set } = useQueryState();
   const href = useSharedHref();
   const { scope, interval, refetchInterval } = useMetricsScope();
@@ -47,8 +47,8 @@ export function EndpointsPage() {
   const filter = get('filter') ?? '';
   const { can } = useSession();
   const bucketList = useQuery({
-    queryKey: ['buckets', a],
-    queryFn: () => buckets.list(a),
+    queryKey: ['buckets', accountSid],
+    queryFn: () => buckets.list(accountSid),
     enabled: !scope.bucketSid,
   });
   const only = bucketList.data?.records.length === 1 ? bucketList.data.records[0]!.sid : undefined;
@@ -57,9 +57,9 @@ export function EndpointsPage() {
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [merging, setMerging] = useState<string | null>(null);
   const perf = useQuery({
-    queryKey: ['performance', a, scope, method, 'route', interval],
+    queryKey: ['performance', accountSid, scope, method, 'route', interval],
     queryFn: () =>
-      metrics.performance(a, { ...scope, method: method || undefined }, 'route', 1000, { interval }),
+      metrics.performance(accountSid, { ...scope, method: method || undefined }, 'route', 1000, { interval }),
     placeholderData: keepPreviousData,
     refetchInterval,
   });

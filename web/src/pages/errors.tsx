@@ -20,15 +20,15 @@ const NO_MARKERS: MetricsEvent[] = [];
  * codes; each links to the stream.
  */
 export function ErrorsPage() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { get } = useQueryState();
   const href = useSharedHref();
   const [, navigate] = useLocation();
   const { scope, interval, refetchInterval } = useMetricsScope();
   const bucket = get('bucket');
   const overTime = useQuery({
-    queryKey: ['throughput', a, scope, interval],
-    queryFn: () => metrics.throughput(a, scope, interval),
+    queryKey: ['throughput', accountSid, scope, interval],
+    queryFn: () => metrics.throughput(accountSid, scope, interval),
     placeholderData: keepPreviousData,
     refetchInterval,
   });
@@ -52,8 +52,8 @@ export function ErrorsPage() {
       }),
     );
   const errors = useQuery({
-    queryKey: ['errors', a, scope],
-    queryFn: () => metrics.errors(a, scope, 200),
+    queryKey: ['errors', accountSid, scope],
+    queryFn: () => metrics.errors(accountSid, scope, 200),
     placeholderData: keepPreviousData,
     refetchInterval,
   });

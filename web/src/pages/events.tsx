@@ -15,7 +15,7 @@ import { useQueryState } from '../lib/url-state';
 
 /** Event markers in the range, filtered by type and source; create, edit and delete. */
 export function EventsPage() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
   const { get, set } = useQueryState();
@@ -37,12 +37,12 @@ export function EventsPage() {
     limit: 100,
   };
   const list = useQuery({
-    queryKey: ['events', a, query],
-    queryFn: () => events.list(a, query),
+    queryKey: ['events', accountSid, query],
+    queryFn: () => events.list(accountSid, query),
     placeholderData: keepPreviousData,
   });
   const remove = useMutation({
-    mutationFn: (sid: string) => events.remove(a, sid),
+    mutationFn: (sid: string) => events.remove(accountSid, sid),
     onSuccess: async () => {
       setDeleting(null);
       await qc.invalidateQueries();
@@ -51,7 +51,7 @@ export function EventsPage() {
   const visible = list.data?.records ?? [];
   const picked = visible.filter((e) => selected.has(e.sid)).map((e) => e.sid);
   const bulk = useMutation({
-    mutationFn: (sids: string[]) => eventsBulk.remove(a, sids),
+    mutationFn: (sids: string[]) => eventsBulk.remove(accountSid, sids),
     onSuccess: () => {
       setBulkOpen(false);
       setSelected(new Set());

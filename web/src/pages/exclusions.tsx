@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { fieldErrors } from '../api/client';
 import {
   exclusions,
-  isExclusionA,
+  isCriteriaExclusion,
   type AnyExclusion,
   type Exclusion,
   type ExclusionInput,
@@ -20,7 +20,7 @@ import {
 } from '../components/rule-preview';
 import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
 import { useAccountSid, useSession } from '../lib/session';
-import { ExclusionAForm, exclusionALabel } from './rules-shape-a';
+import { CriteriaExclusionForm, criteriaExclusionLabel } from './rules-shape-a';
 import { RuleFormEnd, RuleRowEnd } from '../components/rule-row';
 import { useRuleList } from '../lib/rule-list';
 
@@ -92,19 +92,19 @@ function validate(d: Draft): Record<string, string> {
   return e;
 }
 
-/** The name lists and notices show: Shape B's name, Shape A's description or criteria. */
-const labelOf = (x: AnyExclusion): string => (isExclusionA(x) ? exclusionALabel(x) : x.name);
-const activeOf = (x: AnyExclusion): boolean => (isExclusionA(x) ? x.enabled : x.isActive);
+/** The name lists and notices show: a path rule's name, a criteria rule's description or criteria. */
+const labelOf = (x: AnyExclusion): string => (isCriteriaExclusion(x) ? criteriaExclusionLabel(x) : x.name);
+const activeOf = (x: AnyExclusion): boolean => (isCriteriaExclusion(x) ? x.enabled : x.isActive);
 
 /** The same rule with its active flag flipped, in its own shape (PUT keeps the shape). */
-function toggled(a: string, x: AnyExclusion): Promise<AnyExclusion> {
-  if (isExclusionA(x))
-    return exclusions.updateA(a, x.sid, {
+function toggled(accountSid: string, x: AnyExclusion): Promise<AnyExclusion> {
+  if (isCriteriaExclusion(x))
+    return exclusions.updateCriteria(accountSid, x.sid, {
       criteria: x.criteria,
       description: x.description,
       enabled: !x.enabled,
     });
-  return exclusions.update(a, x.sid, { ...bodyOf(draftOf(x)), isActive: !x.isActive });
+  return exclusions.update(accountSid, x.sid, { ...bodyOf(draftOf(x)), isActive: !x.isActive });
 }
 
 const EXAMPLE = {
@@ -184,7 +184,7 @@ export function ExclusionsPage() {
                 <tbody>
                   {d.records.map((x) => (
                     <tr key={x.sid} className={activeOf(x) ? undefined : 'muted'}>
-                      {isExclusionA(x) ? (
+                      {isCriteriaExclusion(x) ? (
                         <>
                           <td>
                             <strong>{x.description || 'By criteria'}</strong>
@@ -234,7 +234,7 @@ export function ExclusionsPage() {
           onConfirm={() => remove.mutate(deleting.sid)}
           onClose={() => setDeleting(null)}
         >
-          {isExclusionA(deleting) ? (
+          {isCriteriaExclusion(deleting) ? (
             <p>
               Records matching <code>{deleting.criteria}</code> are stored again from now on. The rule is kept
               as deleted (the API lists it with <code>includeDeleted=true</code>); records already dropped are
@@ -254,24 +254,25 @@ export function ExclusionsPage() {
 }
 
 function ExclusionEditor({ sid, onClose }: { sid: string; onClose: (message?: string) => void }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const isNew = sid === 'new' || sid === 'new-criteria';
   const one = useQuery({
-    queryKey: ['exclusion', a, sid],
-    queryFn: () => exclusions.get(a, sid),
+    queryKey: ['exclusion', accountSid, sid],
+    queryFn: () => exclusions.get(accountSid, sid),
     enabled: !isNew,
   });
-  if (sid === 'new-criteria') return <ExclusionAForm onClose={onClose} />;
+  if (sid === 'new-criteria') return <CriteriaExclusionForm onClose={onClose} />;
   if (!isNew && one.isPending) return <Loading />;
   if (!isNew && one.error) return <ErrorBox error={one.error} onRetry={() => void one.refetch()} />;
-  if (one.data && isExclusionA(one.data)) return <ExclusionAForm existing={one.data} onClose={onClose} />;
+  if (one.data && isCriteriaExclusion(one.data))
+    return <CriteriaExclusionForm existing={one.data} onClose={onClose} />;
   return (
     <ExclusionForm existing={isNew ? undefined : (one.data as Exclusion | undefined)} onClose={onClose} />
   );
 }
 
 function ExclusionForm({ existing, onClose }: { existing?: Exclusion; onClose: (message?: string) => void }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
   const [d, setD] = useState<Draft>(existing ? draftOf(existing) : EMPTY);
@@ -282,10 +283,12 @@ function ExclusionForm({ existing, onClose }: { existing?: Exclusion; onClose: (
   const editable = can('exclusions:write');
   const save = useMutation({
     mutationFn: () =>
-      existing ? exclusions.update(a, existing.sid, bodyOf(d)) : exclusions.create(a, bodyOf(d)),
+      existing
+        ? exclusions.update(accountSid, existing.sid, bodyOf(d))
+        : exclusions.create(accountSid, bodyOf(d)),
     onSuccess: async (x) => {
-      await qc.invalidateQueries({ queryKey: ['exclusions', a] });
-      qc.removeQueries({ queryKey: ['exclusion', a, x.sid] });
+      await qc.invalidateQueries({ queryKey: ['exclusions', accountSid] });
+      qc.removeQueries({ queryKey: ['exclusion', accountSid, x.sid] });
       onClose(`“${labelOf(x)}” is saved${activeOf(x) ? ' and active' : ''}.`);
     },
   });
@@ -415,7 +418,7 @@ function ExclusionForm({ existing, onClose }: { existing?: Exclusion; onClose: (
         }}
         run={async (source) => {
           try {
-            return await exclusions.preview(a, previewRule(), source);
+            return await exclusions.preview(accountSid, previewRule(), source);
           } catch (err) {
             setPreviewErrors(ruleErrorsOf(err));
             throw err;

@@ -17,22 +17,22 @@ const ROLES = [
 
 /** The account's members: invite with a role, change role, remove. */
 export function MembersPage() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can, session } = useSession();
   const qc = useQueryClient();
   const list = useQuery({
-    queryKey: ['members', a],
-    queryFn: () => members.list(a),
+    queryKey: ['members', accountSid],
+    queryFn: () => members.list(accountSid),
     enabled: can('users:read'),
   });
   const [removing, setRemoving] = useState<Member | null>(null);
-  const refresh = () => qc.invalidateQueries({ queryKey: ['members', a] });
+  const refresh = () => qc.invalidateQueries({ queryKey: ['members', accountSid] });
   const setRole = useMutation({
-    mutationFn: ({ sid, role }: { sid: string; role: string }) => members.setRole(a, sid, role),
+    mutationFn: ({ sid, role }: { sid: string; role: string }) => members.setRole(accountSid, sid, role),
     onSettled: refresh,
   });
   const remove = useMutation({
-    mutationFn: (sid: string) => members.remove(a, sid),
+    mutationFn: (sid: string) => members.remove(accountSid, sid),
     onSuccess: async () => {
       setRemoving(null);
       await refresh();
@@ -150,11 +150,11 @@ export function MembersPage() {
 }
 
 function InviteForm({ onInvited }: { onInvited: () => void }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const [form, setForm] = useState({ email: '', role: 'user' });
   const [result, setResult] = useState<InviteResult | null>(null);
   const invite = useMutation({
-    mutationFn: () => members.invite(a, form),
+    mutationFn: () => members.invite(accountSid, form),
     onSuccess: (r) => {
       setResult(r);
       setForm({ email: '', role: 'user' });

@@ -2,7 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { Link } from 'wouter';
 import { consumers, metrics } from '../api/resources';
-import type { MetricsEvent, SummaryA } from '../api/types';
+import type { MetricsEvent, ComparisonSummary } from '../api/types';
 import { EventDialog } from '../components/event-dialog';
 import { IngestSnippet } from '../components/ingest-snippet';
 import { RangePicker } from '../components/range-picker';
@@ -29,43 +29,43 @@ const NO_MARKERS: MetricsEvent[] = [];
  * the top consumers.
  */
 export function OverviewPage() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const { get, set } = useQueryState();
   const { scope, previousScope, range, interval, refetchInterval } = useMetricsScope();
   const [pick, setPick] = useState<Date | null>(null);
   const common = { placeholderData: keepPreviousData, refetchInterval };
   const summary = useQuery({
-    queryKey: ['summary', a, scope],
-    queryFn: () => metrics.summary(a, scope),
+    queryKey: ['summary', accountSid, scope],
+    queryFn: () => metrics.summary(accountSid, scope),
     ...common,
   });
   const throughput = useQuery({
-    queryKey: ['throughput', a, scope, interval],
-    queryFn: () => metrics.throughput(a, scope, interval),
+    queryKey: ['throughput', accountSid, scope, interval],
+    queryFn: () => metrics.throughput(accountSid, scope, interval),
     ...common,
   });
   const rt = useQuery({
-    queryKey: ['responseTime', a, scope, interval],
-    queryFn: () => metrics.responseTime(a, scope, interval),
+    queryKey: ['responseTime', accountSid, scope, interval],
+    queryFn: () => metrics.responseTime(accountSid, scope, interval),
     ...common,
   });
   // The period before the range, drawn faintly behind throughput and response time. It lies in
   // the past, so it is read again only when the range moves (each minute on a live range).
   const prevThroughput = useQuery({
-    queryKey: ['throughput', a, previousScope, interval],
-    queryFn: () => metrics.throughput(a, previousScope, interval),
+    queryKey: ['throughput', accountSid, previousScope, interval],
+    queryFn: () => metrics.throughput(accountSid, previousScope, interval),
     placeholderData: keepPreviousData,
   });
   const prevRt = useQuery({
-    queryKey: ['responseTime', a, previousScope, interval],
-    queryFn: () => metrics.responseTime(a, previousScope, interval),
+    queryKey: ['responseTime', accountSid, previousScope, interval],
+    queryFn: () => metrics.responseTime(accountSid, previousScope, interval),
     placeholderData: keepPreviousData,
   });
   const span = range.end.getTime() - range.start.getTime();
   const step = INTERVAL_MS[interval as keyof typeof INTERVAL_MS] ?? 60_000;
 
-  const t = useMemo(() => {
+  const throughputChart = useMemo(() => {
     const periods = throughput.data?.periods ?? [];
     const x = periods.map((p) => Date.parse(p.startTime));
     const cls = (k: keyof typeof CLASS_COLORS) => periods.map((p) => p.httpStatus[k].count);
@@ -76,7 +76,7 @@ export function OverviewPage() {
     );
     return { x, c2: cls('200'), c3: cls('300'), c4: cls('400'), c5: cls('500'), errorRate };
   }, [throughput.data]);
-  const r = useMemo(() => {
+  const responseTimeChart = useMemo(() => {
     const periods = rt.data?.periods ?? [];
     return {
       x: periods.map((p) => Date.parse(p.startTime)),
@@ -89,25 +89,25 @@ export function OverviewPage() {
   const prevTotal = useMemo(() => {
     const periods = prevThroughput.data?.periods ?? [];
     const values = alignPrevious(
-      t.x,
+      throughputChart.x,
       periods.map((p) => Date.parse(p.startTime)),
       periods.map((p) => p.total.count),
       span,
       step,
     );
     return [{ label: 'previous period', color: PREVIOUS_COLOR, values }];
-  }, [prevThroughput.data, t.x, span, step]);
+  }, [prevThroughput.data, throughputChart.x, span, step]);
   const prevP95 = useMemo(() => {
     const periods = prevRt.data?.periods ?? [];
     const values = alignPrevious(
-      r.x,
+      responseTimeChart.x,
       periods.map((p) => Date.parse(p.startTime)),
       periods.map((p) => (p.requests ? (p.percentiles?.['95']?.value ?? null) : null)),
       span,
       step,
     );
     return [{ label: 'p95, previous period', color: P95_COLOR, values }];
-  }, [prevRt.data, r.x, span, step]);
+  }, [prevRt.data, responseTimeChart.x, span, step]);
   const markers = throughput.data?.events ?? NO_MARKERS;
   const noTraffic = !!summary.data && (summary.data.requests.current.amount ?? 0) === 0;
   // A quiet range is not a new bucket: whether the scope had any traffic in the last 30 days
@@ -120,8 +120,8 @@ export function OverviewPage() {
     endDate: new Date(recentEnd).toISOString(),
   };
   const recent = useQuery({
-    queryKey: ['summary', a, recentScope],
-    queryFn: () => metrics.summary(a, recentScope),
+    queryKey: ['summary', accountSid, recentScope],
+    queryFn: () => metrics.summary(accountSid, recentScope),
     enabled: noTraffic,
   });
   const everTraffic = (recent.data?.requests.current.amount ?? 0) > 0;
@@ -182,14 +182,14 @@ export function OverviewPage() {
         ) : (
           <TimeChart
             title="Throughput"
-            x={t.x}
+            x={throughputChart.x}
             stacked
             integer
             series={[
-              { label: '2xx', color: CLASS_COLORS['200'], values: t.c2 },
-              { label: '3xx', color: CLASS_COLORS['300'], values: t.c3 },
-              { label: '4xx', color: CLASS_COLORS['400'], values: t.c4 },
-              { label: '5xx', color: CLASS_COLORS['500'], values: t.c5 },
+              { label: '2xx', color: CLASS_COLORS['200'], values: throughputChart.c2 },
+              { label: '3xx', color: CLASS_COLORS['300'], values: throughputChart.c3 },
+              { label: '4xx', color: CLASS_COLORS['400'], values: throughputChart.c4 },
+              { label: '5xx', color: CLASS_COLORS['500'], values: throughputChart.c5 },
             ]}
             format={count}
             previous={prevTotal}
@@ -211,11 +211,11 @@ export function OverviewPage() {
           ) : (
             <TimeChart
               title="Response time"
-              x={r.x}
+              x={responseTimeChart.x}
               series={[
-                { label: 'p50', color: '#2563eb', values: r.p50 },
-                { label: 'p95', color: P95_COLOR, values: r.p95 },
-                { label: 'p99', color: '#dc2626', values: r.p99 },
+                { label: 'p50', color: '#2563eb', values: responseTimeChart.p50 },
+                { label: 'p95', color: P95_COLOR, values: responseTimeChart.p95 },
+                { label: 'p99', color: '#dc2626', values: responseTimeChart.p99 },
               ]}
               format={ms}
               previous={prevP95}
@@ -236,8 +236,8 @@ export function OverviewPage() {
           ) : (
             <TimeChart
               title="Error rate"
-              x={t.x}
-              series={[{ label: 'errors', color: '#d64545', values: t.errorRate }]}
+              x={throughputChart.x}
+              series={[{ label: 'errors', color: '#d64545', values: throughputChart.errorRate }]}
               format={percent}
               markers={markers}
               onPickTime={can('events:write') ? setPick : undefined}
@@ -262,7 +262,7 @@ function Tiles({
   pending,
   stale,
 }: {
-  summary?: SummaryA;
+  summary?: ComparisonSummary;
   error: unknown;
   pending: boolean;
   stale: boolean;
@@ -356,7 +356,7 @@ const TOP_CONSUMERS = 5;
  * page to one consumer.
  */
 function TopConsumers() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const href = useSharedHref();
   const { get } = useQueryState();
   const { scope, refetchInterval } = useMetricsScope();
@@ -369,8 +369,8 @@ function TopConsumers() {
     limit: TOP_CONSUMERS,
   };
   const top = useQuery({
-    queryKey: ['consumers', a, 'top', query],
-    queryFn: () => consumers.list(a, query),
+    queryKey: ['consumers', accountSid, 'top', query],
+    queryFn: () => consumers.list(accountSid, query),
     placeholderData: keepPreviousData,
     refetchInterval,
   });

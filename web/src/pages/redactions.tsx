@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { fieldErrors } from '../api/client';
 import {
-  isRedactionA,
+  isSensitiveRedaction,
   redactions,
   type AnyRedaction,
   type Redaction,
@@ -21,7 +21,7 @@ import {
 } from '../components/rule-preview';
 import { Empty, ErrorBox, Loading, QueryView } from '../components/state';
 import { useAccountSid, useSession } from '../lib/session';
-import { RedactionAForm, redactionALabel } from './rules-shape-a';
+import { SensitiveRedactionForm, sensitiveRedactionLabel } from './rules-shape-a';
 import { RuleFormEnd, RuleRowEnd } from '../components/rule-row';
 import { useRuleList } from '../lib/rule-list';
 import { RECOMMENDED_REDACTIONS } from '../../../schemas/recommended-redactions';
@@ -107,14 +107,17 @@ function validate(d: Draft): Record<string, string> {
   return e;
 }
 
-/** The name lists and notices show: Shape B's name, Shape A's description or type and level. */
-const labelOf = (x: AnyRedaction): string => (isRedactionA(x) ? redactionALabel(x) : x.name);
-const activeOf = (x: AnyRedaction): boolean => (isRedactionA(x) ? x.enabled : x.isActive);
+/**
+ * The name lists and notices show: a field rule's name, a sensitive-data rule's description or type and
+ * level.
+ */
+const labelOf = (x: AnyRedaction): string => (isSensitiveRedaction(x) ? sensitiveRedactionLabel(x) : x.name);
+const activeOf = (x: AnyRedaction): boolean => (isSensitiveRedaction(x) ? x.enabled : x.isActive);
 
 /** The same rule with its active flag flipped, in its own shape (PUT keeps the shape). */
-function toggled(a: string, x: AnyRedaction): Promise<AnyRedaction> {
-  if (isRedactionA(x))
-    return redactions.updateA(a, x.sid, {
+function toggled(accountSid: string, x: AnyRedaction): Promise<AnyRedaction> {
+  if (isSensitiveRedaction(x))
+    return redactions.updateSensitive(accountSid, x.sid, {
       type: x.type,
       level: x.level,
       scopes: x.scopes,
@@ -124,7 +127,7 @@ function toggled(a: string, x: AnyRedaction): Promise<AnyRedaction> {
       description: x.description,
       enabled: !x.enabled,
     });
-  return redactions.update(a, x.sid, { ...bodyOf(draftOf(x)), isActive: !x.isActive });
+  return redactions.update(accountSid, x.sid, { ...bodyOf(draftOf(x)), isActive: !x.isActive });
 }
 
 const EXAMPLE = {
@@ -145,13 +148,13 @@ const EXAMPLE = {
 
 /** One click for the recommended rules (every new account starts with them), shown while an account has no redaction at all. */
 function RecommendedRedactions({ onAdded }: { onAdded: (count: number) => void }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const qc = useQueryClient();
   const add = useMutation({
     mutationFn: async () => {
       // One after the other: a failure stops at the rule it names, the ones before stay listed.
       for (const r of RECOMMENDED_REDACTIONS)
-        await redactions.createA(a, {
+        await redactions.createSensitive(accountSid, {
           type: r.type,
           level: r.level,
           description: r.description,
@@ -160,7 +163,7 @@ function RecommendedRedactions({ onAdded }: { onAdded: (count: number) => void }
         });
       return RECOMMENDED_REDACTIONS.length;
     },
-    onSettled: () => qc.invalidateQueries({ queryKey: ['redactions', a] }),
+    onSettled: () => qc.invalidateQueries({ queryKey: ['redactions', accountSid] }),
     onSuccess: onAdded,
   });
   return (
@@ -263,7 +266,7 @@ export function RedactionsPage() {
                 <tbody>
                   {d.records.map((x) => (
                     <tr key={x.sid} className={activeOf(x) ? undefined : 'muted'}>
-                      {isRedactionA(x) ? (
+                      {isSensitiveRedaction(x) ? (
                         <>
                           <td>
                             <strong>{x.description || 'By data type'}</strong>
@@ -329,7 +332,7 @@ export function RedactionsPage() {
           onConfirm={() => remove.mutate(deleting.sid)}
           onClose={() => setDeleting(null)}
         >
-          {isRedactionA(deleting) ? (
+          {isSensitiveRedaction(deleting) ? (
             <p>
               From now on <code>{deleting.type}</code> data is stored as sent. The rule is kept as deleted
               (the API lists it with <code>includeDeleted=true</code>); records stored earlier stay redacted.
@@ -350,24 +353,25 @@ export function RedactionsPage() {
 }
 
 function RedactionEditor({ sid, onClose }: { sid: string; onClose: (message?: string) => void }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const isNew = sid === 'new' || sid === 'new-type';
   const one = useQuery({
-    queryKey: ['redaction', a, sid],
-    queryFn: () => redactions.get(a, sid),
+    queryKey: ['redaction', accountSid, sid],
+    queryFn: () => redactions.get(accountSid, sid),
     enabled: !isNew,
   });
-  if (sid === 'new-type') return <RedactionAForm onClose={onClose} />;
+  if (sid === 'new-type') return <SensitiveRedactionForm onClose={onClose} />;
   if (!isNew && one.isPending) return <Loading />;
   if (!isNew && one.error) return <ErrorBox error={one.error} onRetry={() => void one.refetch()} />;
-  if (one.data && isRedactionA(one.data)) return <RedactionAForm existing={one.data} onClose={onClose} />;
+  if (one.data && isSensitiveRedaction(one.data))
+    return <SensitiveRedactionForm existing={one.data} onClose={onClose} />;
   return (
     <RedactionForm existing={isNew ? undefined : (one.data as Redaction | undefined)} onClose={onClose} />
   );
 }
 
 function RedactionForm({ existing, onClose }: { existing?: Redaction; onClose: (message?: string) => void }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
   const [d, setD] = useState<Draft>(existing ? draftOf(existing) : EMPTY);
@@ -378,10 +382,12 @@ function RedactionForm({ existing, onClose }: { existing?: Redaction; onClose: (
   const editable = can('redactions:write');
   const save = useMutation({
     mutationFn: () =>
-      existing ? redactions.update(a, existing.sid, bodyOf(d)) : redactions.create(a, bodyOf(d)),
+      existing
+        ? redactions.update(accountSid, existing.sid, bodyOf(d))
+        : redactions.create(accountSid, bodyOf(d)),
     onSuccess: async (x) => {
-      await qc.invalidateQueries({ queryKey: ['redactions', a] });
-      qc.removeQueries({ queryKey: ['redaction', a, x.sid] });
+      await qc.invalidateQueries({ queryKey: ['redactions', accountSid] });
+      qc.removeQueries({ queryKey: ['redaction', accountSid, x.sid] });
       onClose(`“${labelOf(x)}” is saved${activeOf(x) ? ' and active' : ''}.`);
     },
   });
@@ -535,7 +541,11 @@ function RedactionForm({ existing, onClose }: { existing?: Redaction; onClose: (
         }}
         run={async (source) => {
           try {
-            return await redactions.preview(a, bodyOf({ ...d, name: d.name.trim() || 'draft' }), source);
+            return await redactions.preview(
+              accountSid,
+              bodyOf({ ...d, name: d.name.trim() || 'draft' }),
+              source,
+            );
           } catch (err) {
             setPreviewErrors(ruleErrorsOf(err));
             throw err;

@@ -25,19 +25,19 @@ const PHASES = [
 
 /** One stored request: what was sent and answered, its timing phases, note, delete. */
 export function RequestPage({ params }: { params: { bucketSid: string; requestSid: string } }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const href = useSharedHref();
   const [, navigate] = useLocation();
   const qc = useQueryClient();
   const { bucketSid, requestSid } = params;
-  const q = useQuery({
-    queryKey: ['request', a, bucketSid, requestSid],
-    queryFn: () => requests.get(a, bucketSid, requestSid),
+  const requestQuery = useQuery({
+    queryKey: ['request', accountSid, bucketSid, requestSid],
+    queryFn: () => requests.get(accountSid, bucketSid, requestSid),
   });
   const [confirm, setConfirm] = useState(false);
   const remove = useMutation({
-    mutationFn: () => requests.remove(a, bucketSid, requestSid),
+    mutationFn: () => requests.remove(accountSid, bucketSid, requestSid),
     onSuccess: async () => {
       await qc.invalidateQueries({ queryKey: ['requests'] });
       navigate(href('/stream', { bucket: bucketSid }));
@@ -48,23 +48,23 @@ export function RequestPage({ params }: { params: { bucketSid: string; requestSi
       ← Stream
     </Link>
   );
-  if (q.isPending) return <Loading />;
-  if (q.error)
+  if (requestQuery.isPending) return <Loading />;
+  if (requestQuery.error)
     return (
       <div className="page">
         {back}
-        {q.error instanceof ApiError && q.error.status === 404 ? (
+        {requestQuery.error instanceof ApiError && requestQuery.error.status === 404 ? (
           <ErrorBox
             error={new Error('Request not found: it may be outside the retention period or deleted.')}
           />
         ) : (
-          <ErrorBox error={q.error} onRetry={() => void q.refetch()} />
+          <ErrorBox error={requestQuery.error} onRetry={() => void requestQuery.refetch()} />
         )}
       </div>
     );
-  const r = q.data;
-  const status = r.response?.statusCode ?? null;
-  const timings = (r.timings ?? {}) as {
+  const record = requestQuery.data;
+  const status = record.response?.statusCode ?? null;
+  const timings = (record.timings ?? {}) as {
     duration?: number | null;
     phases?: Record<string, number | null> | null;
   };
@@ -74,8 +74,8 @@ export function RequestPage({ params }: { params: { bucketSid: string; requestSi
         <div>
           {back}
           <h1 className="request-title">
-            <span className="method">{r.request.method ?? '?'}</span>{' '}
-            <span className="mono break">{r.request.url ?? r.request.path}</span>
+            <span className="method">{record.request.method ?? '?'}</span>{' '}
+            <span className="mono break">{record.request.url ?? record.request.path}</span>
           </h1>
         </div>
         {can('requests:delete') ? (
@@ -89,58 +89,60 @@ export function RequestPage({ params }: { params: { bucketSid: string; requestSi
           <span className={`status status-${status ? String(status)[0] : '0'}xx`}>{status ?? 'none'}</span>
         </Fact>
         <Fact label="Duration">{ms(timings.duration)}</Fact>
-        <Fact label={`Time (${TIME_ZONE})`}>{formatDateTime(r.createdAt)}</Fact>
+        <Fact label={`Time (${TIME_ZONE})`}>{formatDateTime(record.createdAt)}</Fact>
         <Fact label="Endpoint">
-          <span className="mono">{r.endpoint ?? '–'}</span>
+          <span className="mono">{record.endpoint ?? '–'}</span>
         </Fact>
-        <Fact label="Environment">{r.environmentSid ?? '–'}</Fact>
+        <Fact label="Environment">{record.environmentSid ?? '–'}</Fact>
         <Fact label="Consumer">
-          <ConsumerLink consumer={r.consumer} bucketSid={bucketSid} />
+          <ConsumerLink consumer={record.consumer} bucketSid={bucketSid} />
         </Fact>
-        <Fact label="Direction">{r.direction === 'out' ? 'outgoing' : 'incoming'}</Fact>
+        <Fact label="Direction">{record.direction === 'out' ? 'outgoing' : 'incoming'}</Fact>
       </div>
       {timings.phases ? <Waterfall phases={timings.phases} total={timings.duration ?? null} /> : null}
       <div className="grid-2">
         <section className="panel">
           <h2>Request</h2>
           <p className="muted small">
-            {partsLine([r.request.host, sized(r.request.size), r.request.contentType])}
+            {partsLine([record.request.host, sized(record.request.size), record.request.contentType])}
           </p>
           <h3>Headers</h3>
           <KeyValueTable
-            values={r.request.headers as Record<string, unknown> | null}
+            values={record.request.headers as Record<string, unknown> | null}
             label="Request headers"
           />
-          {r.request.queryString && Object.keys(r.request.queryString).length ? (
+          {record.request.queryString && Object.keys(record.request.queryString).length ? (
             <>
               <h3>Query</h3>
               <KeyValueTable
-                values={r.request.queryString as Record<string, unknown>}
+                values={record.request.queryString as Record<string, unknown>}
                 label="Query parameters"
               />
             </>
           ) : null}
           <h3>Body</h3>
-          <BodyView body={r.request.body} />
+          <BodyView body={record.request.body} />
         </section>
         <section className="panel">
           <h2>Response</h2>
-          <p className="muted small">{partsLine([sized(r.response?.size), r.response?.contentType])}</p>
+          <p className="muted small">
+            {partsLine([sized(record.response?.size), record.response?.contentType])}
+          </p>
           <h3>Headers</h3>
           <KeyValueTable
-            values={r.response?.headers as Record<string, unknown> | null}
+            values={record.response?.headers as Record<string, unknown> | null}
             label="Response headers"
           />
           <h3>Body</h3>
-          <BodyView body={r.response?.body} />
+          <BodyView body={record.response?.body} />
         </section>
       </div>
       <div className="grid-2">
         <section className="panel">
           <h2>Tags</h2>
-          {r.tags?.length ? (
+          {record.tags?.length ? (
             <div className="tags">
-              {r.tags.map((t, i) => (
+              {record.tags.map((t, i) => (
                 <span key={i} className="tag">
                   {String(t.key)}={String(t.value)}
                 </span>
@@ -150,9 +152,9 @@ export function RequestPage({ params }: { params: { bucketSid: string; requestSi
             <p className="muted">No tags</p>
           )}
           <h2>Workflows that ran</h2>
-          {r.workflowExecutions?.length ? (
+          {record.workflowExecutions?.length ? (
             <ul>
-              {r.workflowExecutions.map((w, i) => (
+              {record.workflowExecutions.map((w, i) => (
                 <li key={i} className="mono small">
                   {JSON.stringify(w)}
                 </li>
@@ -162,7 +164,7 @@ export function RequestPage({ params }: { params: { bucketSid: string; requestSi
             <p className="muted">No workflow ran for this request.</p>
           )}
         </section>
-        <NoteEditor record={r} bucketSid={bucketSid} canEdit={can('requests:write')} />
+        <NoteEditor record={record} bucketSid={bucketSid} canEdit={can('requests:write')} />
       </div>
       {confirm ? (
         <ConfirmDialog
@@ -231,12 +233,12 @@ function NoteEditor({
   bucketSid: string;
   canEdit: boolean;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const qc = useQueryClient();
   const [note, setNote] = useState(record.note ?? '');
   const save = useMutation({
-    mutationFn: () => requests.setNote(a, bucketSid, record.sid, note || null),
-    onSuccess: (r) => qc.setQueryData(['request', a, bucketSid, record.sid], r),
+    mutationFn: () => requests.setNote(accountSid, bucketSid, record.sid, note || null),
+    onSuccess: (r) => qc.setQueryData(['request', accountSid, bucketSid, record.sid], r),
   });
   return (
     <section className="panel">

@@ -4,10 +4,10 @@ import { fieldErrors } from '../api/client';
 import {
   exclusions,
   redactions,
-  type ExclusionA,
-  type ExclusionAInput,
-  type RedactionA,
-  type RedactionAInput,
+  type CriteriaExclusion,
+  type CriteriaExclusionInput,
+  type SensitiveRedaction,
+  type SensitiveRedactionInput,
 } from '../api/rules';
 import { Field } from '../components/form';
 import { environmentsError, parseEnvironments, ScopeFields } from '../components/rule-preview';
@@ -15,14 +15,15 @@ import { useAccountSid, useSession } from '../lib/session';
 import { RuleFormEnd } from '../components/rule-row';
 
 /**
- * Shape A rules on the Exclusions and Redactions pages (docs/rules.md "Shape A rules"): a criteria
+ * Content rules on the Exclusions and Redactions pages (docs/rules.md "Shape A rules"): a criteria
  * exclusion form, a typed redaction form (the type picker reads the API's catalogue of predefined
- * types), and the labels the lists show for Shape A rows.
+ * types), and the labels the lists show for their rows.
  */
 
-/** What a Shape A row is called in lists and notices: its description, else what it matches. */
-export const exclusionALabel = (x: ExclusionA): string => x.description || x.criteria;
-export const redactionALabel = (x: RedactionA): string => x.description || `${x.type} (${x.level})`;
+/** What a content rule row is called in lists and notices: its description, else what it matches. */
+export const criteriaExclusionLabel = (x: CriteriaExclusion): string => x.description || x.criteria;
+export const sensitiveRedactionLabel = (x: SensitiveRedaction): string =>
+  x.description || `${x.type} (${x.level})`;
 
 /** A catalogue text with `code` spans (Markdown backticks) rendered as code. */
 function codeSpans(text: string) {
@@ -41,14 +42,14 @@ function PositionMarker({ text, position }: { text: string; position: number }) 
   );
 }
 
-export function ExclusionAForm({
+export function CriteriaExclusionForm({
   existing,
   onClose,
 }: {
-  existing?: ExclusionA;
+  existing?: CriteriaExclusion;
   onClose: (message?: string) => void;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
   const editable = can('exclusions:write');
@@ -60,7 +61,7 @@ export function ExclusionAForm({
   const [touched, setTouched] = useState(false);
   // The text the last save sent: the API's position refers to it.
   const [sent, setSent] = useState('');
-  const body = (): ExclusionAInput & { enabled: boolean } => ({
+  const body = (): CriteriaExclusionInput & { enabled: boolean } => ({
     criteria: criteria.trim(),
     description: description.trim() || null,
     buckets: buckets.length ? buckets : null,
@@ -70,12 +71,14 @@ export function ExclusionAForm({
   const save = useMutation({
     mutationFn: () => {
       setSent(criteria.trim());
-      return existing ? exclusions.updateA(a, existing.sid, body()) : exclusions.createA(a, body());
+      return existing
+        ? exclusions.updateCriteria(accountSid, existing.sid, body())
+        : exclusions.createCriteria(accountSid, body());
     },
     onSuccess: async (x) => {
-      await qc.invalidateQueries({ queryKey: ['exclusions', a] });
-      qc.removeQueries({ queryKey: ['exclusion', a, x.sid] });
-      onClose(`“${exclusionALabel(x)}” is saved${x.enabled ? ' and enabled' : ''}.`);
+      await qc.invalidateQueries({ queryKey: ['exclusions', accountSid] });
+      qc.removeQueries({ queryKey: ['exclusion', accountSid, x.sid] });
+      onClose(`“${criteriaExclusionLabel(x)}” is saved${x.enabled ? ' and enabled' : ''}.`);
     },
   });
   const local: Record<string, string> = {};
@@ -90,7 +93,7 @@ export function ExclusionAForm({
   return (
     <section className="panel" aria-labelledby="editor-a-title">
       <h2 id="editor-a-title">
-        {existing ? `Edit “${exclusionALabel(existing)}”` : 'New exclusion by search criteria'}
+        {existing ? `Edit “${criteriaExclusionLabel(existing)}”` : 'New exclusion by search criteria'}
       </h2>
       <form
         className="stack"
@@ -182,25 +185,28 @@ const LEVEL_LABELS: Record<string, string> = {
 };
 const CUSTOM = '__custom__';
 
-export function RedactionAForm({
+export function SensitiveRedactionForm({
   existing,
   onClose,
 }: {
-  existing?: RedactionA;
+  existing?: SensitiveRedaction;
   onClose: (message?: string) => void;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
   const editable = can('redactions:write');
-  const catalogue = useQuery({ queryKey: ['redaction-types', a], queryFn: () => redactions.types(a) });
+  const catalogue = useQuery({
+    queryKey: ['redaction-types', accountSid],
+    queryFn: () => redactions.types(accountSid),
+  });
   const predefined = catalogue.data?.types.map((t) => t.name) ?? [];
   const isCustomType = (t: string) => catalogue.data !== undefined && !predefined.includes(t);
   const [type, setType] = useState(existing?.type ?? 'email');
   const [custom, setCustom] = useState(existing ? existing.pattern !== null : false);
   const [pattern, setPattern] = useState(existing?.pattern ?? '');
   const [applyTo, setApplyTo] = useState<'key' | 'value'>(existing?.applyTo ?? 'value');
-  const [level, setLevel] = useState<RedactionA['level']>(existing?.level ?? 'full');
+  const [level, setLevel] = useState<SensitiveRedaction['level']>(existing?.level ?? 'full');
   const [scopes, setScopes] = useState<string[]>(existing?.scopes ?? ['*']);
   const [redactAt, setRedactAt] = useState<'client' | 'server'>(existing?.redactAt ?? 'server');
   const [description, setDescription] = useState(existing?.description ?? '');
@@ -208,10 +214,10 @@ export function RedactionAForm({
   const [environments, setEnvironments] = useState((existing?.environments ?? []).join(', '));
   const [enabled, setEnabled] = useState(existing?.enabled ?? true);
   const [touched, setTouched] = useState(false);
-  const body = (): RedactionAInput & { enabled: boolean } => ({
+  const body = (): SensitiveRedactionInput & { enabled: boolean } => ({
     type: type.trim(),
     level,
-    scopes: scopes as RedactionAInput['scopes'],
+    scopes: scopes as SensitiveRedactionInput['scopes'],
     pattern: custom ? pattern : null,
     applyTo: custom ? applyTo : null,
     redactAt,
@@ -222,11 +228,13 @@ export function RedactionAForm({
   });
   const save = useMutation({
     mutationFn: () =>
-      existing ? redactions.updateA(a, existing.sid, body()) : redactions.createA(a, body()),
+      existing
+        ? redactions.updateSensitive(accountSid, existing.sid, body())
+        : redactions.createSensitive(accountSid, body()),
     onSuccess: async (x) => {
-      await qc.invalidateQueries({ queryKey: ['redactions', a] });
-      qc.removeQueries({ queryKey: ['redaction', a, x.sid] });
-      onClose(`“${redactionALabel(x)}” is saved${x.enabled ? ' and enabled' : ''}.`);
+      await qc.invalidateQueries({ queryKey: ['redactions', accountSid] });
+      qc.removeQueries({ queryKey: ['redaction', accountSid, x.sid] });
+      onClose(`“${sensitiveRedactionLabel(x)}” is saved${x.enabled ? ' and enabled' : ''}.`);
     },
   });
   const local: Record<string, string> = {};
@@ -247,7 +255,7 @@ export function RedactionAForm({
   return (
     <section className="panel" aria-labelledby="editor-a-title">
       <h2 id="editor-a-title">
-        {existing ? `Edit “${redactionALabel(existing)}”` : 'New redaction by data type'}
+        {existing ? `Edit “${sensitiveRedactionLabel(existing)}”` : 'New redaction by data type'}
       </h2>
       <form
         className="stack"
@@ -316,7 +324,7 @@ export function RedactionAForm({
               <select
                 id="redaction-a-level"
                 value={level}
-                onChange={(e) => setLevel(e.target.value as RedactionA['level'])}
+                onChange={(e) => setLevel(e.target.value as SensitiveRedaction['level'])}
               >
                 {(catalogue.data?.levels ?? ['full', 'mask', 'partial']).map((l) => (
                   <option key={l} value={l}>

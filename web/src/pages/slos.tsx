@@ -55,10 +55,10 @@ function sliText(s: Slo): string {
 }
 
 function useSloStatus(sid: string) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   return useQuery({
-    queryKey: ['sloStatus', a, sid],
-    queryFn: () => slos.status(a, sid),
+    queryKey: ['sloStatus', accountSid, sid],
+    queryFn: () => slos.status(accountSid, sid),
     refetchInterval: 60_000,
   });
 }
@@ -68,10 +68,10 @@ function useSloStatus(sid: string) {
  * ok / warning / breaching; create, edit and delete them in a dialog.
  */
 export function SlosPage() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
-  const list = useQuery({ queryKey: ['slos', a], queryFn: () => slos.list(a) });
+  const list = useQuery({ queryKey: ['slos', accountSid], queryFn: () => slos.list(accountSid) });
   const [editing, setEditing] = useState<Slo | 'new' | null>(null);
   const [deleting, setDeleting] = useState<Slo | null>(null);
   const mayWrite = can('workflows:write');
@@ -145,8 +145,8 @@ export function SlosPage() {
         <RemoveDialog
           title="Delete this SLO?"
           confirmLabel="Delete SLO"
-          remove={() => slos.remove(a, deleting.sid)}
-          onDone={() => qc.invalidateQueries({ queryKey: ['slos', a] })}
+          remove={() => slos.remove(accountSid, deleting.sid)}
+          onDone={() => qc.invalidateQueries({ queryKey: ['slos', accountSid] })}
           onClose={() => setDeleting(null)}
         >
           <p>
@@ -249,9 +249,9 @@ const FIELDS = [
  * are shown beside the field they name (an objective of 100 is refused with the API's words).
  */
 function SloDialog({ existing, onClose }: { existing?: Slo; onClose: () => void }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const qc = useQueryClient();
-  const bucketList = useQuery({ queryKey: ['buckets', a], queryFn: () => buckets.list(a) });
+  const bucketList = useQuery({ queryKey: ['buckets', accountSid], queryFn: () => buckets.list(accountSid) });
   const [name, setName] = useState(existing?.name ?? '');
   const [bucketSid, setBucketSid] = useState(existing?.bucketSid ?? '');
   const [environmentSid, setEnvironmentSid] = useState(existing?.environmentSid ?? '');
@@ -274,13 +274,13 @@ function SloDialog({ existing, onClose }: { existing?: Slo; onClose: () => void 
         objective: Number(objective),
         windowDays: Number(windowDays),
       } as SloBody;
-      return existing ? slos.update(a, existing.sid, body) : slos.create(a, body);
+      return existing ? slos.update(accountSid, existing.sid, body) : slos.create(accountSid, body);
     },
     onSuccess: async () => {
-      await qc.invalidateQueries({ queryKey: ['slos', a] });
+      await qc.invalidateQueries({ queryKey: ['slos', accountSid] });
       if (existing) {
-        await qc.invalidateQueries({ queryKey: ['slo', a, existing.sid] });
-        await qc.invalidateQueries({ queryKey: ['sloStatus', a, existing.sid] });
+        await qc.invalidateQueries({ queryKey: ['slo', accountSid, existing.sid] });
+        await qc.invalidateQueries({ queryKey: ['sloStatus', accountSid, existing.sid] });
       }
       onClose();
     },
@@ -420,15 +420,18 @@ function SloDialog({ existing, onClose }: { existing?: Slo; onClose: () => void 
  * bucket over the window.
  */
 export function SloPage() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const href = useSharedHref();
   const [, navigate] = useLocation();
   const qc = useQueryClient();
   const { sloSid = '' } = useParams<{ sloSid: string }>();
-  const slo = useQuery({ queryKey: ['slo', a, sloSid], queryFn: () => slos.get(a, sloSid) });
+  const slo = useQuery({
+    queryKey: ['slo', accountSid, sloSid],
+    queryFn: () => slos.get(accountSid, sloSid),
+  });
   const status = useSloStatus(sloSid);
-  const bucketList = useQuery({ queryKey: ['buckets', a], queryFn: () => buckets.list(a) });
+  const bucketList = useQuery({ queryKey: ['buckets', accountSid], queryFn: () => buckets.list(accountSid) });
   const [editing, setEditing] = useState(false);
   const [deleting, setDeleting] = useState(false);
   const back = (
@@ -489,9 +492,9 @@ export function SloPage() {
         <RemoveDialog
           title="Delete this SLO?"
           confirmLabel="Delete SLO"
-          remove={() => slos.remove(a, s.sid)}
+          remove={() => slos.remove(accountSid, s.sid)}
           onDone={async () => {
-            await qc.invalidateQueries({ queryKey: ['slos', a] });
+            await qc.invalidateQueries({ queryKey: ['slos', accountSid] });
             navigate(href('/slos'));
           }}
           onClose={() => setDeleting(false)}
@@ -509,7 +512,7 @@ export function SloPage() {
 const DAY = 86_400_000;
 
 function SloFigures({ slo, status }: { slo: Slo; status: SloStatus }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const range = useMemo<TimeRange>(
     () => ({
       id: 'custom',
@@ -528,8 +531,8 @@ function SloFigures({ slo, status }: { slo: Slo; status: SloStatus }) {
     limit: 100,
   };
   const markers = useQuery({
-    queryKey: ['events', a, markerQuery],
-    queryFn: () => events.list(a, markerQuery),
+    queryKey: ['events', accountSid, markerQuery],
+    queryFn: () => events.list(accountSid, markerQuery),
   });
   const series = useMemo(() => {
     let total = 0;
@@ -653,11 +656,11 @@ function SloFigures({ slo, status }: { slo: Slo; status: SloStatus }) {
 
 /** The slo_burn workflows that name this SLO and their latest executions. */
 function SloAlerts({ slo }: { slo: Slo }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const href = useSharedHref();
   const wfs = useQuery({
-    queryKey: ['workflows', a, slo.bucketSid, 'slo'],
-    queryFn: () => workflows.listAccount(a, { bucketSid: slo.bucketSid }),
+    queryKey: ['workflows', accountSid, slo.bucketSid, 'slo'],
+    queryFn: () => workflows.listAccount(accountSid, { bucketSid: slo.bucketSid }),
     select: (d) =>
       d.records.filter((w) => {
         const t = w.trigger as { type: string; sloSid?: string };
@@ -690,10 +693,10 @@ function SloAlerts({ slo }: { slo: Slo }) {
 }
 
 function SloAlert({ workflow: w, href }: { workflow: Workflow; href: string }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const runs = useQuery({
-    queryKey: ['workflowExecutions', a, w.sid, 'slo'],
-    queryFn: () => workflows.executions(a, w.environmentSid, w.bucketSid, w.sid, { limit: 10 }),
+    queryKey: ['workflowExecutions', accountSid, w.sid, 'slo'],
+    queryFn: () => workflows.executions(accountSid, w.environmentSid, w.bucketSid, w.sid, { limit: 10 }),
     refetchInterval: 60_000,
   });
   return (

@@ -70,9 +70,9 @@ export function StreamPage() {
 }
 
 function PickBucket() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const href = useSharedHref();
-  const list = useQuery({ queryKey: ['buckets', a], queryFn: () => buckets.list(a) });
+  const list = useQuery({ queryKey: ['buckets', accountSid], queryFn: () => buckets.list(accountSid) });
   return (
     <div className="page">
       <div className="page-head">
@@ -116,7 +116,7 @@ function Stream({
   consumer: string | null;
   range: TimeRange;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { get, set } = useQueryState();
   const href = useSharedHref();
   const viewSid = get('view');
@@ -128,10 +128,10 @@ function Stream({
 
   const history = useInfiniteQuery({
     // The range's start is part of the key: another range is another list, not this one's cache.
-    queryKey: ['stream', a, bucket, search, startDate, endDate],
+    queryKey: ['stream', accountSid, bucket, search, startDate, endDate],
     initialPageParam: { page: 1 } as PageParam,
     queryFn: ({ pageParam }) =>
-      requests.list(a, bucket, {
+      requests.list(accountSid, bucket, {
         q: search || undefined,
         startDate,
         endDate: pageParam.endDate ?? endDate,
@@ -159,7 +159,7 @@ function Stream({
     for (const r of first ?? []) if (r.storedAt && (!best || r.storedAt > best.storedAt!)) best = r;
     return best ? `${best.storedAt}|${best.sid}` : undefined;
   }, [first]);
-  const live = useLiveTail(a, bucket, search, since, history.isSuccess && range.live);
+  const live = useLiveTail(accountSid, bucket, search, since, history.isSuccess && range.live);
 
   const rows = useMemo(
     () => mergeRows([live.rows, ...(history.data?.pages.map((p) => p.records) ?? [])]),
@@ -435,11 +435,11 @@ function SavedViews({
   viewSid: string | null;
   onPick: (v: StreamView | null) => void;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
-  const key = ['streamViews', a, bucket];
-  const views = useQuery({ queryKey: key, queryFn: () => streamViews.list(a, bucket) });
+  const key = ['streamViews', accountSid, bucket];
+  const views = useQuery({ queryKey: key, queryFn: () => streamViews.list(accountSid, bucket) });
   const [dialog, setDialog] = useState<ViewDialog | null>(null);
   const current = views.data?.records.find((v) => v.sid === viewSid);
   const close = () => setDialog(null);
@@ -502,7 +502,7 @@ function SavedViews({
               Criteria: <code>{q}</code>
             </>
           }
-          save={(name) => streamViews.create(a, bucket, { name, criteria: q })}
+          save={(name) => streamViews.create(accountSid, bucket, { name, criteria: q })}
           onClose={close}
           onSaved={(v) => {
             done();
@@ -514,7 +514,7 @@ function SavedViews({
         <NameDialog
           title="Rename view"
           initial={dialog.view.name}
-          save={(name) => streamViews.update(a, bucket, dialog.view.sid, { name })}
+          save={(name) => streamViews.update(accountSid, bucket, dialog.view.sid, { name })}
           onClose={close}
           onSaved={done}
         />
@@ -550,14 +550,14 @@ function NameDialog({
   onSaved: (v: StreamView) => void;
 }) {
   const [name, setName] = useState(initial);
-  const m = useMutation({ mutationFn: save, onSuccess: onSaved });
+  const saving = useMutation({ mutationFn: save, onSuccess: onSaved });
   return (
     <Dialog title={title} onClose={onClose}>
       <form
         className="stack"
         onSubmit={(e) => {
           e.preventDefault();
-          m.mutate(name.trim());
+          saving.mutate(name.trim());
         }}
       >
         <Field
@@ -570,12 +570,12 @@ function NameDialog({
           autoFocus
           hint={hint}
         />
-        <FormError error={m.error} />
+        <FormError error={saving.error} />
         <div className="actions">
           <button type="button" className="btn" onClick={onClose}>
             Cancel
           </button>
-          <button type="submit" className="btn btn-primary" disabled={m.isPending || !name.trim()}>
+          <button type="submit" className="btn btn-primary" disabled={saving.isPending || !name.trim()}>
             Save
           </button>
         </div>
@@ -595,12 +595,12 @@ function DeleteViewDialog({
   onClose: () => void;
   onDeleted: () => void;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   return (
     <RemoveDialog
       title="Delete view"
       confirmLabel="Delete view"
-      remove={() => streamViews.remove(a, bucket, view.sid)}
+      remove={() => streamViews.remove(accountSid, bucket, view.sid)}
       onDone={onDeleted}
       onClose={onClose}
     >
@@ -627,7 +627,7 @@ interface LiveTail {
  * it reopens after the last event it received, so nothing stored meanwhile is missed.
  */
 function useLiveTail(
-  a: string,
+  accountSid: string,
   bucket: string,
   q: string,
   since: string | undefined,
@@ -646,7 +646,7 @@ function useLiveTail(
   useEffect(() => {
     if (!enabled || !visible) return;
     setConn('connecting');
-    const es = new EventSource(requests.liveUrl(a, bucket, q || undefined, lastId.current ?? since));
+    const es = new EventSource(requests.liveUrl(accountSid, bucket, q || undefined, lastId.current ?? since));
     es.onopen = () => setConn('live');
     es.addEventListener('request', (e) => {
       if ((e as MessageEvent<string>).lastEventId) lastId.current = (e as MessageEvent<string>).lastEventId;
@@ -668,7 +668,7 @@ function useLiveTail(
       setConn(es.readyState === EventSource.CLOSED ? 'disconnected' : 'reconnecting');
     });
     return () => es.close();
-  }, [a, bucket, q, since, enabled, attempt, visible]);
+  }, [accountSid, bucket, q, since, enabled, attempt, visible]);
 
   const setPaused = (p: boolean) => {
     pausedRef.current = p;

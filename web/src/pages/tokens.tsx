@@ -70,17 +70,17 @@ const EMPTY_DRAFT: Draft = {
 
 /** API tokens: list, create (scope grid and presets, value shown once), (de)activate, delete. */
 export function TokensPage() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
-  const list = useQuery({ queryKey: ['apiTokens', a], queryFn: () => apiTokens.list(a) });
+  const list = useQuery({ queryKey: ['apiTokens', accountSid], queryFn: () => apiTokens.list(accountSid) });
   const [draft, setDraft] = useState<Draft | null>(null);
   const [created, setCreated] = useState<ApiToken | null>(null);
   const [deleting, setDeleting] = useState<ApiToken | null>(null);
-  const refresh = () => qc.invalidateQueries({ queryKey: ['apiTokens', a] });
+  const refresh = () => qc.invalidateQueries({ queryKey: ['apiTokens', accountSid] });
 
   const toggle = useMutation({
-    mutationFn: (t: ApiToken) => apiTokens.update(a, t.sid, { name: t.name, isActive: !t.isActive }),
+    mutationFn: (t: ApiToken) => apiTokens.update(accountSid, t.sid, { name: t.name, isActive: !t.isActive }),
     onSuccess: refresh,
   });
   const replace = (t: ApiToken) => {
@@ -253,7 +253,7 @@ function CreateApiToken({
   onCancel: () => void;
   onCreated: (t: ApiToken) => Promise<void>;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { session } = useSession();
   const available = grantableScopes(session.scopes);
   const [d, setD] = useState<Draft>(initial);
@@ -268,7 +268,7 @@ function CreateApiToken({
         environment: d.environment,
         environmentSid: d.environmentSid || null,
       };
-      return apiTokens.create(a, body);
+      return apiTokens.create(accountSid, body);
     },
     onSuccess: onCreated,
   });
@@ -416,12 +416,12 @@ function DeleteApiToken({
   onClose: () => void;
   onDone: () => Promise<unknown>;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   return (
     <RemoveDialog
       title={`Delete “${token.name}”?`}
       confirmLabel="Delete token"
-      remove={() => apiTokens.remove(a, token.sid)}
+      remove={() => apiTokens.remove(accountSid, token.sid)}
       onDone={onDone}
       onClose={onClose}
     >
@@ -523,16 +523,16 @@ function McpConfigSnippet({ token, testId }: { token: string; testId: string }) 
 
 /** MCP tokens: list (masked), create (environment, buckets), value shown once, revoke, client config. */
 export function McpTokensPage() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
-  const list = useQuery({ queryKey: ['mcpTokens', a], queryFn: () => mcpTokens.list(a) });
-  const bucketList = useQuery({ queryKey: ['buckets', a], queryFn: () => buckets.list(a) });
+  const list = useQuery({ queryKey: ['mcpTokens', accountSid], queryFn: () => mcpTokens.list(accountSid) });
+  const bucketList = useQuery({ queryKey: ['buckets', accountSid], queryFn: () => buckets.list(accountSid) });
   const bucketName = (sid: string) => bucketList.data?.records.find((b) => b.sid === sid)?.name ?? sid;
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<McpToken | null>(null);
   const [revoking, setRevoking] = useState<McpToken | null>(null);
-  const refresh = () => qc.invalidateQueries({ queryKey: ['mcpTokens', a] });
+  const refresh = () => qc.invalidateQueries({ queryKey: ['mcpTokens', accountSid] });
   const mayCreate = can('mcpTokens:write') && can('events:read') && can('events:write');
   return (
     <div className="page">
@@ -673,9 +673,9 @@ function CreateMcpToken({
   onCancel: () => void;
   onCreated: (t: McpToken) => Promise<void>;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { get } = useQueryState();
-  const bucketList = useQuery({ queryKey: ['buckets', a], queryFn: () => buckets.list(a) });
+  const bucketList = useQuery({ queryKey: ['buckets', accountSid], queryFn: () => buckets.list(accountSid) });
   const [name, setName] = useState('');
   const [environmentSid, setEnvironmentSid] = useState(get('env') ?? '');
   const [allBuckets, setAllBuckets] = useState(true);
@@ -684,7 +684,7 @@ function CreateMcpToken({
   const today = new Date().toISOString().slice(0, 10);
   const create = useMutation({
     mutationFn: () =>
-      mcpTokens.create(a, {
+      mcpTokens.create(accountSid, {
         name,
         environmentSid,
         bucketSids: allBuckets ? [] : picked,
@@ -823,12 +823,12 @@ function RevokeMcpToken({
   onClose: () => void;
   onDone: () => Promise<unknown>;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   return (
     <RemoveDialog
       title={`Revoke “${token.name}”?`}
       confirmLabel="Revoke token"
-      remove={() => mcpTokens.remove(a, token.sid)}
+      remove={() => mcpTokens.remove(accountSid, token.sid)}
       onDone={onDone}
       onClose={onClose}
     >

@@ -35,11 +35,11 @@ type Params = { bucketSid?: string; environmentSid?: string; workflowSid?: strin
 
 /** The editor of one workflow (`/settings/workflows/new` or `/settings/workflows/{b}/{e}/{w}`). */
 export function WorkflowEditPage({ params }: { params: Params }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { bucketSid, environmentSid, workflowSid } = params;
   const existing = useQuery({
-    queryKey: ['workflow', a, bucketSid, environmentSid, workflowSid],
-    queryFn: () => workflows.get(a, environmentSid!, bucketSid!, workflowSid!),
+    queryKey: ['workflow', accountSid, bucketSid, environmentSid, workflowSid],
+    queryFn: () => workflows.get(accountSid, environmentSid!, bucketSid!, workflowSid!),
     enabled: Boolean(workflowSid),
   });
   if (!workflowSid) return <WorkflowEditor key="new" />;
@@ -74,7 +74,7 @@ function initialDraft(stored: Workflow | undefined, bucket: string | null, env: 
 }
 
 function WorkflowEditor({ stored }: { stored?: Workflow }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
   const { get } = useQueryState();
@@ -92,7 +92,7 @@ function WorkflowEditor({ stored }: { stored?: Workflow }) {
     setSaved(false);
     setD((x) => ({ ...x, ...patch }));
   };
-  const bucketList = useQuery({ queryKey: ['buckets', a], queryFn: () => buckets.list(a) });
+  const bucketList = useQuery({ queryKey: ['buckets', accountSid], queryFn: () => buckets.list(accountSid) });
   const mayWrite = can('workflows:write');
 
   const build = (): WorkflowBody | null => {
@@ -111,12 +111,12 @@ function WorkflowEditor({ stored }: { stored?: Workflow }) {
   const save = useMutation({
     mutationFn: (body: WorkflowBody) =>
       stored
-        ? workflows.update(a, stored.environmentSid, stored.bucketSid, stored.sid, body)
-        : workflows.create(a, d.environmentSid, d.bucketSid, body),
+        ? workflows.update(accountSid, stored.environmentSid, stored.bucketSid, stored.sid, body)
+        : workflows.create(accountSid, d.environmentSid, d.bucketSid, body),
     onSuccess: async (w) => {
       setSaved(true);
-      await qc.invalidateQueries({ queryKey: ['workflows', a] });
-      qc.setQueryData(['workflow', a, w.bucketSid, w.environmentSid, w.sid], w);
+      await qc.invalidateQueries({ queryKey: ['workflows', accountSid] });
+      qc.setQueryData(['workflow', accountSid, w.bucketSid, w.environmentSid, w.sid], w);
       if (!stored) navigate(href(workflowHref(w)), { replace: true });
     },
   });
@@ -138,9 +138,9 @@ function WorkflowEditor({ stored }: { stored?: Workflow }) {
   }, [configs]);
   const previewEnv = /^[a-z0-9]{6}$/.test(d.environmentSid) ? d.environmentSid : null;
   const preview = useQuery({
-    queryKey: ['workflowPreview', a, d.bucketSid, previewEnv, d.trigger.type, sampleSid, debounced],
+    queryKey: ['workflowPreview', accountSid, d.bucketSid, previewEnv, d.trigger.type, sampleSid, debounced],
     queryFn: () =>
-      workflows.preview(a, previewEnv!, d.bucketSid, {
+      workflows.preview(accountSid, previewEnv!, d.bucketSid, {
         triggerType: d.trigger.type,
         requestSid: sampleSid || null,
         configs: debounced,
@@ -169,7 +169,7 @@ function WorkflowEditor({ stored }: { stored?: Workflow }) {
       const { actions, errors: errs } = actionsBody(d.actions);
       setClientErrors(errs);
       if (Object.keys(errs).length) throw new Error('Fix the fields marked above first.');
-      return workflows.test(a, stored!.environmentSid, stored!.bucketSid, stored!.sid, {
+      return workflows.test(accountSid, stored!.environmentSid, stored!.bucketSid, stored!.sid, {
         requestSid: sampleSid || null,
         actions,
       });
@@ -390,7 +390,7 @@ function WorkflowEditor({ stored }: { stored?: Workflow }) {
           workflow={stored}
           onClose={() => setDeleting(false)}
           onDone={async () => {
-            await qc.invalidateQueries({ queryKey: ['workflows', a] });
+            await qc.invalidateQueries({ queryKey: ['workflows', accountSid] });
             navigate(href('/settings/workflows'));
           }}
         />

@@ -39,7 +39,7 @@ function Answers({ x }: { x: WorkflowExecution }) {
 
 /** The executions log of one workflow, with filters in the URL and re-runs of failed executions. */
 export function WorkflowExecutionsPage({ params }: { params: Params }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
   const { get, set } = useQueryState();
@@ -50,11 +50,14 @@ export function WorkflowExecutionsPage({ params }: { params: Params }) {
   const dead = get('dead');
   const requestSid = get('request');
   const page = Number(get('page') ?? '1') || 1;
-  const wf = useQuery({ queryKey: ['workflow', a, b, e, w], queryFn: () => workflows.get(a, e, b, w) });
+  const wf = useQuery({
+    queryKey: ['workflow', accountSid, b, e, w],
+    queryFn: () => workflows.get(accountSid, e, b, w),
+  });
   const list = useQuery({
-    queryKey: ['workflowExecutions', a, w, status, triggerType, dead, requestSid, page],
+    queryKey: ['workflowExecutions', accountSid, w, status, triggerType, dead, requestSid, page],
     queryFn: () =>
-      workflows.executions(a, e, b, w, {
+      workflows.executions(accountSid, e, b, w, {
         status,
         triggerType,
         deadLettered: dead === 'yes' ? 'true' : dead === 'no' ? 'false' : null,
@@ -65,8 +68,8 @@ export function WorkflowExecutionsPage({ params }: { params: Params }) {
     refetchInterval: 2000,
   });
   const retry = useMutation({
-    mutationFn: (x: WorkflowExecution) => workflows.retry(a, e, b, w, x.sid),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['workflowExecutions', a, w] }),
+    mutationFn: (x: WorkflowExecution) => workflows.retry(accountSid, e, b, w, x.sid),
+    onSuccess: () => qc.invalidateQueries({ queryKey: ['workflowExecutions', accountSid, w] }),
   });
   const filter = (changes: Record<string, string | null>) => set({ ...changes, page: null });
 

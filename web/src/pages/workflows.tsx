@@ -34,21 +34,21 @@ export function ExecutionStatus({ status, deadLettered }: { status: string; dead
 }
 
 function LastExecution({ w }: { w: Workflow }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const href = useSharedHref();
-  const q = useQuery({
-    queryKey: ['workflowExecutions', a, w.sid, 'last'],
-    queryFn: () => workflows.executions(a, w.environmentSid, w.bucketSid, w.sid, { limit: 1 }),
+  const executionQuery = useQuery({
+    queryKey: ['workflowExecutions', accountSid, w.sid, 'last'],
+    queryFn: () => workflows.executions(accountSid, w.environmentSid, w.bucketSid, w.sid, { limit: 1 }),
     refetchInterval: 10_000,
   });
-  const x = q.data?.records[0];
-  if (q.isPending) return <span className="muted">…</span>;
-  if (!x) return <span className="muted">never</span>;
+  const lastExecution = executionQuery.data?.records[0];
+  if (executionQuery.isPending) return <span className="muted">…</span>;
+  if (!lastExecution) return <span className="muted">never</span>;
   return (
     <Link href={href(`${workflowHref(w)}/executions`)} className="nowrap">
-      <ExecutionStatus status={x.status} deadLettered={x.deadLettered} />{' '}
-      <span className="small" title={formatDateTime(x.createdAt)}>
-        {relative(x.createdAt)}
+      <ExecutionStatus status={lastExecution.status} deadLettered={lastExecution.deadLettered} />{' '}
+      <span className="small" title={formatDateTime(lastExecution.createdAt)}>
+        {relative(lastExecution.createdAt)}
       </span>
     </Link>
   );
@@ -56,7 +56,7 @@ function LastExecution({ w }: { w: Workflow }) {
 
 /** Workflows of the account (narrowed by the header's bucket and environment): state, trigger, last run. */
 export function WorkflowsPage() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
   const { get, set } = useQueryState();
@@ -65,16 +65,22 @@ export function WorkflowsPage() {
   const env = get('env');
   const state = get('state') ?? '';
   const list = useQuery({
-    queryKey: ['workflows', a, bucket, env],
-    queryFn: () => workflows.listAccount(a, { bucketSid: bucket, environmentSid: env }),
+    queryKey: ['workflows', accountSid, bucket, env],
+    queryFn: () => workflows.listAccount(accountSid, { bucketSid: bucket, environmentSid: env }),
   });
-  const bucketList = useQuery({ queryKey: ['buckets', a], queryFn: () => buckets.list(a) });
+  const bucketList = useQuery({ queryKey: ['buckets', accountSid], queryFn: () => buckets.list(accountSid) });
   const bucketName = (sid: string) => bucketList.data?.records.find((b) => b.sid === sid)?.name ?? sid;
   const [deleting, setDeleting] = useState<Workflow | null>(null);
-  const refresh = () => qc.invalidateQueries({ queryKey: ['workflows', a] });
+  const refresh = () => qc.invalidateQueries({ queryKey: ['workflows', accountSid] });
   const toggle = useMutation({
     mutationFn: (w: Workflow) =>
-      workflows.update(a, w.environmentSid, w.bucketSid, w.sid, bodyOf(w, { isActive: !w.isActive })),
+      workflows.update(
+        accountSid,
+        w.environmentSid,
+        w.bucketSid,
+        w.sid,
+        bodyOf(w, { isActive: !w.isActive }),
+      ),
     onSuccess: refresh,
   });
 
@@ -220,9 +226,9 @@ export function DeleteWorkflow({
   onClose: () => void;
   onDone: () => Promise<unknown> | void;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const del = useMutation({
-    mutationFn: () => workflows.remove(a, workflow.environmentSid, workflow.bucketSid, workflow.sid),
+    mutationFn: () => workflows.remove(accountSid, workflow.environmentSid, workflow.bucketSid, workflow.sid),
     onSuccess: async () => {
       await onDone();
       onClose();

@@ -331,7 +331,7 @@ export const getTimeseries = defineTool<TimeseriesArgs>(
     const q = await queryOf(ctx, args, range);
     const [tp, rt] = await Promise.all([
       ctx.deps.metrics.throughput(q, iv),
-      ctx.deps.metrics.shapeAResponseTime(q, iv),
+      ctx.deps.metrics.responseTimePeriods(q, iv),
     ]);
     const points = tp.data.map((d, i) => {
       const p = rt.periods[i]?.percentiles as Record<string, { value: number }> | undefined;
