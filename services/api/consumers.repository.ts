@@ -66,11 +66,16 @@ const VALUE_COLUMNS = [
   'duration_max',
   'duration_hist',
 ];
+/** The columns of the counts alone. */
+const COUNT_COLUMNS = ['requests', 'errors'];
 /** The columns a percentile's bounds read: no histogram. */
 const BOUND_COLUMNS = ['requests', 'duration_count', 'duration_min', 'duration_max'];
 
 /** The most candidates the list sorted by p95 merges histograms for before it merges every consumer's. */
 const MAX_P95_CANDIDATES = 20_000;
+
+/** Up to this many consumers, their figures are read from the tables keyed by consumer first. */
+const BY_CONSUMER_MAX = 1000;
 
 /** Block lengths (minutes) of consumers_rollup: single minutes, 10 minutes, an hour, a UTC day. */
 const CONSUMER_LEVELS = [1440, 60, 10, 1] as const;
@@ -253,15 +258,31 @@ export class ConsumersRepository {
       labelsWhere.push('consumer_id IN {ids:Array(String)}');
       params.ids = opts.ids;
     }
-    const source = blockRows(
-      scope,
-      CONSUMER_LEVELS,
-      TABLES.consumersRollup,
-      filters.join(' AND '),
-      params,
-      ['consumer_id'],
-      values,
-    );
+    // A few consumers: from the tables keyed by consumer first (consumer_endpoints_rollup, and
+    // consumers_minute for the edge minutes), whose index finds their rows without reading the
+    // other consumers'; consumers_rollup's key starts with the block, so a filter on a few
+    // consumers would read every row of the range. Summed over endpoints, the rows are the same
+    // figures (every row of both is a sum of consumers_minute rows).
+    const few = opts.id !== undefined || (opts.ids !== undefined && opts.ids.length <= BY_CONSUMER_MAX);
+    const source = few
+      ? blockRows(
+          scope,
+          ENDPOINT_LEVELS,
+          TABLES.consumerEndpointsRollup,
+          filters.join(' AND '),
+          params,
+          ['consumer_id'],
+          values,
+        )
+      : blockRows(
+          scope,
+          CONSUMER_LEVELS,
+          TABLES.consumersRollup,
+          filters.join(' AND '),
+          params,
+          ['consumer_id'],
+          values,
+        );
     return { source, params, labelsWhere: labelsWhere.join(' AND ') };
   }
 
@@ -283,7 +304,12 @@ export class ConsumersRepository {
       labels?: boolean;
     },
   ): Sql {
-    const { source, params, labelsWhere } = this.source(s, opts);
+    // Without percentiles only the counts are read: the histogram column is most of a row's bytes.
+    const { source, params, labelsWhere } = this.source(
+      s,
+      opts,
+      opts.percentiles === false ? COUNT_COLUMNS : VALUE_COLUMNS,
+    );
     const labels = opts.labels !== false;
     const pct =
       opts.percentiles === false ? 'CAST([NULL, NULL, NULL] AS Array(Nullable(Float64)))' : MERGE.percentiles;
