@@ -72,10 +72,7 @@ const COUNT_COLUMNS = ['requests', 'errors'];
 const BOUND_COLUMNS = ['requests', 'duration_count', 'duration_min', 'duration_max'];
 
 /** The most candidates the list sorted by p95 merges histograms for before it merges every consumer's. */
-const MAX_P95_CANDIDATES = 20_000;
-
-/** Up to this many consumers, their figures are read from the tables keyed by consumer first. */
-const BY_CONSUMER_MAX = 1000;
+const MAX_P95_CANDIDATES = 1000;
 
 /** Block lengths (minutes) of consumers_rollup: single minutes, 10 minutes, an hour, a UTC day. */
 const CONSUMER_LEVELS = [1440, 60, 10, 1] as const;
@@ -231,7 +228,7 @@ export class ConsumersRepository {
    */
   private source(
     s: ConsumerScope,
-    opts: { id?: string; ids?: readonly string[] },
+    opts: { id?: string; ids?: readonly string[]; wide?: boolean },
     values: readonly string[] = VALUE_COLUMNS,
   ): { source: string; params: Record<string, unknown>; labelsWhere: string } {
     const scope = scopeOf(s.accountSid, s.range, {
@@ -262,8 +259,10 @@ export class ConsumersRepository {
     // consumers_minute for the edge minutes), whose index finds their rows without reading the
     // other consumers'; consumers_rollup's key starts with the block, so a filter on a few
     // consumers would read every row of the range. Summed over endpoints, the rows are the same
-    // figures (every row of both is a sum of consumers_minute rows).
-    const few = opts.id !== undefined || (opts.ids !== undefined && opts.ids.length <= BY_CONSUMER_MAX);
+    // figures (every row of both is a sum of consumers_minute rows). `wide` (the p95 candidates:
+    // hundreds, mostly the busiest consumers, with a row per endpoint and block there) reads
+    // consumers_rollup, one row per consumer and block.
+    const few = !opts.wide && (opts.id !== undefined || opts.ids !== undefined);
     const source = few
       ? blockRows(
           scope,
@@ -302,6 +301,8 @@ export class ConsumersRepository {
       percentiles?: boolean;
       /** false: no labels joined (name and group '', first/last seen NULL) */
       labels?: boolean;
+      /** many consumers: read from consumers_rollup (source()) */
+      wide?: boolean;
     },
   ): Sql {
     // Without percentiles only the counts are read: the histogram column is most of a row's bytes.
@@ -467,6 +468,7 @@ export class ConsumersRepository {
       const rows = await this.rows<StatsRow>(
         this.statsSql(s, overrides, {
           ids: bounds.slice(0, n).map((b) => b.cid),
+          wide: true,
           sort: 'p95',
           order,
           limit: need,
