@@ -57,6 +57,23 @@ const SORT_SQL: Record<NonNullable<ConsumerListQuery['sort']>, string> = {
   name: "lower(if(name = '', cid, name))",
 };
 
+/** The aggregate columns the merges read (MERGE: counts, and the histogram with min/max for percentiles). */
+const VALUE_COLUMNS = [
+  'requests',
+  'errors',
+  'duration_count',
+  'duration_min',
+  'duration_max',
+  'duration_hist',
+];
+/** The columns of the counts alone. */
+const COUNT_COLUMNS = ['requests', 'errors'];
+/** The columns a percentile's bounds read: no histogram. */
+const BOUND_COLUMNS = ['requests', 'duration_count', 'duration_min', 'duration_max'];
+
+/** The most candidates the list sorted by p95 merges histograms for before it merges every consumer's. */
+const MAX_P95_CANDIDATES = 1000;
+
 /** Block lengths (minutes) of consumers_rollup: single minutes, 10 minutes, an hour, a UTC day. */
 const CONSUMER_LEVELS = [1440, 60, 10, 1] as const;
 /** Block lengths of consumer_endpoints_rollup; its single minutes are read from consumers_minute. */
@@ -77,8 +94,9 @@ function blockRows(
   where: string,
   params: Record<string, unknown>,
   keys: readonly string[],
+  values: readonly string[] = VALUE_COLUMNS,
 ): string {
-  const cols = `${keys.join(', ')}, requests, errors, duration_count, duration_min, duration_max, duration_hist`;
+  const cols = [...keys, ...values].join(', ');
   const blocks: string[] = [];
   const minutes: string[] = [];
   const ownMinutes = levels.includes(1);
@@ -204,24 +222,15 @@ export class ConsumersRepository {
     );
   }
 
-  private statsSql(
+  /**
+   * The consumers_rollup rows of a scope (blockRows), narrowed to one consumer (`id`) or a list
+   * (`ids`), with the aggregate columns `values`; `labelsWhere` scopes consumer_labels the same way.
+   */
+  private source(
     s: ConsumerScope,
-    overrides: readonly Override[],
-    opts: {
-      id?: string;
-      /** only these consumers */
-      ids?: readonly string[];
-      q?: string;
-      sort?: string;
-      order?: 'asc' | 'desc';
-      limit?: number;
-      offset?: number;
-      /** false: no percentiles (NULLs), the histograms are not merged */
-      percentiles?: boolean;
-      /** false: no labels joined (name and group '', first/last seen NULL) */
-      labels?: boolean;
-    },
-  ): Sql {
+    opts: { id?: string; ids?: readonly string[]; wide?: boolean },
+    values: readonly string[] = VALUE_COLUMNS,
+  ): { source: string; params: Record<string, unknown>; labelsWhere: string } {
     const scope = scopeOf(s.accountSid, s.range, {
       bucketSid: s.bucketSid,
       bucketSids: s.bucketSids,
@@ -246,9 +255,62 @@ export class ConsumersRepository {
       labelsWhere.push('consumer_id IN {ids:Array(String)}');
       params.ids = opts.ids;
     }
-    const source = blockRows(scope, CONSUMER_LEVELS, TABLES.consumersRollup, filters.join(' AND '), params, [
-      'consumer_id',
-    ]);
+    // A few consumers: from the tables keyed by consumer first (consumer_endpoints_rollup, and
+    // consumers_minute for the edge minutes), whose index finds their rows without reading the
+    // other consumers'; consumers_rollup's key starts with the block, so a filter on a few
+    // consumers would read every row of the range. Summed over endpoints, the rows are the same
+    // figures (every row of both is a sum of consumers_minute rows). `wide` (the p95 candidates:
+    // hundreds, mostly the busiest consumers, with a row per endpoint and block there) reads
+    // consumers_rollup, one row per consumer and block.
+    const few = !opts.wide && (opts.id !== undefined || opts.ids !== undefined);
+    const source = few
+      ? blockRows(
+          scope,
+          ENDPOINT_LEVELS,
+          TABLES.consumerEndpointsRollup,
+          filters.join(' AND '),
+          params,
+          ['consumer_id'],
+          values,
+        )
+      : blockRows(
+          scope,
+          CONSUMER_LEVELS,
+          TABLES.consumersRollup,
+          filters.join(' AND '),
+          params,
+          ['consumer_id'],
+          values,
+        );
+    return { source, params, labelsWhere: labelsWhere.join(' AND ') };
+  }
+
+  private statsSql(
+    s: ConsumerScope,
+    overrides: readonly Override[],
+    opts: {
+      id?: string;
+      /** only these consumers */
+      ids?: readonly string[];
+      q?: string;
+      sort?: string;
+      order?: 'asc' | 'desc';
+      limit?: number;
+      offset?: number;
+      /** false: no percentiles (NULLs), the histograms are not merged */
+      percentiles?: boolean;
+      /** false: no labels joined (name and group '', first/last seen NULL) */
+      labels?: boolean;
+      /** many consumers: read from consumers_rollup (source()) */
+      wide?: boolean;
+    },
+  ): Sql {
+    // Without percentiles only the counts are read: the histogram column is most of a row's bytes.
+    const { source, params, labelsWhere } = this.source(
+      s,
+      opts,
+      opts.percentiles === false ? COUNT_COLUMNS : VALUE_COLUMNS,
+    );
     const labels = opts.labels !== false;
     const pct =
       opts.percentiles === false ? 'CAST([NULL, NULL, NULL] AS Array(Nullable(Float64)))' : MERGE.percentiles;
@@ -275,7 +337,7 @@ export class ConsumersRepository {
           GROUP BY consumer_id
           HAVING req_n > 0
         ) AS st
-        ${labels ? `LEFT JOIN (${labelsSql(labelsWhere.join(' AND '))}) AS lb ON lb.cid = st.cid` : ''}
+        ${labels ? `LEFT JOIN (${labelsSql(labelsWhere)}) AS lb ON lb.cid = st.cid` : ''}
         ${outer.length ? `WHERE ${outer.join(' AND ')}` : ''}
         ORDER BY ${SORT_SQL[(opts.sort ?? 'requests') as keyof typeof SORT_SQL]} ${dir}, cid ASC
         ${page}
@@ -312,27 +374,36 @@ export class ConsumersRepository {
    * consumer of the bucket (consumer_labels holds every consumer ever seen, not only those of the
    * range), are most of a list's cost, so the page is picked from the counts alone unless its sort
    * (p95; name, last seen) or its `q` needs them, and the percentiles and labels are read for the
-   * consumers on it only (a second query).
+   * consumers on it only (a second query). Sorted by p95 without `q`, the histograms are merged
+   * for a few candidates only (pageByP95).
    */
   async list(s: ConsumerScope, q: ConsumerListQuery) {
     const limit = q.limit ?? 25;
     const page = q.page ?? 1;
+    const offset = (page - 1) * limit;
     const overrides = await this.overrides(s.accountSid);
     const byP95 = q.sort === 'p95';
     const byLabels = Boolean(q.q) || q.sort === 'name' || q.sort === 'lastSeen';
-    const rows = await this.rows<StatsRow>(
+    // Rows that carry their percentiles and labels already need no second query.
+    let complete = byP95 && byLabels;
+    let rows: StatsRow[] | undefined;
+    if (byP95 && !byLabels) {
+      rows = await this.pageByP95(s, overrides, q.order ?? 'desc', limit, offset);
+      complete = rows !== undefined;
+    }
+    rows ??= await this.rows<StatsRow>(
       this.statsSql(s, overrides, {
         q: q.q,
         sort: q.sort,
         order: q.order,
         limit: limit + 1,
-        offset: (page - 1) * limit,
+        offset,
         percentiles: byP95,
         labels: byLabels,
       }),
     );
     const shown = rows.slice(0, limit);
-    if (!(byP95 && byLabels) && shown.length) {
+    if (!complete && shown.length) {
       const more = new Map(
         (
           await this.rows<StatsRow>(
@@ -348,6 +419,70 @@ export class ConsumersRepository {
       }
     }
     return { hasMore: rows.length > limit, records: shown.map((r) => this.toSummary(r)) };
+  }
+
+  /**
+   * The rows `offset` to `offset + limit` (one more for `hasMore`) of the list sorted by p95,
+   * merging the duration histograms of a few candidates instead of every consumer in range.
+   * A consumer's p95 lies between the smallest and the largest duration of its rows (the picked
+   * value is clamped into them; MERGE.percentiles), and those two are cheap to aggregate:
+   * 1. read the `n` consumers with the best bound (descending: the highest largest duration;
+   *    ascending: the lowest smallest duration), from counts, min and max only;
+   * 2. merge the histograms of those `n` and sort them as the list does: the last row the page
+   *    needs has the sort key `tau`;
+   * 3. every other consumer's bound is no better than the (n+1)-th's, and its p95 no better than
+   *    its bound: when that bound is worse than `tau`, no other consumer can sort into the page,
+   *    which is then the candidates' rows. Otherwise `n` grows; undefined past MAX_P95_CANDIDATES
+   *    (the caller merges every consumer's histogram).
+   * Consumers without a duration sort as p95 -1, as in SORT_SQL, and get the bound -1.
+   */
+  private async pageByP95(
+    s: ConsumerScope,
+    overrides: readonly Override[],
+    order: 'asc' | 'desc',
+    limit: number,
+    offset: number,
+  ): Promise<StatsRow[] | undefined> {
+    const need = offset + limit + 1;
+    const key = (r: StatsRow) => r.pct[1] ?? -1;
+    const { source, params } = this.source(s, {}, BOUND_COLUMNS);
+    const bound =
+      order === 'asc'
+        ? 'if(sum(duration_count) > 0, ifNull(min(duration_min), -1), -1)'
+        : 'if(sum(duration_count) > 0, ifNull(max(duration_max), 1e308), -1)';
+    const bounds = await this.rows<{ cid: string; bd: number }>({
+      query: `SELECT consumer_id AS cid, ${bound} AS bd
+        FROM (${source})
+        GROUP BY consumer_id
+        HAVING sum(requests) > 0
+        ORDER BY bd ${order === 'asc' ? 'ASC' : 'DESC'}, cid ASC
+        LIMIT {n:UInt32}
+        SETTINGS optimize_use_implicit_projections = 0`,
+      query_params: { ...params, n: MAX_P95_CANDIDATES + 1 },
+    });
+    for (
+      let n = Math.min(Math.max(4 * need, 100), MAX_P95_CANDIDATES);
+      ;
+      n = Math.min(8 * n, MAX_P95_CANDIDATES)
+    ) {
+      const rows = await this.rows<StatsRow>(
+        this.statsSql(s, overrides, {
+          ids: bounds.slice(0, n).map((b) => b.cid),
+          wide: true,
+          sort: 'p95',
+          order,
+          limit: need,
+          offset: 0,
+        }),
+      );
+      // Every consumer in range is a candidate.
+      if (bounds.length <= n) return rows.slice(offset);
+      const last = rows[need - 1];
+      const edge = bounds[n]!.bd;
+      if (last && (order === 'asc' ? edge > key(last) : edge < key(last))) return rows.slice(offset);
+      if (n === MAX_P95_CANDIDATES) break;
+    }
+    return undefined;
   }
 
   /**

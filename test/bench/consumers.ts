@@ -3,7 +3,8 @@
  * consumers list, a consumer's page and the metrics narrowed to a consumer answer.
  *
  *   npx tsx test/bench/consumers.ts [rows=1000000] [--consumers=100000] [--days=30] [--runs=20]
- *                                   [--cpu-records=20000] [--dir=PATH] [--keep] [--only=cpu|query]
+ *                                   [--cpu-records=20000] [--dir=PATH] [--keep] [--only=cpu|query|load]
+ *                                   [--chunk=1000000] [--load-minutes=N]
  *
  * 1. cpu: records/s through the processor's steps plus the row mapping (what every stored record
  *    costs), in process, no I/O, for records without a consumer in a bucket without rules (the
@@ -45,6 +46,10 @@ const DAYS = Number(flag('days') ?? 30);
 const RUNS = Number(flag('runs') ?? 20);
 const CPU_RECORDS = Number(flag('cpu-records') ?? 20_000);
 const ONLY = flag('only');
+/** Rows per INSERT of the query set's load. */
+const CHUNK = Number(flag('chunk') ?? 1_000_000);
+/** > 0: no chunk of the load starts after this many minutes (the set is then a uniform part of it). */
+const LOAD_MINUTES = Number(flag('load-minutes') ?? 0);
 const KEEP = args.includes('--keep');
 const ACCOUNT = 'acc_bench000000000000000000000';
 const BUCKET = 'bkt_a';
@@ -193,12 +198,16 @@ async function queryBench(): Promise<void> {
     if ((await count(`SELECT count() AS v FROM ${TABLES.requests}`)) === 0) {
       const now = Math.floor(Date.now() / 1000);
       const span = DAYS * 86400;
-      const chunk = 1_000_000;
+      const chunks = Math.ceil(ROWS / CHUNK);
       const t0 = performance.now();
-      for (let off = 0; off < ROWS; off += chunk) {
-        const size = Math.min(chunk, ROWS - off);
-        const start = now - span + Math.floor((off * span) / ROWS);
-        const spanS = Math.ceil((size * span) / ROWS);
+      for (let j = 0; j < chunks; j++) {
+        if (LOAD_MINUTES > 0 && performance.now() - t0 > LOAD_MINUTES * 60_000) {
+          console.log(`load stopped after ${j} of ${chunks} chunks (--load-minutes=${LOAD_MINUTES})`);
+          break;
+        }
+        // Chunk j holds the numbers j, j + chunks, j + 2 chunks, … below ROWS: each chunk spreads
+        // over the whole span, in time order, so a load stopped after some chunks is a uniform
+        // sample of the full set (the last 24 hours hold their share of it).
         // Consumer k = floor(C * u^3) for u uniform in [0, 1): low ids busy, most ids rare; every
         // 1000th consumer carries a name and a group.
         await ch.command({
@@ -208,20 +217,24 @@ async function queryBench(): Promise<void> {
              consumer_id, consumer_name, consumer_group)
             SELECT '${ACCOUNT}', '${BUCKET}', concat('req_', leftPad(toString(number), 27, '0')),
               if(h % 10 < 7, 'prod01', 'stag01'),
-              toDateTime64(${start} + intDiv((number - ${off}) * ${spanS}, ${size}), 3, 'UTC') AS ts, ts,
+              toDateTime64(${now - span} + intDiv(number * ${span}, ${ROWS}), 3, 'UTC') AS ts, ts,
               ['GET', 'POST', 'GET', 'PUT'][h % 4 + 1], 'api.example.com',
               concat('/v1/things', toString(e), '/', toString(number)), concat('/v1/things', toString(e), '/{id}'),
               if(intDiv(h, 7) % 100 < 95, 200, 500),
               round(exp(randNormal(log(40), 1.1)), 3), 300, 900, 0, '{}', 0, number,
               concat('cus_', toString(k)), if(k % 1000 = 0, concat('Customer ', toString(k)), ''),
               if(k % 1000 = 0, ['free', 'pro', 'enterprise'][k % 3 + 1], '')
-            FROM (SELECT number, cityHash64(number) AS h, intDiv(h, 1000) % 40 AS e,
+            FROM (SELECT ${j} + i * ${chunks} AS number, cityHash64(number) AS h, intDiv(h, 1000) % 40 AS e,
                          toUInt64(floor(${CONSUMERS} * pow((h % 1000003) / 1000003, 3))) AS k
-                  FROM numbers(${off}, ${size}))`,
+                  FROM (SELECT number AS i FROM numbers(${Math.ceil(ROWS / chunks)}))
+                  WHERE ${j} + i * ${chunks} < ${ROWS})`,
         });
+        console.log(
+          `chunk ${j + 1} of ${chunks} loaded, ${((performance.now() - t0) / 1000).toFixed(0)} s, load average ${loadavg()}`,
+        );
       }
       const s = (performance.now() - t0) / 1000;
-      console.log(`loaded ${ROWS} rows in ${s.toFixed(1)} s`);
+      console.log(`load done in ${s.toFixed(1)} s`);
     }
     for (const t of [
       TABLES.consumersMinute,
@@ -236,6 +249,7 @@ async function queryBench(): Promise<void> {
     console.log(
       `stored: ${raw} requests, ${distinct} distinct consumers, ${minuteRows} consumers_minute rows`,
     );
+    if (ONLY === 'load') return;
 
     const noOverrides = { query: async () => ({ rows: [] }) } as unknown as pg.Pool;
     const repo = new ConsumersRepository(ch, noOverrides, DAYS + 1);
@@ -306,5 +320,5 @@ async function queryBench(): Promise<void> {
   }
 }
 
-if (ONLY !== 'query') cpuBench();
+if (ONLY !== 'query' && ONLY !== 'load') cpuBench();
 if (ONLY !== 'cpu') await queryBench();
