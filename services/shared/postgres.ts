@@ -23,6 +23,13 @@ export function createPool(url: string, size: number, log: Logger): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max: size, connectionTimeoutMillis: 3000 });
   // An idle client losing its connection (Postgres restart) must not crash the process.
   pool.on('error', (err) => log.warn({ err: err.message }, 'postgres idle client error'));
+  // Nor must a checked-out one: the pool takes its own error listener off a client it hands out
+  // (`pool.connect()`), and a client emitting 'error' without a listener throws out of the socket's
+  // handler. The client's running query is rejected with the same error, which its caller handles;
+  // the pool drops the client when it is released with that error.
+  pool.on('connect', (client) =>
+    client.on('error', (err) => log.warn({ err: err.message }, 'postgres client connection lost')),
+  );
   return pool;
 }
 

@@ -1120,6 +1120,24 @@ async function relay(
 }
 
 describe('rule snapshot through a Postgres outage', () => {
+  it('a client checked out of the pool when Postgres goes away rejects its query and crashes nothing', async () => {
+    const proxy = await relay(new URL(testEnv().databaseUrl));
+    const pool = createPool(proxy.url, 1, pino({ level: 'silent' }));
+    try {
+      const client = await pool.connect();
+      // The pool takes its own error listener off a client it hands out; createPool's stays.
+      expect(client.listenerCount('error')).toBeGreaterThan(0);
+      const running = client.query('SELECT pg_sleep(10)');
+      await new Promise((r) => setTimeout(r, 200));
+      await proxy.down();
+      await expect(running).rejects.toThrow(/Connection terminated/);
+      client.release(true);
+    } finally {
+      await pool.end().catch(() => undefined);
+      await proxy.close();
+    }
+  });
+
   it('keeps the last snapshot while Postgres is unreachable and catches up after it returns', async () => {
     const a = await newAccount();
     const pg = testPool();
