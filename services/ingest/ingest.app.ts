@@ -17,18 +17,62 @@ import { normalizeRecords, type Rejection } from './record.normalizer.js';
 import type { RecordPublisher } from './record.publisher.js';
 import { sdkCallToRecord } from './sdk-call.mapper.js';
 
-/** JSON.parse that refuses `__proto__` keys and `constructor.prototype` (prototype poisoning). */
+/** Objects of a parsed body that held a prototype-poisoning key, or hold one that did. */
+const POISONED = new WeakSet<object>();
+/** Objects of a parsed body that held a prototype-poisoning key themselves. */
+const POISONED_HERE = new WeakSet<object>();
+
+/** Whether `value`, an item of a parsed body, held a prototype-poisoning key at any depth. */
+export function isPoisoned(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && POISONED.has(value);
+}
+
+const forbiddenBody = () =>
+  Object.assign(new Error('Object contains forbidden prototype property'), { statusCode: 400 });
+
+/**
+ * JSON.parse that never lets `__proto__` keys or `constructor.prototype` (prototype poisoning)
+ * through: the key is dropped and the object that held it, with every object around it, is
+ * marked (`isPoisoned`). Items of a record list (`{records: [...]}`) or of an array of SDK calls
+ * are then rejected one by one by the handlers, so that one captured request carrying such a key
+ * (a probe sent to the monitored API, say) costs its own record, not its batch; such a key
+ * anywhere else refuses the body with a 400.
+ */
 export function parseJsonBody(text: string): unknown {
   if (!text.includes('__proto__') && !text.includes('constructor')) return JSON.parse(text);
-  return JSON.parse(text, function (key, value: unknown) {
+  const root: unknown = JSON.parse(text, function (this: object, key, value: unknown) {
     if (
       key === '__proto__' ||
       (key === 'constructor' && value !== null && typeof value === 'object' && 'prototype' in value)
     ) {
-      throw Object.assign(new Error('Object contains forbidden prototype property'), { statusCode: 400 });
+      POISONED.add(this);
+      POISONED_HERE.add(this);
+      return undefined;
     }
+    if (isPoisoned(value)) POISONED.add(this);
     return value;
   });
+  if (!isPoisoned(root)) return root;
+  if (Array.isArray(root)) return root;
+  const body = root as Record<string, unknown>;
+  const onlyInRecords =
+    Array.isArray(body.records) &&
+    !POISONED_HERE.has(body) &&
+    Object.entries(body).every(([k, v]) => k === 'records' || !isPoisoned(v));
+  if (!onlyInRecords) throw forbiddenBody();
+  return root;
+}
+
+/** A record (or SDK call) that held a prototype-poisoning key: rejected alone. */
+export function poisonedRejection(index: number): Rejection {
+  return {
+    index,
+    error: {
+      code: 'VALIDATION_ERROR',
+      message: 'Record contains a forbidden key (__proto__, or constructor.prototype)',
+      details: { '(body)': 'contains a forbidden key (__proto__, or constructor.prototype)' },
+    },
+  };
 }
 
 /** A record JSON cannot write (the publisher left it out): rejected alone, as invalid input. */
@@ -180,8 +224,22 @@ export function buildIngestApp(deps: IngestDeps): FastifyInstance {
         );
       },
     },
-    async (req, reply) =>
-      accept((req as FastifyRequest & { bucket: BucketInfo }).bucket, req.body.records, reply),
+    async (req, reply) => {
+      const bucket = (req as FastifyRequest & { bucket: BucketInfo }).bucket;
+      const records = req.body.records;
+      if (!records.some(isPoisoned)) return accept(bucket, records, reply);
+      const kept: unknown[] = [];
+      const indexOf: number[] = [];
+      const prior: Rejection[] = [];
+      records.forEach((r, i) => {
+        if (isPoisoned(r)) prior.push(poisonedRejection(i));
+        else {
+          kept.push(r);
+          indexOf.push(i);
+        }
+      });
+      return accept(bucket, kept, reply, prior, indexOf);
+    },
   );
 
   const validateSdkCall = validator('sdkCall');
@@ -203,7 +261,8 @@ export function buildIngestApp(deps: IngestDeps): FastifyInstance {
       const rejected: Rejection[] = [];
       calls.forEach((call, index) => {
         const deep = tooDeepAt(call);
-        if (deep) {
+        if (isPoisoned(call)) rejected.push(poisonedRejection(index));
+        else if (deep) {
           rejected.push({
             index,
             error: {

@@ -529,6 +529,47 @@ describe('hostile input on the ingest listener', () => {
     expect(stored.length).toBeLessThanOrEqual(before + 103);
   }, 120_000);
 
+  it('rejects alone a record holding a __proto__ or constructor.prototype key; its batch is stored', async () => {
+    const a = await seeded();
+    const ctx = `proto-${Date.now()}`;
+    const poisoned = makeRecord({ contextSid: `${ctx}-poisoned` });
+    const tagged = [makeRecord({ contextSid: `${ctx}-0` }), makeRecord({ contextSid: `${ctx}-1` })];
+    // The middle record's request headers carry the key (JSON.stringify cannot write one).
+    const body = JSON.stringify({
+      records: [
+        tagged[0],
+        { ...poisoned, request: { ...(poisoned.request as object), headers: { accept: '*/*' } } },
+        tagged[1],
+      ],
+    }).replace('"headers":{"accept"', '"headers":{"__proto__":{"admin":true},"accept"');
+    expect(body).toContain('__proto__');
+    const r = await post(a, body);
+    expect(r.status, r.text).toBe(202);
+    const out = JSON.parse(r.text) as {
+      accepted: number;
+      rejected: { index: number; error: { code: string; message: string } }[];
+    };
+    expect(out.accepted).toBe(2);
+    expect(out.rejected).toEqual([
+      {
+        index: 1,
+        error: expect.objectContaining({
+          code: 'VALIDATION_ERROR',
+          message: 'Record contains a forbidden key (__proto__, or constructor.prototype)',
+        }),
+      },
+    ]);
+    const stored = await waitFor(
+      async () => {
+        const ctxs = (await listAllRequests(a.token, a.accountSid, a.bucketSid)).map((x) => x.contextSid);
+        return tagged.every((t) => ctxs.includes(t.contextSid)) ? ctxs : undefined;
+      },
+      { timeoutMs: 20_000, what: 'the two other records stored' },
+    );
+    expect(stored).not.toContain(poisoned.contextSid);
+    expect(({} as Record<string, unknown>).admin).toBeUndefined();
+  });
+
   it('random record batches never get a 5xx, and exactly the accepted records are stored', async () => {
     const a = await seeded();
     const before = (await listAllRequests(a.token, a.accountSid, a.bucketSid)).length;
