@@ -447,7 +447,7 @@ describe('dashboard: releases and SLOs', () => {
         })()`,
       );
     await expect.poll(() => pixels([0x25, 0x63, 0xeb])).toBeGreaterThan(10);
-    expect(await pixels([0x7c, 0x3a, 0xed])).toBeGreaterThan(10);
+    await expect.poll(() => pixels([0x7c, 0x3a, 0xed])).toBeGreaterThan(10);
     await shots('slos-lone-day', () => chart.locator('canvas').waitFor());
     expect(me.errors).toEqual([]);
   });

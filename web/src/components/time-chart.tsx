@@ -351,7 +351,7 @@ export function TimeChart({
                   const under = drawn.get(at) ?? 0;
                   drawn.set(at, under + 1);
                   ctx.beginPath();
-                  ctx.arc(cx, cy, Math.max(2.5, 6 - 3 * under) * px, 0, 2 * Math.PI);
+                  ctx.arc(cx, cy, Math.max(4, 7.5 - 3.5 * under) * px, 0, 2 * Math.PI);
                   ctx.fillStyle = s.color;
                   ctx.fill();
                   ctx.strokeStyle = fade;
