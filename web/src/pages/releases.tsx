@@ -38,10 +38,14 @@ function useScopeText(): (e: EventMarker) => string {
   };
 }
 
+/** The percentiles an impact table shows, each before → after with its ratio. */
+const PERCENTILES = ['p50', 'p95', 'p99'] as const;
+
 /**
  * The deployment events of the range, newest first, each with its verdict summary ("2 endpoints
  * regressed", or pending until its after window has passed), linking to the release page.
  */
+
 export function ReleasesPage() {
   const a = useAccountSid();
   const { get, set } = useQueryState();
@@ -316,30 +320,16 @@ function ImpactView({ event, impact }: { event: EventMarker; impact: ReleaseImpa
                       <td className="num nowrap">
                         {count(x.before.count)} → {count(x.after.count)}
                       </td>
-                      <td>
-                        <Pair
-                          before={x.before.p50}
-                          after={x.after.p50}
-                          fmt={ms}
-                          change={ratio(x.change.p50)}
-                        />
-                      </td>
-                      <td>
-                        <Pair
-                          before={x.before.p95}
-                          after={x.after.p95}
-                          fmt={ms}
-                          change={ratio(x.change.p95)}
-                        />
-                      </td>
-                      <td>
-                        <Pair
-                          before={x.before.p99}
-                          after={x.after.p99}
-                          fmt={ms}
-                          change={ratio(x.change.p99)}
-                        />
-                      </td>
+                      {PERCENTILES.map((q) => (
+                        <td key={q}>
+                          <Pair
+                            before={x.before[q]}
+                            after={x.after[q]}
+                            fmt={ms}
+                            change={ratio(x.change[q])}
+                          />
+                        </td>
+                      ))}
                       <td>
                         <Pair before={x.before.errorRate} after={x.after.errorRate} fmt={percent} />
                       </td>
