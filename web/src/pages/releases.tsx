@@ -45,7 +45,6 @@ const PERCENTILES = ['p50', 'p95', 'p99'] as const;
  * The deployment events of the range, newest first, each with its verdict summary ("2 endpoints
  * regressed", or pending until its after window has passed), linking to the release page.
  */
-
 export function ReleasesPage() {
   const a = useAccountSid();
   const { get, set } = useQueryState();
