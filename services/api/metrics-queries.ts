@@ -80,14 +80,14 @@ const GROUPS: Record<GroupBy, { dim: Dim; rollup: string; minute: string }> = {
   method: { dim: 'method', rollup: 'value', minute: 'toString(method)' },
   status: { dim: 'status', rollup: 'value', minute: 'toString(status_code)' },
   environment: { dim: 'all', rollup: 'environment_sid', minute: 'toString(environment_sid)' },
-  // The rollups have no method-and-endpoint dimension: read from requests_minute only.
+  // requests_rollup has no method-and-endpoint dimension: read from requests_key_rollup (blocksOf).
   route: { dim: 'all', rollup: "''", minute: "concat(toString(method), ' ', endpoint)" },
   consumer: { dim: 'all', rollup: "''", minute: 'consumer_id' },
   group: { dim: 'all', rollup: "''", minute: 'lb.grp' },
 };
 
-/** Groupings the rollups cannot answer: every minute of the range is read from requests_minute. */
-const MINUTES_ONLY: ReadonlySet<GroupBy> = new Set(['route']);
+/** Block lengths (minutes) of `requests_key_rollup` (008_consumer_and_key_rollups.sql): hours and UTC days. */
+const KEY_LEVELS = [1440, 60] as const;
 
 /**
  * Settings of every metrics query. The implicit min/max/count projection is analysed for every
@@ -99,7 +99,11 @@ const QUERY_SETTINGS = 'SETTINGS optimize_use_implicit_projections = 0';
 /**
  * The blocks covering a scope's minutes: whole 10-minute, hour, 6-hour and day blocks of
  * `requests_rollup` (`rollup`, a condition on level and t) and the single edge minutes of
- * `requests_minute` (`minutes`, a condition on minute); '' when a table has no block in range. `filters` scopes
+ * `requests_minute` (`minutes`, a condition on minute); '' when a table has no block in range.
+ * A scope narrowed to an endpoint or a method, or grouped by route, needs the whole key, which
+ * requests_rollup (one dimension per row) lacks: it reads whole hour and day blocks of
+ * `requests_key_rollup` instead (`keyed`, a condition on level and t), so a month of one
+ * endpoint reads about 30 day rows per key instead of 43,200 minutes. `filters` scopes
  * both tables (account, bucket, environment); `rollupFilters` scope `requests_rollup`, which
  * without an environment in scope is read in its rows for all environments together
  * (environment_sid '*', 006_duration_grid_all_environments.sql: one row per group and block
@@ -114,6 +118,8 @@ interface Blocks {
   filters: string;
   rollupFilters: string;
   rollup: string;
+  /** blocks of requests_key_rollup (scopes that need method and endpoint together) */
+  keyed: string;
   minutes: string;
 }
 
@@ -137,9 +143,6 @@ function blocksOf(
   filter('environment_sid = {e:String}', 'e', s.environmentSid);
   filter('endpoint = {ep:String}', 'ep', s.endpoint);
   filter('toString(method) = {mt:String}', 'mt', s.method);
-  // The rollups have no endpoint or method column: a scope narrowed to them reads every minute of
-  // `requests_minute` (one segment), which costs more than the rollups (docs/metrics.md).
-  if (s.endpoint !== undefined || s.method !== undefined) maxLevel = 1;
   // A consumer scope (a consumer, a group, or a grouping by either) reads consumers_minute, which
   // holds only the rows with a consumer, minute by minute (007_consumers.sql).
   filter('consumer_id = {cid:String}', 'cid', s.consumer);
@@ -150,18 +153,20 @@ function blocksOf(
     maxLevel = 1;
     Object.assign(params, overrideParams(s.overrides ?? []));
   }
+  const wholeKey = !byConsumer && (s.endpoint !== undefined || s.method !== undefined || groupBy === 'route');
   const rollup: string[] = [];
+  const keyed: string[] = [];
   const minutes: string[] = [];
   let k = 0;
   for (const scope of [s, ...also]) {
     if (scope.from > scope.to) continue;
-    for (const seg of segmentsOf(scope.from, scope.to, maxLevel)) {
+    for (const seg of segmentsOf(scope.from, scope.to, maxLevel, wholeKey ? KEY_LEVELS : LEVELS)) {
       params[`f${k}`] = seg.from;
       params[`t${k}`] = seg.to;
       const range = (col: string) =>
         `${col} >= toDateTime({f${k}:UInt32}, 'UTC') AND ${col} <= toDateTime({t${k}:UInt32}, 'UTC')`;
       if (seg.level === 1) minutes.push(`(${range('minute')})`);
-      else rollup.push(`(level = ${seg.level} AND ${range('t')})`);
+      else (wholeKey ? keyed : rollup).push(`(level = ${seg.level} AND ${range('t')})`);
       k++;
     }
   }
@@ -175,14 +180,17 @@ function blocksOf(
       ...(s.environmentSid === undefined ? [`environment_sid ${perEnvironment ? '!=' : '='} '*'`] : []),
     ].join(' AND '),
     rollup: rollup.join(' OR '),
+    keyed: keyed.join(' OR '),
     minutes: minutes.join(' OR '),
   };
 }
 
 /**
- * Each table aggregated on its own, `UNION ALL`: a rollup SELECT over `b.rollup` and a
- * requests_minute SELECT over `b.minutes`, each `GROUP BY` its own keys; a branch without blocks is
- * left out (an empty range answers no rows). A UNION ALL takes its column names from its first
+ * Each table aggregated on its own, `UNION ALL`: a rollup SELECT over `b.rollup`, a
+ * requests_key_rollup SELECT over `b.keyed` and a requests_minute SELECT over `b.minutes`, each
+ * `GROUP BY` its own keys; a branch without blocks is left out (an empty range answers no rows).
+ * requests_key_rollup has requests_minute's columns with `t` for `minute`, so its SELECT is the
+ * minute one (`minute.select` takes the time column). A UNION ALL takes its column names from its first
  * SELECT, and either branch may be the first (or the only) one, so both name every column with the
  * same aliases: a range without a whole 10-minute block, or one narrowed by endpoint or method,
  * reads only requests_minute. The two results are added up by the caller: in
@@ -195,7 +203,7 @@ function blocksOf(
 function branches(
   b: Blocks,
   rollup: { select: string; where: string; groupBy: string },
-  minute: { select: string; groupBy: string; join?: string },
+  minute: { select: (time: string) => string; groupBy: string; join?: string },
 ): string {
   const parts: string[] = [];
   if (b.rollup !== '')
@@ -203,10 +211,15 @@ function branches(
       FROM ${TABLES.requestsRollup}
       WHERE ${b.rollupFilters} AND ${rollup.where} AND (${b.rollup})
       GROUP BY ${rollup.groupBy}`);
+  if (b.keyed !== '')
+    parts.push(`SELECT ${minute.select('t')}
+      FROM ${TABLES.requestsKeyRollup}
+      WHERE ${b.filters} AND (${b.keyed})
+      GROUP BY ${minute.groupBy}`);
   // An empty range still needs one valid SELECT: requests_minute has every filter's column
-  // (the rollups lack endpoint and method), and `0` makes it read nothing.
-  if (b.minutes !== '' || b.rollup === '')
-    parts.push(`SELECT ${minute.select}
+  // (requests_rollup lacks endpoint and method), and `0` makes it read nothing.
+  if (b.minutes !== '' || (b.rollup === '' && b.keyed === ''))
+    parts.push(`SELECT ${minute.select('minute')}
       FROM ${b.minuteTable}${minute.join ?? ''}
       WHERE ${b.filters} AND (${b.minutes || '0'})
       GROUP BY ${minute.groupBy}`);
@@ -235,7 +248,7 @@ export function summarySql(s: MetricsScope): Sql {
         groupBy: 'dim, value',
       },
       {
-        select: `1 AS src, method AS k, endpoint AS v, status_code AS code, ${sums}`,
+        select: () => `1 AS src, method AS k, endpoint AS v, status_code AS code, ${sums}`,
         groupBy: 'method, status_code, endpoint',
       },
     )}
@@ -256,7 +269,8 @@ export function seriesSql(s: MetricsScope, iv: Interval): Sql {
         groupBy: 'tb, status_class',
       },
       {
-        select: `toUInt32(${BUCKET_EXPR[iv]('minute')}) AS tb, intDiv(status_code, 100) AS status_class, ${SUMS}`,
+        select: (m) =>
+          `toUInt32(${BUCKET_EXPR[iv](m)}) AS tb, intDiv(status_code, 100) AS status_class, ${SUMS}`,
         groupBy: 'tb, status_class',
       },
     )}
@@ -281,9 +295,13 @@ function histogramSource(
     parts.push(`SELECT ${key ? `${key.rollup} AS key, ` : ''}t, ${columns}
       FROM ${TABLES.requestsRollup}
       WHERE ${b.rollupFilters} AND dim = '${dim}' AND (${b.rollup})`);
+  if (b.keyed !== '')
+    parts.push(`SELECT ${key ? `${key.minute} AS key, ` : ''}t, ${columns}
+      FROM ${TABLES.requestsKeyRollup}
+      WHERE ${b.filters} AND (${b.keyed})`);
   // An empty range still needs one valid SELECT: requests_minute has every filter's column
-  // (the rollups lack endpoint and method), and `0` makes it read nothing.
-  if (b.minutes !== '' || b.rollup === '')
+  // (requests_rollup lacks endpoint and method), and `0` makes it read nothing.
+  if (b.minutes !== '' || (b.rollup === '' && b.keyed === ''))
     parts.push(`SELECT ${key ? `${key.minute} AS key, ` : ''}minute AS t, ${columns}
       FROM ${b.minuteTable}${withLabels ? LABELS_JOIN : ''}
       WHERE ${b.filters} AND (${b.minutes || '0'})`);
@@ -316,7 +334,7 @@ export function responseTimeSql(s: MetricsScope, iv: Interval): Sql {
  */
 export function performanceSql(s: MetricsScope, groupBy: GroupBy, limit: number, histogram = false): Sql {
   const g = GROUPS[groupBy];
-  const b = blocksOf(s, MINUTES_ONLY.has(groupBy) ? 1 : 1440, [], groupBy === 'environment', groupBy);
+  const b = blocksOf(s, 1440, [], groupBy === 'environment', groupBy);
   const src = histogramSource(
     b,
     g.dim,
@@ -340,7 +358,7 @@ export function performanceSql(s: MetricsScope, groupBy: GroupBy, limit: number,
 /** Requests per group and interval start (epoch s), for the groups named in `groups`. */
 export function performanceSeriesSql(s: MetricsScope, groupBy: GroupBy, iv: Interval, groups: string[]): Sql {
   const g = GROUPS[groupBy];
-  const b = blocksOf(s, MINUTES_ONLY.has(groupBy) ? 1 : LEVEL_OF[iv], [], groupBy === 'environment', groupBy);
+  const b = blocksOf(s, LEVEL_OF[iv], [], groupBy === 'environment', groupBy);
   return {
     query: `${branches(
       b,
@@ -350,7 +368,8 @@ export function performanceSeriesSql(s: MetricsScope, groupBy: GroupBy, iv: Inte
         groupBy: 'key, tb',
       },
       {
-        select: `${g.minute} AS key, toUInt32(${BUCKET_EXPR[iv]('minute')}) AS tb, ${MERGE.requests} AS req_n`,
+        select: (m) =>
+          `${g.minute} AS key, toUInt32(${BUCKET_EXPR[iv](m)}) AS tb, ${MERGE.requests} AS req_n`,
         groupBy: 'key, tb HAVING key IN {groups:Array(String)}',
         ...(groupBy === 'group' ? { join: LABELS_JOIN } : {}),
       },
@@ -377,7 +396,7 @@ export function errorsSql(s: MetricsScope): Sql {
         groupBy: 'dim, value',
       },
       {
-        select: `1 AS src, '' AS k, endpoint AS v, status_code AS code, ${sums}`,
+        select: () => `1 AS src, '' AS k, endpoint AS v, status_code AS code, ${sums}`,
         groupBy: 'status_code, endpoint',
       },
     )}
@@ -397,7 +416,7 @@ export function comparisonSql(s: MetricsScope, previous: MetricsScope): Sql {
     query: `${branches(
       b,
       { select: `${cur('t')} AS cur, ${sums}`, where: "dim = 'all'", groupBy: 'cur' },
-      { select: `${cur('minute')} AS cur, ${sums}`, groupBy: 'cur' },
+      { select: (m) => `${cur(m)} AS cur, ${sums}`, groupBy: 'cur' },
     )}
       ${QUERY_SETTINGS}`,
     query_params: { ...b.params, cur: s.from },
@@ -425,7 +444,7 @@ export function endpointCountsSql(s: MetricsScope, limit: number): Sql {
     query: `SELECT ep, sum(n) AS req_n FROM (${branches(
       b,
       { select: `value AS ep, ${MERGE.requests} AS n`, where: "dim = 'endpoint'", groupBy: 'value' },
-      { select: `endpoint AS ep, ${MERGE.requests} AS n`, groupBy: 'endpoint' },
+      { select: () => `endpoint AS ep, ${MERGE.requests} AS n`, groupBy: 'endpoint' },
     )})
             GROUP BY ep
             HAVING req_n > 0

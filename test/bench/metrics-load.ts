@@ -167,7 +167,7 @@ try {
   await migrateClickHouse(ch, cfg.clickhouse, logger('metrics-bench'));
   if ((await scalar(`SELECT count() AS v FROM ${TABLES.requests}`)) === 0) await load();
   // One merge round, as background merges would have done by the time a dashboard asks.
-  for (const t of [TABLES.requestsMinute, TABLES.requestsRollup])
+  for (const t of [TABLES.requestsMinute, TABLES.requestsRollup, TABLES.requestsKeyRollup])
     await ch.command({ query: `OPTIMIZE TABLE ${t}` }).catch(() => undefined);
   const raw = await scalar(`SELECT count() AS v FROM ${TABLES.requests}`);
   const agg = await scalar(`SELECT count() AS v FROM ${TABLES.requestsMinute}`);
@@ -178,6 +178,7 @@ try {
   const ranges = [
     { label: 'last 24 h (default)', q: {} },
     { label: 'last 7 days', q: { startDate: new Date(now - 7 * 86400_000).toISOString() } },
+    { label: 'last 30 days', q: { startDate: new Date(now - 30 * 86400_000).toISOString() } },
   ];
   const scenarios = [
     { label: 'whole account', bucketSid: undefined },
@@ -200,6 +201,8 @@ try {
         },
       );
       const interval = r.label.startsWith('last 24') ? 'hour' : 'day';
+      // One endpoint and its method (the endpoint page): template 3 of the set, whose method is PUT.
+      const one = { ...s, endpoint: '/v1/things3/{id}', method: 'PUT' };
       const queries: [string, Sql][] = [
         ['summary', summarySql(s)],
         [`throughput (${interval})`, seriesSql(s, interval)],
@@ -210,6 +213,10 @@ try {
         ['performance (method)', performanceSql(s, 'method', 100)],
         ['performance (status)', performanceSql(s, 'status', 100)],
         ['performance (environment)', performanceSql(s, 'environment', 100)],
+        ['performance (route)', performanceSql(s, 'route', 1000)],
+        ['one endpoint: summary', summarySql(one)],
+        [`one endpoint: throughput (${interval})`, seriesSql(one, interval)],
+        [`one endpoint: responseTime (${interval})`, responseTimeSql(one, interval)],
         ['errors', errorsSql(s)],
         ['shapeA/summary', comparisonSql(s, prev)],
         [`shapeA/responseTime (${interval})`, responseTimeSql(s, interval)],

@@ -97,7 +97,12 @@ export async function startService(env: Record<string, string>, logFile: string)
       }
       return fs.readFileSync(logFile, 'utf8').includes('tapline ready');
     },
-    { timeoutMs: 120_000, intervalMs: 200, what: 'service ready' },
+    // TEST_SERVICE_READY_MS lengthens the wait on a machine shared with other heavy work.
+    {
+      timeoutMs: Number(process.env.TEST_SERVICE_READY_MS ?? 120_000),
+      intervalMs: 200,
+      what: 'service ready',
+    },
   ).catch((err: Error) => {
     child.kill('SIGKILL');
     const tail = fs.readFileSync(logFile, 'utf8').split('\n').slice(-30).join('\n');

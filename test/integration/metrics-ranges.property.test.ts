@@ -258,6 +258,13 @@ describe('metrics endpoints agree with the stored records for every range shape'
           `performance errors ${what}`,
         ).toBe(c.errors);
 
+        // Route groups need method and endpoint together: whole hours of requests_key_rollup.
+        const routes = await get<Performance>(`/performance?groupBy=route&${q}`);
+        expect(
+          Object.fromEntries(routes.metrics.map((m) => [m.group, m.requestCount])),
+          `performance by route ${what}`,
+        ).toEqual(countBy(want, (r) => `${r.method} ${r.endpoint}`));
+
         const a = await get<ShapeASummary>(`/shapeA/summary?${q}`);
         const length = floorMinute(d.end) - floorMinute(d.start) + MINUTE;
         const prev = counts(
