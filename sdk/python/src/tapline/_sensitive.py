@@ -876,6 +876,13 @@ def redact_json_text(text: str, plan: Plan, hit: Hit) -> str | None:
             j += 1
         return j
 
+    def replace(start: int, end: int, found: tuple[str, list[str]]) -> None:
+        """The value at text[start:end] becomes the redacted text's JSON; its types are hits at its path."""
+        edits.append((start, end, js_json(found[0])))
+        p = _frames_path(stack)
+        for t in found[1]:
+            hit(p, t)
+
     i = ws(i)
     state = "value"
     while i < n:
@@ -913,10 +920,7 @@ def redact_json_text(text: str, plan: Plan, hit: Hit) -> str | None:
                 end = _string_end(text, i)
                 r = scan_text(_decode_string(text[i:end]), plan) if may_match(i, end) else None
                 if r:
-                    edits.append((i, end, js_json(r[0])))
-                    p = _frames_path(stack)
-                    for t in r[1]:
-                        hit(p, t)
+                    replace(i, end, r)
                 i = end
                 state = "after"
             else:
@@ -924,10 +928,7 @@ def redact_json_text(text: str, plan: Plan, hit: Hit) -> str | None:
                 if end - i >= 7 and c not in "tfn":
                     r = scan_text(text[i:end], plan)
                     if r:
-                        edits.append((i, end, js_json(r[0])))
-                        p = _frames_path(stack)
-                        for t in r[1]:
-                            hit(p, t)
+                        replace(i, end, r)
                 i = end
                 state = "after"
         elif state == "key":
