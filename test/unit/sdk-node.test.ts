@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { CircuitBreaker } from '../../sdk/node/src/circuit.js';
 import { BoundedQueue } from '../../sdk/node/src/queue.js';
 import { bodyAllowed, BodySink, DEFAULT_BODY_TYPES, headersFromPairs } from '../../sdk/node/src/capture.js';
-import { estimateSize, resolveOptions } from '../../sdk/node/src/client.js';
+import { resolveOptions } from '../../sdk/node/src/options.js';
+import { estimateSize } from '../../sdk/node/src/record-size.js';
 import {
   compileExclusion,
   compileRedaction,

@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { TaplineCore } from './client.js';
-import { captureIncoming, identifyRequest } from './incoming.js';
+import { identifyRequest } from './consumer.js';
+import { captureIncoming } from './incoming.js';
 import { OutgoingCapture } from './outgoing.js';
 import type { ConsumerInfo, TaplineOptions, TaplineStats } from './types.js';
 

@@ -187,6 +187,7 @@ def _hash(v: JSON) -> str:
 
 
 def normalize_key(name: str) -> str:
+    """Lower-cased, letters and digits only: ``X-Api-Key``, ``api_key``, ``apiKey`` all become ``apikey``."""
     return re.sub(r"[^a-z0-9]+", "", name.lower())
 
 
@@ -411,7 +412,12 @@ def _redact_url_pairs(url: str, rules: list[CompiledRedaction], query: bool) -> 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]{0,31}://")
 
 
-def _userinfo_password(text: str, host: bool) -> tuple[int, int] | None:
+def userinfo_password_span(text: str, host: bool) -> tuple[int, int] | None:
+    """Where the password of a URL's userinfo (``scheme://user:PASSWORD@host``) is in ``text``.
+
+    ``host`` is True when ``text`` is a host value (``user:password@host``, no scheme). None when
+    there is no userinfo with a non-empty password.
+    """
     if "@" not in text:
         return None
     start = 0
@@ -436,7 +442,7 @@ def _userinfo_password(text: str, host: bool) -> tuple[int, int] | None:
 
 def replace_userinfo_password(text: str, host: bool, apply: Callable[[str], str | None]) -> str:
     """``text`` with its userinfo password replaced by ``apply(password)``; None removes it and its ``:``."""
-    span = _userinfo_password(text, host)
+    span = userinfo_password_span(text, host)
     if span is None:
         return text
     raw = text[span[0] : span[1]]

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote
 
+from ._rules import is_authorization_key, is_secret_key, userinfo_password_span
+
 Hit = Callable[[str, str], None]
 
 SCOPES = (
@@ -293,29 +295,6 @@ def _ipv6_gate(t: str) -> bool:
 
 _API_KEY_GATE = re.compile(r"SG\.|A(?:KIA|SIA|BIA|CCA|Iza)")
 _AUTH_GATE = re.compile(r"earer|asic|oken|EARER|ASIC")
-
-
-def normalize_key(name: str) -> str:
-    """Lower-cased, letters and digits only: ``X-Api-Key``, ``api_key``, ``apiKey`` all become ``apikey``."""
-    return re.sub(r"[^a-z0-9]+", "", name.lower())
-
-
-_SECRET_SUFFIX = re.compile(
-    r"(?:password|passwd|passphrase|secret|secretkey|token|apikey|apisecret|privatekey|accesskey"
-    r"|credential|credentials|cookie|sessionid)$"
-)
-_SECRET_EXACT = frozenset({"pwd", "pass", "pin", "cvv", "cvc", "cvv2", "otp"})
-
-
-def is_secret_key(name: str) -> bool:
-    if len(name) > 128:
-        return False
-    k = normalize_key(name)
-    return k in _SECRET_EXACT or _SECRET_SUFFIX.search(k) is not None
-
-
-def is_authorization_key(name: str) -> bool:
-    return len(name) <= 32 and normalize_key(name) in ("authorization", "proxyauthorization")
 
 
 def _keep_scheme(s: str) -> str:
@@ -897,6 +876,13 @@ def redact_json_text(text: str, plan: Plan, hit: Hit) -> str | None:
             j += 1
         return j
 
+    def replace(start: int, end: int, found: tuple[str, list[str]]) -> None:
+        """The value at text[start:end] becomes the redacted text's JSON; its types are hits at its path."""
+        edits.append((start, end, js_json(found[0])))
+        p = _frames_path(stack)
+        for t in found[1]:
+            hit(p, t)
+
     i = ws(i)
     state = "value"
     while i < n:
@@ -934,10 +920,7 @@ def redact_json_text(text: str, plan: Plan, hit: Hit) -> str | None:
                 end = _string_end(text, i)
                 r = scan_text(_decode_string(text[i:end]), plan) if may_match(i, end) else None
                 if r:
-                    edits.append((i, end, js_json(r[0])))
-                    p = _frames_path(stack)
-                    for t in r[1]:
-                        hit(p, t)
+                    replace(i, end, r)
                 i = end
                 state = "after"
             else:
@@ -945,10 +928,7 @@ def redact_json_text(text: str, plan: Plan, hit: Hit) -> str | None:
                 if end - i >= 7 and c not in "tfn":
                     r = scan_text(text[i:end], plan)
                     if r:
-                        edits.append((i, end, js_json(r[0])))
-                        p = _frames_path(stack)
-                        for t in r[1]:
-                            hit(p, t)
+                        replace(i, end, r)
                 i = end
                 state = "after"
         elif state == "key":
@@ -1128,34 +1108,8 @@ def redact_url(
     return head + (f"?{query}" if query is not None else "") + (f"#{frag}" if frag is not None else "")
 
 
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]{0,31}://")
-
-
-def _userinfo_password(text: str, host: bool) -> tuple[int, int] | None:
-    if "@" not in text:
-        return None
-    start = 0
-    if not host:
-        m = _SCHEME.match(text)
-        if not m:
-            return None
-        start = m.end()
-    end = start
-    while end < len(text) and text[end] not in "/?#":
-        end += 1
-    if end == start:
-        return None
-    at = text.rfind("@", 0, end)
-    if at < start:
-        return None
-    colon = text.find(":", start)
-    if colon < 0 or colon + 1 >= at:
-        return None
-    return colon + 1, at
-
-
 def redact_userinfo(text: str, km: Matcher, host: bool) -> str:
-    span = _userinfo_password(text, host)
+    span = userinfo_password_span(text, host)
     if span is None:
         return text
     raw = text[span[0] : span[1]]
