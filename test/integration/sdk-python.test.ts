@@ -15,7 +15,7 @@ import {
   compileSensitive,
   excludedByCriteria,
   redactSensitiveRules,
-} from '../../sdk/node/src/shape-a.js';
+} from '../../sdk/node/src/content-rules.js';
 import { parseFieldPath } from '../../services/shared/rules.js';
 import type { CapturedRecord } from '../../sdk/node/src/types.js';
 import { newAccount, testEnv } from '../helpers/client.js';

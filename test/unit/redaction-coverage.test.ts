@@ -25,7 +25,7 @@ import {
   redactRecord as redactClientRecord,
   type CompiledRedaction as ClientRedaction,
 } from '../../sdk/node/src/rules.js';
-import { compileSensitive, redactSensitiveRules } from '../../sdk/node/src/shape-a.js';
+import { compileSensitive, redactSensitiveRules } from '../../sdk/node/src/content-rules.js';
 import type { CapturedRecord, RemoteRedactionRule } from '../../sdk/node/src/types.js';
 
 /**

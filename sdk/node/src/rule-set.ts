@@ -18,7 +18,7 @@ import {
   type CompiledCriteria,
   type CompiledSensitive,
   type SkippedRule,
-} from './shape-a.js';
+} from './content-rules.js';
 import type {
   CapturedRecord,
   RemoteExclusionCriteria,
@@ -51,7 +51,7 @@ export class RuleSet {
   private readonly versionRules = new Map<number, Set<string>>([[0, new Set()]]);
   redactions: CompiledRedaction[] = [];
   exclusions: CompiledExclusion[] = [];
-  /** criteria exclusions and sensitive-data redactions (shape-a.ts) */
+  /** criteria exclusions and sensitive-data redactions (content-rules.ts) */
   criteria: CompiledCriteria[] = [];
   sensitive: CompiledSensitive = compileSensitive([]);
   /**
