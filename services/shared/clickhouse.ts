@@ -7,7 +7,7 @@ import type pg from 'pg';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import { projectRoot } from './postgres.js';
-import { clusterMigrationsTable, clusterStatements, ttlTable } from './clickhouse-cluster.js';
+import { clusterMigrationsTable, ttlTable } from './clickhouse-cluster.js';
 import { TABLES } from './tables.js';
 
 export type { ClickHouseClient };
@@ -107,6 +107,8 @@ export function withQuerySettings(client: ClickHouseClient, settings: QuerySetti
 }
 
 export const CH_MIGRATIONS_DIR = path.join(projectRoot(), 'infra', 'clickhouse', 'migrations');
+/** The same migrations written for a cluster (CLICKHOUSE_CLUSTER), one file per file of CH_MIGRATIONS_DIR. */
+export const CH_CLUSTER_MIGRATIONS_DIR = path.join(projectRoot(), 'infra', 'clickhouse', 'cluster');
 
 /**
  * Migrations that change how the aggregates are computed (digests to histograms, the histogram
@@ -202,7 +204,7 @@ async function applyMigrations(
   dir: string,
 ): Promise<number> {
   // The database must exist before a client bound to it can run anything else.
-  // On a cluster (CLICKHOUSE_CLUSTER) every statement has its cluster form (clickhouse-cluster.ts).
+  // On a cluster (CLICKHOUSE_CLUSTER) each file's statements are those of its cluster form.
   const cluster = cfg.cluster;
   await client.command({
     query: `CREATE DATABASE IF NOT EXISTS ${cfg.database}${cluster ? ` ON CLUSTER '${cluster}'` : ''}`,
@@ -231,15 +233,13 @@ async function applyMigrations(
   const rebuildAfter: string[] = [];
   for (const file of files) {
     if (done.has(file)) continue;
-    const sql = fs
-      .readFileSync(path.join(dir, file), 'utf8')
+    const sql = readMigration(dir, file, cluster)
       .replaceAll('${RETENTION_DAYS}', String(cfg.retentionDays))
-      .replaceAll('${DATABASE}', cfg.database);
+      .replaceAll('${DATABASE}', cfg.database)
+      .replaceAll('${CLUSTER}', cluster ?? '');
     for (const statement of splitStatements(sql)) {
-      for (const st of cluster ? clusterStatements(statement, cluster) : [statement]) {
-        if (await existsAlready(client, st)) continue;
-        await client.command({ query: st });
-      }
+      if (await existsAlready(client, statement)) continue;
+      await client.command({ query: statement });
     }
     await client.insert({
       table: `${cfg.database}.${TABLES.migrations}`,
@@ -258,6 +258,18 @@ async function applyMigrations(
   }
   await applyRetention(client, cfg, log);
   return applied;
+}
+
+/** A migration's text: its cluster form on a cluster, where a missing one stops the migrator. */
+function readMigration(dir: string, file: string, cluster: string | undefined): string {
+  if (!cluster) return fs.readFileSync(path.join(dir, file), 'utf8');
+  const clusterFile = path.join(CH_CLUSTER_MIGRATIONS_DIR, file);
+  if (!fs.existsSync(clusterFile)) {
+    throw new Error(
+      `clickhouse migration ${file} has no cluster form (add infra/clickhouse/cluster/${file})`,
+    );
+  }
+  return fs.readFileSync(clusterFile, 'utf8');
 }
 
 async function storesRequests(client: ClickHouseClient): Promise<boolean> {
