@@ -2,8 +2,8 @@
 --
 -- Keyed by consumer, so the consumers list and a consumer's page read rows in proportion
 -- to consumers x time blocks, not x endpoints x methods x status codes as in `consumers_minute`
--- (007_consumers.sql), which with many rare consumers holds about one row per request. Measured
--- in bench/README.md ("API consumers").
+-- (007_consumers.sql), which with many rare consumers holds about one row per request (the
+-- figures: bench/README.md "API consumers").
 --
 -- 1. `consumers_rollup`: per consumer and environment, single minutes and whole blocks of 10
 --    minutes, an hour and a UTC day (`level` = block length in minutes, `t` = block start, epoch
