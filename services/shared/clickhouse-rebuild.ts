@@ -171,16 +171,17 @@ async function checkMigrated(
     .readdirSync(CH_MIGRATIONS_DIR)
     .filter((f) => /^\d+_.*\.sql$/.test(f))
     .sort();
-  let done: Set<string>;
-  try {
-    done = new Set(
-      (await rows<{ name: string }>(`SELECT DISTINCT name FROM ${database}.${TABLES.migrations}`)).map(
-        (r) => r.name,
-      ),
-    );
-  } catch {
-    done = new Set();
-  }
+  const [recorded] = await rows<{ n: number | string }>(
+    `SELECT count() AS n FROM system.tables WHERE database = {db:String} AND name = {name:String}`,
+    { db: database, name: TABLES.migrations },
+  );
+  const done = new Set(
+    Number(recorded?.n ?? 0) > 0
+      ? (await rows<{ name: string }>(`SELECT DISTINCT name FROM ${database}.${TABLES.migrations}`)).map(
+          (r) => r.name,
+        )
+      : [],
+  );
   const pending = files.filter((f) => !done.has(f));
   if (pending.length) {
     throw new RebuildRefused(
