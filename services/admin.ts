@@ -5,6 +5,9 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { localPostgresUrl, startPostgres, type PostgresHandle } from '../infra/local/postgres.launcher.js';
 import { createAccount } from './api/accounts.service.js';
+import { createClickHouse } from './shared/clickhouse.js';
+import { ensureClickHouseDatabase } from './shared/clickhouse-database.js';
+import { rebuildMetrics, RebuildRefused } from './shared/clickhouse-rebuild.js';
 import { config, environmentVariable } from './shared/config.js';
 import { logger } from './shared/logger.js';
 import { createPool, migratePostgres } from './shared/postgres.js';
@@ -49,6 +52,7 @@ const USAGE = `usage: npm run admin -- create-account --name NAME --email EMAIL 
        npm run admin -- set-password --email EMAIL [--password P]
        npm run admin -- export --account ACCOUNT_SID > tapline.yaml
        npm run admin -- apply FILE [--account ACCOUNT_SID] [--dry-run]
+       npm run admin -- rebuild-metrics
 
 create-account prints one JSON object {accountSid, userSid, sessionToken, apiToken[, bucketSid]}.
 set-password sets a user's dashboard password (read from standard input without --password) and
@@ -56,7 +60,9 @@ ends their sessions.
 export prints an account's buckets, rules, workflows and stream views as YAML (secrets as \${NAME});
 apply makes an account (the file's, or --account) match a file and prints the plan; --dry-run
 only prints it (docs/settings-as-code.md).
-Uses DATABASE_URL, or the local stack's Postgres (started for the command if it is not running).`;
+rebuild-metrics rebuilds every metrics aggregate from the stored requests while traffic flows
+(ClickHouse only; with embedded chDB, stop the service first: docs/operations.md).
+The other commands use DATABASE_URL, or the local stack's Postgres (started for the command if it is not running).`;
 
 async function canConnect(url: string): Promise<boolean> {
   const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1500 });
@@ -89,7 +95,8 @@ async function main(): Promise<number> {
     (command === 'create-account' && values.name && values.email) ||
     (command === 'set-password' && values.email) ||
     (command === 'export' && values.account) ||
-    (command === 'apply' && positionals[1]);
+    (command === 'apply' && positionals[1]) ||
+    command === 'rebuild-metrics';
   if (values.help || !valid) {
     process.stderr.write(USAGE + '\n');
     return values.help ? 0 : 2;
@@ -100,6 +107,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const cfg = config();
+  if (command === 'rebuild-metrics') return rebuildMetricsCommand(cfg);
   // export writes YAML on standard output: its log lines go to standard error.
   const settingsCommand = command === 'export' || command === 'apply';
   const log = settingsCommand ? pino({ level: 'warn' }, pino.destination(2)) : logger('admin');
@@ -162,6 +170,31 @@ async function main(): Promise<number> {
   } finally {
     await pool.end();
     await started?.stop();
+  }
+}
+
+/** `rebuild-metrics` (docs/operations.md "Rebuilding the metrics"): progress on standard error. */
+async function rebuildMetricsCommand(cfg: ReturnType<typeof config>): Promise<number> {
+  const log = logger('admin');
+  await ensureClickHouseDatabase(cfg.clickhouse);
+  const ch = createClickHouse(cfg.clickhouse);
+  try {
+    const result = await rebuildMetrics(ch, cfg.clickhouse, log, {
+      onProgress: ({ step, table }) => {
+        process.stderr.write(`rebuild-metrics: ${step}${table ? ` ${table}` : ''}\n`);
+      },
+    });
+    process.stdout.write(
+      `Rebuilt ${result.tables.join(', ')} from ${result.backfilled} requests stored before ${result.cutoff} ` +
+        `and every request stored since.\n`,
+    );
+    return 0;
+  } catch (err) {
+    if (!(err instanceof RebuildRefused)) throw err;
+    process.stderr.write(`admin: ${err.message}\n`);
+    return 1;
+  } finally {
+    await ch.close();
   }
 }
 

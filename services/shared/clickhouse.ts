@@ -7,7 +7,7 @@ import type pg from 'pg';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import { projectRoot } from './postgres.js';
-import { clusterMigrationsTable, clusterStatements, ttlTable } from './clickhouse-cluster.js';
+import { clusterMigrationsTable, ttlTable } from './clickhouse-cluster.js';
 import { TABLES } from './tables.js';
 
 export type { ClickHouseClient };
@@ -57,7 +57,7 @@ export function createClickHouse(cfg: Config['clickhouse']): ClickHouseClient {
  * - api: every read of the API and /mcp (lists, metrics, live tail, stats): interactive.
  * - scheduler: threshold and schedule evaluation, in the background.
  * - processor: inserts of the processor (RowBinary blocks and their materialized views).
- * Migrations run without a time limit (004 rebuilds the aggregates from every stored row).
+ * Migrations run without a time limit (an ALTER may rewrite every part of a table).
  */
 export const QUERY_LIMITS = {
   api: { max_execution_time: 30, max_memory_usage: String(1024 ** 3) },
@@ -107,18 +107,33 @@ export function withQuerySettings(client: ClickHouseClient, settings: QuerySetti
 }
 
 export const CH_MIGRATIONS_DIR = path.join(projectRoot(), 'infra', 'clickhouse', 'migrations');
+/** The same migrations written for a cluster (CLICKHOUSE_CLUSTER), one file per file of CH_MIGRATIONS_DIR. */
+export const CH_CLUSTER_MIGRATIONS_DIR = path.join(projectRoot(), 'infra', 'clickhouse', 'cluster');
 
 /**
- * Applies `infra/clickhouse/migrations/NNN_name.sql` in order, each once, recorded in a
- * migrations table. Statements are split on `;` at line ends. `{retention_days:UInt32}` style
+ * Migrations that change how the aggregates are computed (digests to histograms, the histogram
+ * grid, new rollup levels and tables). Each is a schema change only: the rows aggregated before it
+ * are rebuilt from the raw rows by `npm run admin -- rebuild-metrics`, which the migrator names in
+ * its log when it applies one of them to a database holding requests.
+ */
+export const REBUILD_METRICS_AFTER: ReadonlySet<string> = new Set([
+  '004_duration_histograms.sql',
+  '005_six_hour_rollup.sql',
+  '006_duration_grid_all_environments.sql',
+  '008_consumer_and_key_rollups.sql',
+]);
+
+/**
+ * Applies `infra/clickhouse/migrations/NNN_name.sql` (or the files of `dir`) in order, each once,
+ * recorded by file name in a migrations table. A recorded file is never applied again, so an
+ * install that applied a file keeps what it did: files change forward only, by new files. Statements are split on `;` at line ends. `{retention_days:UInt32}` style
  * placeholders are not supported by DDL, so `${RETENTION_DAYS}` is substituted textually from config.
  *
  * Migrators are serialised (docs/reliability.md "Migrations"): within a process by a queue per
  * ClickHouse target, and across processes (docker-compose starts one per role against one
  * ClickHouse server) by a Postgres advisory lock when `lockPool` is given. The list of applied
  * migrations is read after the lock is taken, so a migration another process applied meanwhile
- * is not applied again (004 empties and rebuilds the aggregates: two runs interleaved would
- * count every stored request twice).
+ * is not applied again (two runs interleaved would drop and create the same views at once).
  * NOTE: ClickHouse has no transactional DDL, so every statement must be idempotent
  * (IF NOT EXISTS) for a migration interrupted half-way to be re-run safely, and every file must
  * give the same result when applied again after the later ones (test/unit/clickhouse-migrations.test.ts).
@@ -128,11 +143,12 @@ export async function migrateClickHouse(
   cfg: Config['clickhouse'],
   log: Logger,
   lockPool?: pg.Pool,
+  dir: string = CH_MIGRATIONS_DIR,
 ): Promise<number> {
   const target = cfg.url ? `${cfg.url}/${cfg.database}` : `chdb:${path.resolve(cfg.path)}/${cfg.database}`;
   return inProcessQueue(target, () =>
     withAdvisoryLock(lockPool, `tapline:clickhouse-migrations:${cfg.database}`, log, () =>
-      applyMigrations(client, cfg, log),
+      applyMigrations(client, cfg, log, dir),
     ),
   );
 }
@@ -185,9 +201,10 @@ async function applyMigrations(
   client: ClickHouseClient,
   cfg: Config['clickhouse'],
   log: Logger,
+  dir: string,
 ): Promise<number> {
   // The database must exist before a client bound to it can run anything else.
-  // On a cluster (CLICKHOUSE_CLUSTER) every statement has its cluster form (clickhouse-cluster.ts).
+  // On a cluster (CLICKHOUSE_CLUSTER) each file's statements are those of its cluster form.
   const cluster = cfg.cluster;
   await client.command({
     query: `CREATE DATABASE IF NOT EXISTS ${cfg.database}${cluster ? ` ON CLUSTER '${cluster}'` : ''}`,
@@ -209,21 +226,20 @@ async function applyMigrations(
     ).map((r) => r.name),
   );
   const files = fs
-    .readdirSync(CH_MIGRATIONS_DIR)
+    .readdirSync(dir)
     .filter((f) => /^\d+_.*\.sql$/.test(f))
     .sort();
   let applied = 0;
+  const rebuildAfter: string[] = [];
   for (const file of files) {
     if (done.has(file)) continue;
-    const sql = fs
-      .readFileSync(path.join(CH_MIGRATIONS_DIR, file), 'utf8')
+    const sql = readMigration(dir, file, cluster)
       .replaceAll('${RETENTION_DAYS}', String(cfg.retentionDays))
-      .replaceAll('${DATABASE}', cfg.database);
+      .replaceAll('${DATABASE}', cfg.database)
+      .replaceAll('${CLUSTER}', cluster ?? '');
     for (const statement of splitStatements(sql)) {
-      for (const st of cluster ? clusterStatements(statement, cluster) : [statement]) {
-        if (await existsAlready(client, st)) continue;
-        await client.command({ query: st });
-      }
+      if (await existsAlready(client, statement)) continue;
+      await client.command({ query: statement });
     }
     await client.insert({
       table: `${cfg.database}.${TABLES.migrations}`,
@@ -231,10 +247,36 @@ async function applyMigrations(
       format: 'JSONEachRow',
     });
     applied++;
+    if (REBUILD_METRICS_AFTER.has(file)) rebuildAfter.push(file);
     log.info({ file }, 'clickhouse migration applied');
+  }
+  if (rebuildAfter.length && (await storesRequests(client))) {
+    log.warn(
+      { migrations: rebuildAfter },
+      'the metrics aggregated before these migrations are incomplete: run `npm run admin -- rebuild-metrics` (docs/operations.md)',
+    );
   }
   await applyRetention(client, cfg, log);
   return applied;
+}
+
+/** A migration's text: its cluster form on a cluster, where a missing one stops the migrator. */
+function readMigration(dir: string, file: string, cluster: string | undefined): string {
+  if (!cluster) return fs.readFileSync(path.join(dir, file), 'utf8');
+  const clusterFile = path.join(CH_CLUSTER_MIGRATIONS_DIR, file);
+  if (!fs.existsSync(clusterFile)) {
+    throw new Error(
+      `clickhouse migration ${file} has no cluster form (add infra/clickhouse/cluster/${file})`,
+    );
+  }
+  return fs.readFileSync(clusterFile, 'utf8');
+}
+
+async function storesRequests(client: ClickHouseClient): Promise<boolean> {
+  const rows = await (
+    await client.query({ query: `SELECT count() > 0 AS any FROM ${TABLES.requests}`, format: 'JSONEachRow' })
+  ).json<{ any: number | boolean }>();
+  return Boolean(Number(rows[0]?.any ?? 0));
 }
 
 const CREATE_IF_NOT_EXISTS =

@@ -5,36 +5,86 @@ import { query } from 'chdb';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import {
+  CH_CLUSTER_MIGRATIONS_DIR,
   CH_MIGRATIONS_DIR,
   createClickHouse,
   migrateClickHouse,
   splitStatements,
 } from '../../services/shared/clickhouse.js';
 import { parseConfig } from '../../services/shared/config.js';
-import {
-  clusterMigrationsTable,
-  clusterStatements,
-  ttlTable,
-} from '../../services/shared/clickhouse-cluster.js';
+import { clusterMigrationsTable, ttlTable } from '../../services/shared/clickhouse-cluster.js';
+import { TABLES } from '../../services/shared/tables.js';
 
-const statements = fs
+const FILES = fs
   .readdirSync(CH_MIGRATIONS_DIR)
   .filter((f) => /^\d+_.*\.sql$/.test(f))
-  .sort()
-  .flatMap((f) =>
-    splitStatements(
-      fs
-        .readFileSync(path.join(CH_MIGRATIONS_DIR, f), 'utf8')
-        .replaceAll('${RETENTION_DAYS}', '30')
-        .replaceAll('${DATABASE}', 'tapline'),
-    ),
-  );
+  .sort();
 
-const all = statements.flatMap((s) => clusterStatements(s, 'tapline_cluster'));
+/** The statements of one migration file as the migrator sends them (placeholders filled). */
+function statementsOf(dir: string, file: string): string[] {
+  return splitStatements(
+    fs
+      .readFileSync(path.join(dir, file), 'utf8')
+      .replaceAll('${RETENTION_DAYS}', '30')
+      .replaceAll('${DATABASE}', 'tapline')
+      .replaceAll('${CLUSTER}', 'tapline_cluster'),
+  );
+}
+
+const statements = FILES.flatMap((f) => statementsOf(CH_MIGRATIONS_DIR, f));
+const all = FILES.flatMap((f) => statementsOf(CH_CLUSTER_MIGRATIONS_DIR, f));
+
+/** ClickHouse's own formatting of a statement: equal texts mean equal statements. */
+function formatted(sql: string): string {
+  return query(`SELECT formatQuery(${quote(sql)})`, 'TabSeparatedRaw').trim();
+}
+
+function quote(s: string): string {
+  return `'${s.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
+}
+
+const DISTRIBUTED =
+  /^CREATE TABLE IF NOT EXISTS (\w+) ON CLUSTER 'tapline_cluster' AS (\w+)_local\nENGINE = Distributed\('tapline_cluster', currentDatabase\(\), (\w+)_local, (cityHash64\(bucket_sid\)|rand\(\))\)$/;
+
+/**
+ * A cluster statement in its single-server form, or undefined for a statement only a cluster has:
+ * the Distributed table in front of each local table (its sharding key checked here), and a
+ * column change repeated on the Distributed table (checked against the local one).
+ */
+function singleServerForm(sql: string, previous: string | undefined): string | undefined {
+  const d = DISTRIBUTED.exec(sql);
+  if (d) {
+    const [, name, as, over, key] = d;
+    expect([as, over], sql).toEqual([name, name]);
+    expect(previous, `${name} follows its local table`).toMatch(
+      new RegExp(`^CREATE TABLE IF NOT EXISTS ${name}_local ON CLUSTER 'tapline_cluster'\\n`),
+    );
+    expect(key, `${name}: sharded by bucket where it has one`).toBe(
+      /\bbucket_sid\b/.test(previous!) ? 'cityHash64(bucket_sid)' : 'rand()',
+    );
+    return undefined;
+  }
+  const alter = /^ALTER TABLE (\w+) ON CLUSTER 'tapline_cluster' (.*)$/s.exec(sql);
+  if (alter && !alter[1]!.endsWith('_local')) {
+    expect(alter[2], sql).toMatch(/^(ADD|DROP|MODIFY|RENAME) COLUMN\b/);
+    expect(previous, sql).toBe(`ALTER TABLE ${alter[1]}_local ON CLUSTER 'tapline_cluster' ${alter[2]}`);
+    return undefined;
+  }
+  return sql
+    .replace(/ ON CLUSTER 'tapline_cluster'/g, '')
+    .replace(
+      /\bReplicated(\w+)\('\/clickhouse\/tables\/\{shard\}\/\{database\}\/(\w+)_local', '\{replica\}'(?:, ([^)]*))?\)/g,
+      (_m, engine: string, _t: string, args?: string) => (args ? `${engine}(${args})` : engine),
+    )
+    .replace(/\b(\w+)_local\b/g, '$1')
+    .replace(/\breplicated_deduplication_window\b/g, 'non_replicated_deduplication_window')
+    .replace(/^(DROP (?:VIEW|TABLE) .*) SYNC$/, '$1');
+}
 
 describe('ClickHouse cluster DDL (CLICKHOUSE_CLUSTER)', () => {
-  it('has a cluster form for every statement of every migration, and ClickHouse parses each', () => {
+  it('has a cluster form for every migration, and ClickHouse parses each statement', () => {
     expect(statements.length).toBeGreaterThan(10);
+    expect(all.length).toBeGreaterThan(statements.length);
     for (const sql of [...all, clusterMigrationsTable('tapline', 'tapline_cluster')]) {
       // EXPLAIN AST runs ClickHouse's own parser (the engine of the deployment) without executing.
       const ast = query(`EXPLAIN AST ${sql}`, 'TabSeparated');
@@ -81,24 +131,43 @@ describe('ClickHouse cluster DDL (CLICKHOUSE_CLUSTER)', () => {
     }
   });
 
-  it('runs ALTER and TRUNCATE on the local tables, column changes on the Distributed table too', () => {
-    const add = statements.find((s) => /ALTER TABLE requests_minute ADD COLUMN/.test(s))!;
-    expect(clusterStatements(add, 'c')).toEqual([
-      add.replace('ALTER TABLE requests_minute', "ALTER TABLE requests_minute_local ON CLUSTER 'c'"),
-      add.replace('ALTER TABLE requests_minute', "ALTER TABLE requests_minute ON CLUSTER 'c'"),
-    ]);
-    expect(clusterStatements('TRUNCATE TABLE IF EXISTS requests_rollup', 'c')).toEqual([
-      "TRUNCATE TABLE IF EXISTS requests_rollup_local ON CLUSTER 'c'",
-    ]);
-    expect(clusterStatements('ALTER TABLE requests MODIFY TTL created_at + toIntervalDay(7)', 'c')).toEqual([
-      "ALTER TABLE requests_local ON CLUSTER 'c' MODIFY TTL created_at + toIntervalDay(7)",
+  it('runs column changes on the local tables and the Distributed table, and TTL changes on the local tables', () => {
+    const add = all.filter((s) =>
+      /^ALTER TABLE requests_minute(_local)? ON CLUSTER 'tapline_cluster' ADD COLUMN/.test(s),
+    );
+    expect(add).toEqual([
+      "ALTER TABLE requests_minute_local ON CLUSTER 'tapline_cluster' ADD COLUMN IF NOT EXISTS duration_hist SimpleAggregateFunction(sumMap, Map(Int16, Int64))",
+      "ALTER TABLE requests_minute ON CLUSTER 'tapline_cluster' ADD COLUMN IF NOT EXISTS duration_hist SimpleAggregateFunction(sumMap, Map(Int16, Int64))",
     ]);
     expect(ttlTable('requests', 'c')).toBe("requests_local ON CLUSTER 'c'");
     expect(ttlTable('requests', undefined)).toBe('requests');
   });
 
-  it('refuses a statement it has no cluster form for, instead of running it on one node', () => {
-    expect(() => clusterStatements('OPTIMIZE TABLE requests FINAL', 'c')).toThrow(/no cluster form/);
+  it('has a cluster file for every migration and no other, each the same schema as the single-server file', () => {
+    expect(
+      fs
+        .readdirSync(CH_CLUSTER_MIGRATIONS_DIR)
+        .filter((f) => f.endsWith('.sql'))
+        .sort(),
+    ).toEqual(FILES);
+    for (const file of FILES) {
+      const cluster = statementsOf(CH_CLUSTER_MIGRATIONS_DIR, file);
+      const asSingle = cluster
+        .map((s, i) => singleServerForm(s, cluster[i - 1]))
+        .filter((s): s is string => s !== undefined);
+      // Same tables, columns, types, keys, partitions, TTLs, settings and view SELECTs, statement
+      // by statement, in ClickHouse's own formatting.
+      expect(asSingle.map(formatted), file).toEqual(statementsOf(CH_MIGRATIONS_DIR, file).map(formatted));
+    }
+    // Every table but the migrations record has a local and a Distributed form.
+    const locals = all.flatMap((s) => /^CREATE TABLE IF NOT EXISTS (\w+)_local /.exec(s)?.[1] ?? []);
+    const distributed = all.flatMap((s) => DISTRIBUTED.exec(s)?.[1] ?? []);
+    expect(distributed).toEqual(locals);
+    expect(locals.sort()).toEqual(
+      Object.values(TABLES)
+        .filter((t) => t !== TABLES.migrations)
+        .sort(),
+    );
   });
 
   it('is what the migrations send when CLICKHOUSE_CLUSTER is set (an engine without the cluster refuses the first statement)', async () => {

@@ -18,7 +18,7 @@ import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
  * Issue 14 point 9: ClickHouse migrations against a real chDB. Several migrators at once are
  * serialised (each migration is applied and recorded once), a migration applied again (a second
  * run, or a re-run after an interrupted one) leaves the stored data and the aggregates as they
- * were: 004 empties and rebuilds the aggregates, so two runs interleaved would count twice.
+ * were.
  */
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapline-chmig-'));
 const cfg = embeddedClickHouse(dir);
@@ -118,8 +118,8 @@ describe('ClickHouse migrations (chDB)', () => {
     expect(await migrateClickHouse(ch, cfg, log)).toBe(0);
     expect(await counts()).toEqual(before);
 
-    // The last migration (006 writes the all-environments rollup rows) is forgotten, as after an
-    // upgrade that brings it or a run interrupted before it was recorded: two processes start.
+    // The last migration is forgotten, as after an upgrade that brings it or a run interrupted
+    // before it was recorded: two processes start.
     const last = FILES[FILES.length - 1]!;
     await ch.command({
       query: `ALTER TABLE tapline.schema_migrations DELETE WHERE name = '${last}'`,

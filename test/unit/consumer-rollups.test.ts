@@ -11,13 +11,14 @@ import {
   migrateClickHouse,
   type ClickHouseClient,
 } from '../../services/shared/clickhouse.js';
+import { rebuildMetrics } from '../../services/shared/clickhouse-rebuild.js';
 import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 /**
  * The rollups keyed by consumer (008_consumer_and_key_rollups.sql) against a real chDB: every block of
  * every level holds exactly the sums of the consumers_minute rows inside it (counts, durations,
- * min/max and the histogram entry by entry), filled by the views as records arrive, rebuilt from
- * consumers_minute when the migration runs again, and a deleted request leaves them as it leaves
+ * min/max and the histogram entry by entry), filled by the views as records arrive, kept when the
+ * migration runs again, rebuilt by rebuild-metrics, and a deleted request leaves them as it leaves
  * consumers_minute. Records without a consumer add no rollup row.
  */
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapline-consumer-rollups-'));
@@ -136,13 +137,16 @@ describe('consumer rollups (008_consumer_and_key_rollups.sql, chDB)', () => {
     await expectRollupsEqualMinutes();
   }, 60_000);
 
-  it('are rebuilt from consumers_minute when the migration runs again, and follow a deletion', async () => {
+  it('are kept when the migration runs again, rebuilt by rebuild-metrics, and follow a deletion', async () => {
     const before = await compare('consumers_rollup', [1, 60], 'consumer_id');
     await ch.command({
       query: `ALTER TABLE tapline.schema_migrations DELETE WHERE name = '008_consumer_and_key_rollups.sql'`,
       clickhouse_settings: { mutations_sync: '2' },
     });
     expect(await migrateClickHouse(ch, cfg, log)).toBe(1);
+    expect(await compare('consumers_rollup', [1, 60], 'consumer_id')).toEqual(before);
+    await expectRollupsEqualMinutes();
+    expect((await rebuildMetrics(ch, cfg, log, { marginMs: 0 })).backfilled).toBe(600);
     expect(await compare('consumers_rollup', [1, 60], 'consumer_id')).toEqual(before);
     await expectRollupsEqualMinutes();
 

@@ -10,18 +10,15 @@
 -- negative counts, bytes and duration sum (requests_deleted below).
 -- duration_min/max are Nullable so rows without a duration (and compensating rows) leave them alone.
 --
--- Quantile state, chosen by measurement (test/bench/metrics-quantiles.ts, figures in docs/metrics.md):
--- a log-bucketed histogram. Each duration d > 0 ms is mapped to the Int16 grid index
--- round(log2(d) * 347) (grid ratio 2^(1/347) = 1.002, so the value read back, exp2(index / 347),
--- is within 0.1% of d; 0 and negative durations map to -32768 = 0 ms) and counted exactly per index
--- by quantilesExactWeighted. Percentiles merged from any set of minutes therefore pick exactly
--- quantileExact's rank (floor(level * n); metrics-sql.ts RANK_NUDGE) and are within 0.1% of its
--- value; merges never degrade that.
--- Measured on 1M long-tailed durations in 38,000 per-minute states: worst error outside the
--- one-rank band sketches disagree within 0.09% (quantilesDD(0.001): 0.09% but 10x slower to merge; quantilesTDigest: 0.24-0.6%,
--- data dependent, no bound; quantilesBFloat16: 0.7%; quantileTiming: whole ms only, 1.7%).
--- Merge cost per state ~2 us, like t-digest. A deleted request is subtracted exactly: its
--- compensating row carries weight 2^64-1, which is -1 in the UInt64 modular counts (see delete()).
+-- Quantile state (docs/metrics.md "Percentiles: the quantile function" compares it with the
+-- sketches ClickHouse offers): a log-bucketed histogram. Each duration d > 0 ms is mapped to the
+-- Int16 grid index round(log2(d) * 347) (grid ratio 2^(1/347) = 1.002, so the value read back,
+-- exp2(index / 347), is within 0.1% of d; 0 and negative durations map to -32768 = 0 ms) and
+-- counted exactly per index by quantilesExactWeighted. Percentiles merged from any set of minutes
+-- therefore pick exactly quantileExact's rank (floor(level * n); metrics-sql.ts RANK_NUDGE) and are
+-- within 0.1% of its value; merges never degrade that. A deleted request is subtracted exactly:
+-- its compensating row carries weight 2^64-1, which is -1 in the UInt64 modular counts (see
+-- delete()).
 --
 -- NOTE: non_replicated_deduplication_window must be set on this MV target too: without it a block
 -- re-sent with the same insert_deduplication_token is dropped from `requests` but counted again here.
@@ -78,8 +75,8 @@ FROM requests
 GROUP BY account_sid, bucket_sid, minute, environment_sid, method, status_code, endpoint;
 
 -- Read path of the metrics API: the same aggregates per dimension and per time block, so a query
--- merges few states whatever the key cardinality (requests_minute has ~1 row per request at
--- realistic cardinalities, and merging a quantile state costs ~2 us).
+-- merges few states whatever the key cardinality (requests_minute can hold about one row per
+-- request, and every row read costs a state merge).
 --   level: block length in minutes, 10, 60 or 1440 (a UTC day); t: block start (epoch aligned).
 --   dim/value: 'all' '' | 'method' 'GET' | 'status' '404' | 'endpoint' '/users/{id}'
 --              | 'error' '404 /users/{id}' (rows with status >= 400 only, and no digest: errors by
@@ -87,11 +84,11 @@ GROUP BY account_sid, bucket_sid, minute, environment_sid, method, status_code, 
 -- A range is covered by the largest whole blocks inside it plus finer blocks at its edges, the
 -- single minutes (at most 9 at each end) read from requests_minute
 -- (services/api/metrics.repository.ts), so answers keep minute resolution.
--- Built from the raw rows, not cascaded from requests_minute (merging per-minute states made
--- inserts several times slower): per dimension and 10-minute block first (states from values),
--- then those few rows merged into the 10-minute, hour and day levels (2-3x cheaper per insert
--- than expanding every raw row to every level). Levels and dimensions are kept few because each
--- one multiplies the work of every insert.
+-- Built from the raw rows: per dimension and 10-minute block first (states from values), then
+-- those few rows merged into the 10-minute, hour and day levels, rather than every raw row
+-- expanded to every level or the per-minute states merged again (the costs of each:
+-- docs/metrics.md "Storage"). Levels and dimensions are kept few because each one multiplies the
+-- work of every insert.
 CREATE TABLE IF NOT EXISTS requests_rollup
 (
     account_sid      LowCardinality(String),

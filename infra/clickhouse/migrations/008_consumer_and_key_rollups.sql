@@ -2,8 +2,8 @@
 --
 -- Keyed by consumer, so the consumers list and a consumer's page read rows in proportion
 -- to consumers x time blocks, not x endpoints x methods x status codes as in `consumers_minute`
--- (007_consumers.sql), which with many rare consumers holds about one row per request. Measured
--- in bench/README.md ("API consumers").
+-- (007_consumers.sql), which with many rare consumers holds about one row per request (the
+-- figures: bench/README.md "API consumers").
 --
 -- 1. `consumers_rollup`: per consumer and environment, single minutes and whole blocks of 10
 --    minutes, an hour and a UTC day (`level` = block length in minutes, `t` = block start, epoch
@@ -33,14 +33,11 @@
 --    to 1-hour windows) from requests_minute. Filled by a view on requests_minute like
 --    requests_rollup_mv; a deletion reaches it the same way.
 --
--- Steps: drop the three views (if a run was interrupted), create the tables, empty them, aggregate
--- every stored consumers_minute (requests_minute) row into them as the views do, then create the
--- views. Every statement can run again: an interrupted run empties and rebuilds again.
+-- Schema only: the three views are dropped (a run interrupted before they were all created
+-- leaves none half-made), the tables and the views are created. Blocks aggregated before this
+-- migration have no rows in the three tables; `npm run admin -- rebuild-metrics` writes them
+-- (docs/operations.md "Rebuilding the metrics").
 -- NOTE: the views are created anew, not changed with `ALTER TABLE … MODIFY QUERY` (005 says why).
--- Migrations run at start, before this process's processor consumes anything. With a ClickHouse
--- server shared by several service processes, stop the other processors for the upgrade: a block
--- inserted between the first and last steps reaches the minute tables but no rollup row (as with 004).
--- Cost: one pass over the rows of consumers_minute and requests_minute.
 DROP VIEW IF EXISTS consumers_rollup_mv;
 DROP VIEW IF EXISTS consumer_endpoints_rollup_mv;
 DROP VIEW IF EXISTS requests_key_rollup_mv;
@@ -121,103 +118,6 @@ PARTITION BY toYYYYMM(t)
 ORDER BY (account_sid, bucket_sid, level, t, environment_sid, method, status_code, endpoint)
 TTL t + toIntervalDay(${RETENTION_DAYS})
 SETTINGS non_replicated_deduplication_window = 10000, index_granularity = 1024;
-
-TRUNCATE TABLE IF EXISTS consumers_rollup;
-TRUNCATE TABLE IF EXISTS consumer_endpoints_rollup;
-TRUNCATE TABLE IF EXISTS requests_key_rollup;
-
--- The stored minutes, aggregated as consumers_rollup_mv below does. insert_deduplicate = 0: a
--- re-run after an interrupted migration must not be dropped as a duplicate of the first attempt.
-INSERT INTO consumers_rollup (account_sid, bucket_sid, level, t, consumer_id, environment_sid, requests, errors,
-    blocked, bytes, duration_sum, duration_count, duration_min, duration_max, duration_hist)
-SELECT
-    account_sid,
-    bucket_sid,
-    lv AS level,
-    toDateTime(intDiv(toUInt32(m), lv * 60) * lv * 60, 'UTC') AS t,
-    consumer_id,
-    environment_sid,
-    sum(n) AS requests,
-    sum(e) AS errors,
-    sum(b) AS blocked,
-    sum(bt) AS bytes,
-    sum(ds) AS duration_sum,
-    sum(dc) AS duration_count,
-    min(dmin) AS duration_min,
-    max(dmax) AS duration_max,
-    sumMap(h) AS duration_hist
-FROM
-(
-    SELECT account_sid, bucket_sid, consumer_id, environment_sid, minute AS m, requests AS n, errors AS e,
-        blocked AS b, bytes AS bt, duration_sum AS ds, duration_count AS dc, duration_min AS dmin,
-        duration_max AS dmax, duration_hist AS h
-    FROM consumers_minute
-)
-ARRAY JOIN [toUInt16(1), 10, 60, 1440] AS lv
-GROUP BY account_sid, bucket_sid, level, t, consumer_id, environment_sid
-SETTINGS insert_deduplicate = 0;
-
-INSERT INTO consumer_endpoints_rollup (account_sid, bucket_sid, consumer_id, level, t, environment_sid, method, endpoint,
-    requests, errors, blocked, bytes, duration_sum, duration_count, duration_min, duration_max, duration_hist)
-SELECT
-    account_sid,
-    bucket_sid,
-    consumer_id,
-    lv AS level,
-    toDateTime(intDiv(toUInt32(m), lv * 60) * lv * 60, 'UTC') AS t,
-    environment_sid,
-    method,
-    endpoint,
-    sum(n) AS requests,
-    sum(e) AS errors,
-    sum(b) AS blocked,
-    sum(bt) AS bytes,
-    sum(ds) AS duration_sum,
-    sum(dc) AS duration_count,
-    min(dmin) AS duration_min,
-    max(dmax) AS duration_max,
-    sumMap(h) AS duration_hist
-FROM
-(
-    SELECT account_sid, bucket_sid, consumer_id, environment_sid, method, endpoint, minute AS m, requests AS n,
-        errors AS e, blocked AS b, bytes AS bt, duration_sum AS ds, duration_count AS dc, duration_min AS dmin,
-        duration_max AS dmax, duration_hist AS h
-    FROM consumers_minute
-)
-ARRAY JOIN [toUInt16(60), 1440] AS lv
-GROUP BY account_sid, bucket_sid, consumer_id, level, t, environment_sid, method, endpoint
-SETTINGS insert_deduplicate = 0;
-
-INSERT INTO requests_key_rollup (account_sid, bucket_sid, level, t, environment_sid, method, status_code, endpoint,
-    requests, errors, blocked, bytes, duration_sum, duration_count, duration_min, duration_max, duration_hist)
-SELECT
-    account_sid,
-    bucket_sid,
-    lv AS level,
-    toDateTime(intDiv(toUInt32(m), lv * 60) * lv * 60, 'UTC') AS t,
-    environment_sid,
-    method,
-    status_code,
-    endpoint,
-    sum(n) AS requests,
-    sum(e) AS errors,
-    sum(b) AS blocked,
-    sum(bt) AS bytes,
-    sum(ds) AS duration_sum,
-    sum(dc) AS duration_count,
-    min(dmin) AS duration_min,
-    max(dmax) AS duration_max,
-    sumMap(h) AS duration_hist
-FROM
-(
-    SELECT account_sid, bucket_sid, environment_sid, method, status_code, endpoint, minute AS m, requests AS n,
-        errors AS e, blocked AS b, bytes AS bt, duration_sum AS ds, duration_count AS dc, duration_min AS dmin,
-        duration_max AS dmax, duration_hist AS h
-    FROM requests_minute
-)
-ARRAY JOIN [toUInt16(60), 1440] AS lv
-GROUP BY account_sid, bucket_sid, level, t, environment_sid, method, status_code, endpoint
-SETTINGS insert_deduplicate = 0;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS consumers_rollup_mv TO consumers_rollup AS
 SELECT

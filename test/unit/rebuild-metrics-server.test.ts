@@ -1,0 +1,155 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  startClickHouseServer,
+  type ClickHouseServerHandle,
+} from '../../infra/local/clickhouse-server.launcher.js';
+import {
+  createClickHouse,
+  migrateClickHouse,
+  type ClickHouseClient,
+} from '../../services/shared/clickhouse.js';
+import { ensureClickHouseDatabase } from '../../services/shared/clickhouse-database.js';
+import { parseConfig } from '../../services/shared/config.js';
+import { freePort, ROOT } from '../helpers/service-process.js';
+
+/**
+ * `npm run admin -- rebuild-metrics` (docs/operations.md "Rebuilding the metrics") as an operator
+ * runs it, against a ClickHouse server (the local server of CLICKHOUSE_MODE=server) while another
+ * client keeps inserting requests: it refuses before the migrations, and afterwards every request
+ * stored before, during and after the command is counted once in every aggregate, with nothing of
+ * the rebuild left behind.
+ */
+const dataDir = path.join(ROOT, '.cache', `rebuild-metrics-${Date.now()}-${process.pid}`);
+let server: ClickHouseServerHandle;
+let ch: ClickHouseClient;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  fs.mkdirSync(dataDir, { recursive: true });
+  server = await startClickHouseServer({
+    cacheDir: path.join(ROOT, '.cache'),
+    dataDir: path.join(dataDir, 'clickhouse'),
+    httpPort: await freePort(),
+    tcpPort: await freePort(),
+    log: pino({ level: 'warn' }),
+  });
+  env = { DATA_DIR: dataDir, CLICKHOUSE_URL: server.url, CLICKHOUSE_DATABASE: 'tapline' };
+  const cfg = parseConfig(env).clickhouse;
+  await ensureClickHouseDatabase(cfg);
+  ch = createClickHouse(cfg);
+}, 120_000);
+
+afterAll(async () => {
+  await ch?.close();
+  await server?.stop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** The admin command in a process of its own: exit code, standard output and standard error. */
+async function rebuildMetrics(): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'services/admin.ts', 'rebuild-metrics'],
+      { cwd: ROOT, env: { ...process.env, ...env, LOG_LEVEL: 'warn' }, encoding: 'utf8' },
+    );
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+/** Inserts `n` requests (half with a consumer), as a processor's block. */
+async function insert(prefix: string, n: number): Promise<void> {
+  await ch.command({
+    query: `INSERT INTO requests (account_sid, bucket_sid, sid, environment_sid, created_at, received_at,
+              method, endpoint, status_code, duration, consumer_id)
+            SELECT 'acc_rebuild', 'bkt_rebuild', '${prefix}' || toString(number), 'prod01',
+              now64(3) - number * 7, now64(3), 'GET', '/v1/things', if(number % 9 = 0, 500, 200),
+              number % 250, if(number % 2 = 1, 'cus_1', '')
+            FROM numbers(${n})`,
+  });
+}
+
+async function counts(): Promise<Record<string, number>> {
+  const [r] = await (
+    await ch.query({
+      query: `SELECT
+        (SELECT count() FROM requests) AS raw,
+        (SELECT countIf(consumer_id != '') FROM requests) AS raw_consumers,
+        (SELECT sum(requests) FROM requests_minute) AS minute,
+        (SELECT sum(requests) FROM requests_rollup WHERE dim = 'all' AND level = 1440 AND environment_sid = '*') AS day,
+        (SELECT sum(requests) FROM requests_key_rollup WHERE level = 60) AS key_hour,
+        (SELECT sum(requests) FROM consumers_minute) AS consumers,
+        (SELECT sum(requests) FROM consumers_rollup WHERE level = 10) AS consumers_10,
+        (SELECT count() FROM system.tables WHERE database = currentDatabase() AND name LIKE '%rebuild%') AS leftovers`,
+      format: 'JSONEachRow',
+    })
+  ).json<Record<string, number | string>>();
+  return Object.fromEntries(Object.entries(r!).map(([k, v]) => [k, Number(v)]));
+}
+
+describe('npm run admin -- rebuild-metrics (ClickHouse server)', () => {
+  it('refuses before the migrations are applied, and changes nothing', async () => {
+    const r = await rebuildMetrics();
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      'admin: ClickHouse migrations not applied yet (001_requests.sql, 002_metrics.sql',
+    );
+    expect(r.stdout).toBe('');
+  }, 60_000);
+
+  it('rebuilds while requests keep arriving: each counted once in every aggregate', async () => {
+    await migrateClickHouse(ch, parseConfig(env).clickhouse, pino({ level: 'silent' }));
+    await insert('before', 4000);
+    // The aggregates of the earlier requests are lost (as after a migration that changed them):
+    // the rebuild must bring them back from the raw rows.
+    for (const t of [
+      'requests_minute',
+      'requests_rollup',
+      'requests_key_rollup',
+      'consumers_minute',
+      'consumers_rollup',
+    ]) {
+      await ch.command({ query: `TRUNCATE TABLE ${t}` });
+    }
+    let stop = false;
+    let batches = 0;
+    const traffic = (async () => {
+      while (!stop) {
+        await insert(`during${batches++}_`, 40);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+    const r = await rebuildMetrics();
+    stop = true;
+    await traffic;
+    await insert('after', 10);
+    expect(r.stderr).toContain('rebuild-metrics: swapped consumer_endpoints_rollup');
+    expect(r.stdout).toMatch(
+      /^Rebuilt requests_minute, .* from \d+ requests stored before .* and every request stored since\.\n$/,
+    );
+    expect(r.code).toBe(0);
+    expect(batches).toBeGreaterThan(3);
+    const total = 4000 + 40 * batches + 10;
+    const c = await counts();
+    expect(c.raw).toBe(total);
+    expect(c).toEqual({
+      raw: total,
+      raw_consumers: c.raw_consumers,
+      minute: total,
+      day: total,
+      key_hour: total,
+      consumers: c.raw_consumers,
+      consumers_10: c.raw_consumers,
+      leftovers: 0,
+    });
+    expect(c.raw_consumers).toBeGreaterThan(2000);
+  }, 240_000);
+});
