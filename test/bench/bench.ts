@@ -87,6 +87,10 @@ const { values: opt } = parseArgs({
     'service-node-options': { type: 'string' },
     'service-dist': { type: 'string' },
     'keep-data': { type: 'boolean', default: false },
+    // A data directory of its own that outlives the run: the first run loads the query sets into
+    // it, later runs with the same directory reuse the stack and every set already loaded (the
+    // 100M set loads once). Implies --keep-data.
+    'data-dir': { type: 'string' },
     'use-running': { type: 'boolean', default: false },
     api: { type: 'string' },
     ingest: { type: 'string' },
@@ -157,7 +161,30 @@ const RANGE_SUBJECT = {
 /** The query set by range of each large set, printed after the figures. */
 const rangeTables: string[] = [];
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-const dataDir = path.join(ROOT, '.cache', `bench-${stamp}`);
+const dataDir = opt['data-dir']
+  ? path.resolve(String(opt['data-dir']))
+  : path.join(ROOT, '.cache', `bench-${stamp}`);
+if (opt['data-dir']) opt['keep-data'] = true;
+/**
+ * What a --data-dir run leaves for the next one: the demo account's credentials (the token is
+ * printed once, at the first start) and the large-set bucket with the records loaded into it.
+ */
+interface KeptStack {
+  account: string;
+  token: string;
+  buckets: string[];
+  largeBucket?: string;
+  largeLoaded?: number;
+}
+const keptFile = path.join(dataDir, 'bench-kept.json');
+const kept: KeptStack | undefined =
+  opt['data-dir'] && fs.existsSync(keptFile)
+    ? (JSON.parse(fs.readFileSync(keptFile, 'utf8')) as KeptStack)
+    : undefined;
+const demoOf = (t: Target): KeptStack => ({ account: t.account, token: t.token, buckets: t.buckets });
+const saveKept = (k: KeptStack) => {
+  if (opt['data-dir']) fs.writeFileSync(keptFile, JSON.stringify(k, null, 2));
+};
 const t0 = performance.now();
 
 function log(msg: string): void {
@@ -710,10 +737,15 @@ async function main(): Promise<void> {
     log(
       `starting the service (DATA_DIR ${path.relative(ROOT, dataDir)})${opt.profile ? ' with --cpu-prof' : ''}`,
     );
+    if (kept)
+      log(
+        `reusing the stack in ${dataDir} (account ${kept.account}, ${kept.largeLoaded ?? 0} records loaded)`,
+      );
     service = await startService({
       env,
       logFile: path.join(dataDir, 'service.log'),
-      expectDemo: true,
+      // A reused directory has its demo account already; its token is in bench-kept.json.
+      expectDemo: !kept,
       dist: opt['service-dist'],
       cpuProfDir: opt.profile ? profileDir : undefined,
     });
@@ -744,13 +776,18 @@ async function main(): Promise<void> {
       extraProcessors.push(p);
       extraProcessorPids.push(p.pid);
     }
-    const demo = service.demo!;
+    const demo = kept ?? {
+      token: service.demo!.apiToken,
+      account: service.demo!.accountSid,
+      buckets: [service.demo!.bucketSid],
+    };
+    if (!kept) saveKept(demo);
     target = {
       api: service.apiUrl,
       ingest: service.ingestUrl,
-      token: demo.apiToken,
-      account: demo.accountSid,
-      buckets: [demo.bucketSid],
+      token: demo.token,
+      account: demo.account,
+      buckets: demo.buckets,
       kafka: service.kafkaBrokers,
       pid: service.pid,
     };
@@ -1135,9 +1172,12 @@ async function main(): Promise<void> {
       });
     }
     if (only.has('query') && service) {
-      const r = await call<{ sid: string }>(target, 'POST', `/v1/accounts/${target.account}/buckets`, {
-        name: `bench-large-${stamp}`,
-      });
+      // A reused directory keeps its large-set bucket and what was loaded into it.
+      const r = kept?.largeBucket
+        ? { body: { sid: kept.largeBucket } }
+        : await call<{ sid: string }>(target, 'POST', `/v1/accounts/${target.account}/buckets`, {
+            name: `bench-large-${stamp}`,
+          });
       target.largeBucket = r.body.sid;
       const queries: Record<string, unknown> = {};
       const sets = String(opt.sets)
@@ -1145,44 +1185,50 @@ async function main(): Promise<void> {
         .map(Number)
         .filter((n) => n > 0 && !(opt['skip-large'] && n > 1_000_000))
         .sort((x, y) => x - y);
-      let loaded = 0;
-      for (const size of sets) {
-        const env = service.env;
-        // Embedded: the chDB directory is opened by one process at a time, so the service stops for
-        // the load. Server mode: the statement goes to the service's ClickHouse server over HTTP
-        // while the service runs.
-        const serverPid = chServer ? descendants(service.pid, CH_SERVER_COMM)[0] : undefined;
-        if (chServer && serverPid === undefined)
-          throw new Error('no ClickHouse server process under the service');
-        if (!chServer) await stopService();
-        log(
-          `loading ${size - loaded} records DIRECTLY into ClickHouse (INSERT … SELECT FROM numbers${chServer ? ' over HTTP to the server' : ''}; no ingest, no Kafka)`,
-        );
-        const load = await child<LargeSetConfig, LargeSetResult>('large-set.ts', {
-          path: path.join(dataDir, 'chdb'),
-          url: serverPid === undefined ? undefined : clickhouseServerUrl(serverPid),
-          accountSid: target.account,
-          bucketSid: target.largeBucket,
-          from: loaded,
-          rows: size - loaded,
-          days: num('large-days'),
-          environments: ENVIRONMENTS,
-        });
-        loaded = size;
-        log(
-          `loaded in ${load.seconds.toFixed(0)} s (${Math.round(load.rate)} rows/s), bucket holds ${load.totalRows}; merges settled in ${load.settleSeconds.toFixed(0)} s (${load.activeParts} -> ${load.settledParts} active parts)`,
-        );
-        if (!chServer) {
-          service = await startService({
-            env,
-            logFile: path.join(dataDir, 'service.log'),
-            expectDemo: false,
-            dist: opt['service-dist'],
-            // With --profile and the query phase alone, the restarted service's CPU profile covers the queries.
-            cpuProfDir: opt.profile && phases.length === 0 ? profileDir : undefined,
+      let loaded = kept?.largeLoaded ?? 0;
+      for (const wanted of sets) {
+        // A reused directory's bucket may hold this set already (or more): it is timed as it is.
+        const size = Math.max(wanted, loaded);
+        let load: LargeSetResult | { reused: number } = { reused: loaded };
+        if (wanted > loaded) {
+          const env = service.env;
+          // Embedded: the chDB directory is opened by one process at a time, so the service stops for
+          // the load. Server mode: the statement goes to the service's ClickHouse server over HTTP
+          // while the service runs.
+          const serverPid = chServer ? descendants(service.pid, CH_SERVER_COMM)[0] : undefined;
+          if (chServer && serverPid === undefined)
+            throw new Error('no ClickHouse server process under the service');
+          if (!chServer) await stopService();
+          log(
+            `loading ${size - loaded} records DIRECTLY into ClickHouse (INSERT … SELECT FROM numbers${chServer ? ' over HTTP to the server' : ''}; no ingest, no Kafka)`,
+          );
+          load = await child<LargeSetConfig, LargeSetResult>('large-set.ts', {
+            path: path.join(dataDir, 'chdb'),
+            url: serverPid === undefined ? undefined : clickhouseServerUrl(serverPid),
+            accountSid: target.account,
+            bucketSid: target.largeBucket,
+            from: loaded,
+            rows: size - loaded,
+            days: num('large-days'),
+            environments: ENVIRONMENTS,
           });
-          target.pid = service.pid;
-        }
+          loaded = size;
+          saveKept({ ...(kept ?? demoOf(target)), largeBucket: target.largeBucket, largeLoaded: loaded });
+          log(
+            `loaded in ${load.seconds.toFixed(0)} s (${Math.round(load.rate)} rows/s), bucket holds ${load.totalRows}; merges settled in ${load.settleSeconds.toFixed(0)} s (${load.activeParts} -> ${load.settledParts} active parts)`,
+          );
+          if (!chServer) {
+            service = await startService({
+              env,
+              logFile: path.join(dataDir, 'service.log'),
+              expectDemo: false,
+              dist: opt['service-dist'],
+              // With --profile and the query phase alone, the restarted service's CPU profile covers the queries.
+              cpuProfDir: opt.profile && phases.length === 0 ? profileDir : undefined,
+            });
+            target.pid = service.pid;
+          }
+        } else log(`the bucket holds ${loaded} records already (--data-dir): no load`);
         const label = size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`;
         queries[label] = { loadedDirectly: true, load, endpoints: await timeQueries(target, 50) };
         if (num('range-rounds') > 0) {
