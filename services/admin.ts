@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { pino } from 'pino';
 import { localPostgresUrl, startPostgres, type PostgresHandle } from '../infra/local/postgres.launcher.js';
-import { createAccount } from './api/accounts.service.js';
+import { createAccount } from './api/accounts/accounts.service.js';
 import { config, environmentVariable } from './shared/config.js';
 import { logger } from './shared/logger.js';
 import { createPool, migratePostgres } from './shared/postgres.js';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { EventsRepository, type EventMarker } from '../api/events.repository.js';
+import { EventsRepository, type EventMarker } from '../api/events/events.repository.js';
 import type { ClickHouseClient } from '../shared/clickhouse.js';
 import { validation } from '../shared/errors.js';
 import { HIST_GRID } from '../shared/metrics-sql.js';

@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from '../shared/clickhouse.js';
 import { HIST_GRID } from '../shared/metrics-sql.js';
 import { TABLES } from '../shared/tables.js';
-import { segmentsOf } from '../api/metrics-queries.js';
+import { segmentsOf } from '../api/metrics/metrics-queries.js';
 import type { WindowCounts } from './slo-math.js';
 
 /** What an SLO counts: its scope and its SLI. */

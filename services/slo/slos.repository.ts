@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { rethrowBadValue } from '../api/events.repository.js';
-import { offsetOf, pageOf, iso, type ListResult } from '../api/pagination.js';
+import { rethrowBadValue } from '../api/events/events.repository.js';
+import { offsetOf, pageOf, iso, type ListResult } from '../api/tables/pagination.js';
 import { notFound, validation } from '../shared/errors.js';
 import { isSid, newSid } from '../shared/ids.js';
 

@@ -14,7 +14,7 @@
 --    of one per environment: the environments' histograms share most indices, so at the bench's
 --    10M records (3 environments) the rollup entries `performance?groupBy=endpoint` sums fall by
 --    ~2.6x. A query for one environment reads that environment's rows; `groupBy=environment` every
---    row but the '*' ones (services/api/metrics-queries.ts `blocksOf`). requests_minute has no '*'
+--    row but the '*' ones (services/api/metrics/metrics-queries.ts `blocksOf`). requests_minute has no '*'
 --    rows: the edge minutes of a range are summed per environment as before. No environment sid
 --    is '*' (an environment sid is 6 letters or digits: schemas/common.schema.ts). Every insert
 --    writes one more rollup row per (dimension, value, level) of its block; deletions reach the
@@ -67,7 +67,7 @@ SELECT
 FROM requests
 GROUP BY account_sid, bucket_sid, minute, environment_sid, method, status_code, endpoint;
 
--- Deleting a request (services/api/requests.repository.ts delete()): negated counts, and -1 at its
+-- Deleting a request (services/api/requests/requests.repository.ts delete()): negated counts, and -1 at its
 -- duration's grid index.
 CREATE MATERIALIZED VIEW IF NOT EXISTS requests_deleted_minute_mv TO requests_minute AS
 SELECT

@@ -17,7 +17,7 @@ import {
   type ExclusionInput,
   type RuleListQuery,
   type RuleShape,
-} from '../exclusions.repository.js';
+} from '../rules/exclusions.repository.js';
 
 const oneParams = {
   type: 'object',
