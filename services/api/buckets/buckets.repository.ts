@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { newSid } from '../../shared/ids.js';
 import { notFound } from '../../shared/errors.js';
-import { AccountRows } from '../tables/account-rows.js';
+import { AccountTable } from '../tables/account-table.js';
 import { iso } from '../tables/pagination.js';
 
 export interface Bucket {
@@ -36,14 +36,13 @@ const toBucket = (r: Row): Bucket => ({
 
 export const BUCKET_SORTS = ['createdAt', 'name'] as const;
 
-export class BucketsRepository extends AccountRows<Row, Bucket> {
+export class BucketsRepository extends AccountTable<Row, Bucket> {
   constructor(pool: pg.Pool) {
     super(pool, {
       table: 'buckets',
-      columns: '*',
-      sorts: { createdAt: 'created_at', name: 'name' },
-      toRecord: toBucket,
-      noun: 'Bucket',
+      sortColumns: { createdAt: 'created_at', name: 'name' },
+      map: toBucket,
+      what: 'Bucket',
     });
   }
 

@@ -6,10 +6,11 @@ import type {
 import type { ClickHouseClient } from '../../shared/clickhouse.js';
 import { parseEndpointPattern, patternShape } from '../../shared/endpoint-pattern.js';
 import { AppError, notFound, validation } from '../../shared/errors.js';
-import { isSid, newSid } from '../../shared/ids.js';
+import { newSid } from '../../shared/ids.js';
 import { suggestTemplates, type Suggestion } from './endpoint-template-suggestions.js';
 import { endpointCountsSql } from '../metrics/metrics-queries.js';
 import { rangeOut, scopeOf, type TimeRange } from '../metrics/metrics-range.js';
+import { BucketTable } from '../tables/account-table.js';
 import { iso } from '../tables/pagination.js';
 
 /** Rules a bucket holds at most: each record of the bucket is compared with those of its length. */
@@ -69,12 +70,19 @@ const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === 
  * A bucket's endpoint template rules (docs/processing.md, "Endpoint templates") in Postgres, in
  * creation order. Every query names the account and the bucket: another's rule is a 404.
  */
-export class EndpointTemplatesRepository {
+export class EndpointTemplatesRepository extends BucketTable<Row, EndpointTemplate> {
   constructor(
-    private readonly pool: pg.Pool,
+    pool: pg.Pool,
     private readonly ch: ClickHouseClient,
     private readonly retentionDays: number,
-  ) {}
+  ) {
+    super(pool, {
+      table: 'endpoint_templates',
+      kind: 'endpointTemplate',
+      what: 'Endpoint template',
+      map: toTemplate,
+    });
+  }
 
   async list(accountSid: string, bucketSid: string): Promise<EndpointTemplate[]> {
     const r = await this.pool.query<Row>(
@@ -82,16 +90,6 @@ export class EndpointTemplatesRepository {
       [accountSid, bucketSid],
     );
     return r.rows.map(toTemplate);
-  }
-
-  async get(accountSid: string, bucketSid: string, sid: string): Promise<EndpointTemplate> {
-    if (!isSid('endpointTemplate', sid)) throw notFound('Endpoint template');
-    const r = await this.pool.query<Row>(
-      'SELECT * FROM endpoint_templates WHERE account_sid = $1 AND bucket_sid = $2 AND sid = $3',
-      [accountSid, bucketSid, sid],
-    );
-    if (!r.rows[0]) throw notFound('Endpoint template');
-    return toTemplate(r.rows[0]);
   }
 
   /**
@@ -168,17 +166,8 @@ export class EndpointTemplatesRepository {
       .catch((err: unknown) => {
         throw isUniqueViolation(err) ? duplicate() : err;
       });
-    if (!r.rows[0]) throw notFound('Endpoint template');
+    if (!r.rows[0]) throw this.notFound();
     return toTemplate(r.rows[0]);
-  }
-
-  async delete(accountSid: string, bucketSid: string, sid: string): Promise<void> {
-    if (!isSid('endpointTemplate', sid)) throw notFound('Endpoint template');
-    const r = await this.pool.query(
-      'DELETE FROM endpoint_templates WHERE account_sid = $1 AND bucket_sid = $2 AND sid = $3',
-      [accountSid, bucketSid, sid],
-    );
-    if (r.rowCount === 0) throw notFound('Endpoint template');
   }
 
   /**

@@ -1,6 +1,7 @@
 import type pg from 'pg';
-import { isSid, newSid } from '../../shared/ids.js';
-import { notFound, validation } from '../../shared/errors.js';
+import { newSid } from '../../shared/ids.js';
+import { validation } from '../../shared/errors.js';
+import { OwnedRows } from '../tables/account-table.js';
 import { iso, offsetOf, pageOf, type ListResult } from '../tables/pagination.js';
 
 /** Event marker as the API answers it (docs/events-mcp.md). */
@@ -123,8 +124,10 @@ const UPDATABLE: Record<keyof EventInput, string> = {
   endedAt: 'ended_at',
 };
 
-export class EventsRepository {
-  constructor(private readonly pool: pg.Pool) {}
+export class EventsRepository extends OwnedRows<Row, EventMarker> {
+  constructor(pool: pg.Pool) {
+    super(pool, { table: 'events', kind: 'event', what: 'Event', map: toEvent }, ['account_sid']);
+  }
 
   async list(accountSid: string, f: EventFilters, q: EventListQuery): Promise<ListResult<EventMarker>> {
     const { where, values } = whereOf(accountSid, f);
@@ -140,14 +143,8 @@ export class EventsRepository {
     return pageOf(r.rows.map(toEvent), q.limit);
   }
 
-  async get(accountSid: string, sid: string): Promise<EventMarker> {
-    if (!isSid('event', sid)) throw notFound('Event');
-    const r = await this.pool.query<Row>('SELECT * FROM events WHERE account_sid = $1 AND sid = $2', [
-      accountSid,
-      sid,
-    ]);
-    if (!r.rows[0]) throw notFound('Event');
-    return toEvent(r.rows[0]);
+  get(accountSid: string, sid: string): Promise<EventMarker> {
+    return this.getOwned([accountSid], sid);
   }
 
   async create(accountSid: string, input: EventInput & { type: string; name: string }): Promise<EventMarker> {
@@ -179,7 +176,7 @@ export class EventsRepository {
 
   /** Partial update: only the provided fields change; the interval is checked on the merged row. */
   async update(accountSid: string, sid: string, input: EventInput): Promise<EventMarker> {
-    if (!isSid('event', sid)) throw notFound('Event');
+    this.requireSid(sid);
     for (const f of ['type', 'name', 'startedAt', 'bucketSids', 'environmentSids'] as const) {
       if (input[f] === null) throw validation(`${f} cannot be null`, { [`body.${f}`]: 'cannot be null' });
     }
@@ -192,7 +189,7 @@ export class EventsRepository {
         [accountSid, sid],
       );
       const row = cur.rows[0];
-      if (!row) throw notFound('Event');
+      if (!row) throw this.notFound();
       const startedAt = input.startedAt !== undefined ? new Date(input.startedAt) : row.started_at;
       const endedAt =
         input.endedAt !== undefined
@@ -231,13 +228,8 @@ export class EventsRepository {
     }
   }
 
-  async delete(accountSid: string, sid: string): Promise<void> {
-    if (!isSid('event', sid)) throw notFound('Event');
-    const r = await this.pool.query('DELETE FROM events WHERE account_sid = $1 AND sid = $2', [
-      accountSid,
-      sid,
-    ]);
-    if (r.rowCount === 0) throw notFound('Event');
+  delete(accountSid: string, sid: string): Promise<void> {
+    return this.deleteOwned([accountSid], sid);
   }
 
   /** Every sid in `bucketSids` must be `*` or a bucket of the account: 400 naming the strangers. */

@@ -1,17 +1,9 @@
 import type pg from 'pg';
-import { isSid, newSid } from '../../shared/ids.js';
-import { notFound } from '../../shared/errors.js';
+import { newSid } from '../../shared/ids.js';
 import { compileCriteria } from './criteria.compiler.js';
 import { rethrowBadValue } from '../events/events.repository.js';
-import {
-  createdWithin,
-  iso,
-  offsetOf,
-  orderBy,
-  pageOf,
-  type ListQuery,
-  type ListResult,
-} from '../tables/pagination.js';
+import { BucketTable } from '../tables/account-table.js';
+import { iso, listPage, type ListQuery, type ListResult } from '../tables/pagination.js';
 
 /** Stream view as the API answers it (docs/search.md). Views are deleted for good, so `deletedAt` is null. */
 export interface StreamView {
@@ -58,27 +50,23 @@ const toView = (r: Row): StreamView => ({
 export const STREAM_VIEW_SORTS = ['createdAt', 'name'] as const;
 
 /** Every query filters by account and bucket: a view of another bucket or account is a 404. */
-export class StreamViewsRepository {
-  constructor(private readonly pool: pg.Pool) {}
-
-  async list(accountSid: string, bucketSid: string, q: ListQuery): Promise<ListResult<StreamView>> {
-    const created = createdWithin(q, 'created_at', 5);
-    const r = await this.pool.query<Row>(
-      `SELECT * FROM stream_views WHERE account_sid = $1 AND bucket_sid = $2${created.sql}
-       ORDER BY ${orderBy(q, { createdAt: 'created_at', name: 'name' })} LIMIT $3 OFFSET $4`,
-      [accountSid, bucketSid, q.limit + 1, offsetOf(q), ...created.values],
-    );
-    return pageOf(r.rows.map(toView), q.limit);
+export class StreamViewsRepository extends BucketTable<Row, StreamView> {
+  constructor(pool: pg.Pool) {
+    super(pool, { table: 'stream_views', kind: 'streamView', what: 'Stream view', map: toView });
   }
 
-  async get(accountSid: string, bucketSid: string, sid: string): Promise<StreamView> {
-    if (!isSid('streamView', sid)) throw notFound('Stream view');
-    const r = await this.pool.query<Row>(
-      'SELECT * FROM stream_views WHERE account_sid = $1 AND bucket_sid = $2 AND sid = $3',
-      [accountSid, bucketSid, sid],
+  list(accountSid: string, bucketSid: string, q: ListQuery): Promise<ListResult<StreamView>> {
+    return listPage(
+      this.pool,
+      {
+        select: 'SELECT * FROM stream_views',
+        where: 'account_sid = $1 AND bucket_sid = $2',
+        values: [accountSid, bucketSid],
+        sorts: { createdAt: 'created_at', name: 'name' },
+      },
+      q,
+      toView,
     );
-    if (!r.rows[0]) throw notFound('Stream view');
-    return toView(r.rows[0]);
   }
 
   async create(
@@ -104,7 +92,7 @@ export class StreamViewsRepository {
     sid: string,
     input: StreamViewInput,
   ): Promise<StreamView> {
-    if (!isSid('streamView', sid)) throw notFound('Stream view');
+    this.requireSid(sid);
     if (input.criteria !== undefined) compileCriteria(input.criteria, { field: 'body.criteria' });
     const r = await this.pool
       .query<Row>(
@@ -114,16 +102,7 @@ export class StreamViewsRepository {
         [accountSid, bucketSid, sid, input.name ?? null, input.criteria ?? null, input.icon ?? null],
       )
       .catch(rethrowBadValue);
-    if (!r.rows[0]) throw notFound('Stream view');
+    if (!r.rows[0]) throw this.notFound();
     return toView(r.rows[0]);
-  }
-
-  async delete(accountSid: string, bucketSid: string, sid: string): Promise<void> {
-    if (!isSid('streamView', sid)) throw notFound('Stream view');
-    const r = await this.pool.query(
-      'DELETE FROM stream_views WHERE account_sid = $1 AND bucket_sid = $2 AND sid = $3',
-      [accountSid, bucketSid, sid],
-    );
-    if (r.rowCount === 0) throw notFound('Stream view');
   }
 }

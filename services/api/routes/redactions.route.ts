@@ -16,7 +16,7 @@ import {
   validateSensitiveRule,
 } from '../../processor/sensitive/index.js';
 import { requireScope } from '../plugins/auth.plugin.js';
-import type { RuleListQuery } from '../rules/exclusions.repository.js';
+import type { RuleListQuery } from '../rules/rule-table.js';
 import { RedactionsRepository, type RedactionInput } from '../rules/redactions.repository.js';
 import { assertSameShape, bodyShape, ruleListQuery, shapeValidatorCompiler } from './exclusions.route.js';
 import { registerRedactionTypesRoute } from './redaction-types.route.js';

@@ -7,9 +7,13 @@ import type {
   redactionUpdateSchema,
   redactionSchema,
 } from '../../../schemas/rules.schema.js';
-import { newSid } from '../../shared/ids.js';
-import { assertOwnBuckets, RuleTable, scopeOrNull, type RuleShape } from './exclusions.repository.js';
-import { iso } from '../tables/pagination.js';
+import {
+  RuleTable,
+  contentRuleFields,
+  pathRuleFields,
+  type RuleColumns,
+  type RuleRow,
+} from './rule-table.js';
 
 /** A field redaction (JSONPath × mask/remove/hash/replace), as the API answers it. */
 export type Redaction = FromSchema<typeof redactionSchema>;
@@ -37,12 +41,7 @@ export interface SensitiveRuleView {
   environments: string[] | null;
 }
 
-interface Row {
-  sid: string;
-  account_sid: string;
-  shape: RuleShape;
-  name: string | null;
-  description: string | null;
+interface Row extends RuleRow {
   field_path: string | null;
   redaction_type: RedactionType | null;
   replacement_value: string | null;
@@ -52,46 +51,24 @@ interface Row {
   type: string | null;
   level: Level | null;
   apply_to: ApplyTo | null;
-  buckets: string[] | null;
-  environments: string[] | null;
-  is_active: boolean;
-  created_at: Date;
-  updated_at: Date | null;
-  deleted_at: Date | null;
 }
 
 const toSensitiveRedaction = (r: Row): SensitiveRedaction => ({
-  sid: r.sid,
-  accountSid: r.account_sid,
-  description: r.description,
-  buckets: r.buckets,
+  ...contentRuleFields(r),
   scopes: r.scopes ?? ['*'],
   pattern: r.pattern,
   type: r.type ?? '',
   redactAt: r.redact_at,
   level: r.level ?? 'full',
   applyTo: r.apply_to,
-  environments: r.environments,
-  enabled: r.is_active,
-  createdAt: r.created_at.toISOString(),
-  updatedAt: iso(r.updated_at),
-  deletedAt: iso(r.deleted_at),
 });
 
 const toFieldRedaction = (r: Row): Redaction => ({
-  sid: r.sid,
-  accountSid: r.account_sid,
-  name: r.name ?? '',
-  description: r.description ?? '',
+  ...pathRuleFields(r),
   fieldPath: r.field_path ?? '',
   redactionType: r.redaction_type ?? 'mask',
   replacementValue: r.replacement_value,
   redactAt: r.redact_at,
-  buckets: r.buckets,
-  environments: r.environments,
-  isActive: r.is_active,
-  createdAt: r.created_at.toISOString(),
-  updatedAt: iso(r.updated_at),
 });
 
 /**
@@ -108,6 +85,25 @@ const scopesOf = (scopes: readonly Scope[] | undefined): Scope[] => (scopes?.len
 const replacementOf = (input: RedactionInput): string | null =>
   input.redactionType === 'replace' ? (input.replacementValue ?? null) : null;
 
+/** The columns a sensitive-data redaction sets on create and update (redactAt aside). */
+const sensitiveColumns = (input: SensitiveRedactionCreate | SensitiveRedactionUpdate): RuleColumns => ({
+  description: input.description ?? null,
+  scopes: scopesOf(input.scopes),
+  pattern: input.pattern ?? null,
+  type: input.type,
+  level: input.level,
+  apply_to: input.applyTo ?? null,
+});
+
+/** The columns a field redaction sets on create and update (redactAt aside). */
+const fieldColumns = (input: RedactionInput): RuleColumns => ({
+  name: input.name,
+  description: input.description ?? '',
+  field_path: input.fieldPath,
+  redaction_type: input.redactionType,
+  replacement_value: replacementOf(input),
+});
+
 export class RedactionsRepository extends RuleTable<Row, AnyRedaction> {
   constructor(pool: pg.Pool) {
     super(pool, { table: 'redactions', kind: 'redaction', what: 'Redaction', map: toRedaction });
@@ -115,27 +111,13 @@ export class RedactionsRepository extends RuleTable<Row, AnyRedaction> {
 
   /** Creates a sensitive-data redaction; type, pattern and applyTo are checked by the caller. */
   async createSensitive(accountSid: string, input: SensitiveRedactionCreate): Promise<SensitiveRedaction> {
-    await assertOwnBuckets(this.pool, accountSid, input.buckets);
-    const r = await this.pool.query<Row>(
-      `INSERT INTO redactions (sid, account_sid, shape, description, scopes, pattern, type, redact_at, level,
-         apply_to, buckets, environments, is_active)
-       VALUES ($1, $2, 'A', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
-      [
-        newSid('redaction'),
-        accountSid,
-        input.description ?? null,
-        scopesOf(input.scopes),
-        input.pattern ?? null,
-        input.type,
-        input.redactAt ?? 'server',
-        input.level,
-        input.applyTo ?? null,
-        scopeOrNull(input.buckets),
-        scopeOrNull(input.environments),
-        input.enabled ?? true,
-      ],
+    const row = await this.insertRule(
+      accountSid,
+      'A',
+      { ...sensitiveColumns(input), redact_at: input.redactAt ?? 'server' },
+      { ...input, active: input.enabled ?? true },
     );
-    return toSensitiveRedaction(r.rows[0]!);
+    return toSensitiveRedaction(row);
   }
 
   /**
@@ -148,57 +130,22 @@ export class RedactionsRepository extends RuleTable<Row, AnyRedaction> {
     sid: string,
     input: SensitiveRedactionUpdate,
   ): Promise<SensitiveRedaction> {
-    this.requireSid(sid);
-    await assertOwnBuckets(this.pool, accountSid, input.buckets);
-    const r = await this.pool.query<Row>(
-      `UPDATE redactions SET description = $3, scopes = $4, pattern = $5, type = $6,
-         redact_at = COALESCE($7, redact_at), level = $8, apply_to = $9,
-         buckets = CASE WHEN $10::boolean THEN $11::text[] ELSE buckets END,
-         environments = CASE WHEN $12::boolean THEN $13::text[] ELSE environments END,
-         is_active = $14, updated_at = now()
-       WHERE account_sid = $1 AND sid = $2 AND shape = 'A' AND deleted_at IS NULL RETURNING *`,
-      [
-        accountSid,
-        sid,
-        input.description ?? null,
-        scopesOf(input.scopes),
-        input.pattern ?? null,
-        input.type,
-        input.redactAt ?? null,
-        input.level,
-        input.applyTo ?? null,
-        input.buckets !== undefined,
-        scopeOrNull(input.buckets),
-        input.environments !== undefined,
-        scopeOrNull(input.environments),
-        input.enabled,
-      ],
-    );
-    if (!r.rows[0]) throw this.notFound();
-    return toSensitiveRedaction(r.rows[0]);
+    const row = await this.updateRule(accountSid, sid, 'A', {
+      columns: sensitiveColumns(input),
+      keepWhenNull: { redact_at: input.redactAt ?? null },
+      scope: { ...input, active: input.enabled },
+    });
+    return toSensitiveRedaction(row);
   }
 
   async create(accountSid: string, input: RedactionInput): Promise<Redaction> {
-    await assertOwnBuckets(this.pool, accountSid, input.buckets);
-    const r = await this.pool.query<Row>(
-      `INSERT INTO redactions (sid, account_sid, name, description, field_path, redaction_type,
-         replacement_value, redact_at, buckets, environments, is_active)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
-      [
-        newSid('redaction'),
-        accountSid,
-        input.name,
-        input.description ?? '',
-        input.fieldPath,
-        input.redactionType,
-        replacementOf(input),
-        input.redactAt ?? 'server',
-        scopeOrNull(input.buckets),
-        scopeOrNull(input.environments),
-        input.isActive,
-      ],
+    const row = await this.insertRule(
+      accountSid,
+      'B',
+      { ...fieldColumns(input), redact_at: input.redactAt ?? 'server' },
+      { ...input, active: input.isActive },
     );
-    return toFieldRedaction(r.rows[0]!);
+    return toFieldRedaction(row);
   }
 
   /**
@@ -206,33 +153,12 @@ export class RedactionsRepository extends RuleTable<Row, AnyRedaction> {
    * when omitted (a client that knows only field redactions must not move a client rule to the server).
    */
   async update(accountSid: string, sid: string, input: RedactionInput): Promise<Redaction> {
-    this.requireSid(sid);
-    await assertOwnBuckets(this.pool, accountSid, input.buckets);
-    const r = await this.pool.query<Row>(
-      `UPDATE redactions SET name = $3, description = $4, field_path = $5, redaction_type = $6,
-         replacement_value = $7, redact_at = COALESCE($8, redact_at),
-         buckets = CASE WHEN $9::boolean THEN $10::text[] ELSE buckets END,
-         environments = CASE WHEN $11::boolean THEN $12::text[] ELSE environments END,
-         is_active = $13, updated_at = now()
-       WHERE account_sid = $1 AND sid = $2 AND shape = 'B' RETURNING *`,
-      [
-        accountSid,
-        sid,
-        input.name,
-        input.description ?? '',
-        input.fieldPath,
-        input.redactionType,
-        replacementOf(input),
-        input.redactAt ?? null,
-        input.buckets !== undefined,
-        scopeOrNull(input.buckets),
-        input.environments !== undefined,
-        scopeOrNull(input.environments),
-        input.isActive,
-      ],
-    );
-    if (!r.rows[0]) throw this.notFound();
-    return toFieldRedaction(r.rows[0]);
+    const row = await this.updateRule(accountSid, sid, 'B', {
+      columns: fieldColumns(input),
+      keepWhenNull: { redact_at: input.redactAt ?? null },
+      scope: { ...input, active: input.isActive },
+    });
+    return toFieldRedaction(row);
   }
 
   /** Active field rules of one `redactAt` that apply to a bucket (and environment, when given). */
@@ -242,15 +168,8 @@ export class RedactionsRepository extends RuleTable<Row, AnyRedaction> {
     redactAt: RedactAt,
     environmentSid?: string,
   ): Promise<Redaction[]> {
-    const r = await this.pool.query<Row>(
-      `SELECT * FROM redactions
-       WHERE account_sid = $1 AND is_active AND redact_at = $3 AND shape = 'B'
-         AND (buckets IS NULL OR $2 = ANY(buckets))
-         AND ($4::text IS NULL OR environments IS NULL OR $4 = ANY(environments))
-       ORDER BY created_at, sid`,
-      [accountSid, bucketSid, redactAt, environmentSid ?? null],
-    );
-    return r.rows.map(toFieldRedaction);
+    const rows = await this.activeRules(accountSid, 'B', bucketSid, environmentSid, { redact_at: redactAt });
+    return rows.map(toFieldRedaction);
   }
 
   /**
@@ -263,24 +182,17 @@ export class RedactionsRepository extends RuleTable<Row, AnyRedaction> {
     redactAt: RedactAt,
     environmentSid?: string,
   ): Promise<SensitiveRuleView[]> {
-    const r = await this.pool.query<Row>(
-      `SELECT * FROM redactions
-       WHERE account_sid = $1 AND is_active AND redact_at = $3 AND shape = 'A' AND deleted_at IS NULL
-         AND (buckets IS NULL OR $2 = ANY(buckets))
-         AND ($4::text IS NULL OR environments IS NULL OR $4 = ANY(environments))
-       ORDER BY created_at, sid`,
-      [accountSid, bucketSid, redactAt, environmentSid ?? null],
-    );
-    return r.rows.map((row) => {
-      const a = toSensitiveRedaction(row);
+    const rows = await this.activeRules(accountSid, 'A', bucketSid, environmentSid, { redact_at: redactAt });
+    return rows.map((row) => {
+      const rule = toSensitiveRedaction(row);
       return {
-        sid: a.sid,
-        type: a.type,
-        pattern: a.pattern,
-        applyTo: a.applyTo,
-        level: a.level,
-        scopes: a.scopes,
-        environments: a.environments,
+        sid: rule.sid,
+        type: rule.type,
+        pattern: rule.pattern,
+        applyTo: rule.applyTo,
+        level: rule.level,
+        scopes: rule.scopes,
+        environments: rule.environments,
       };
     });
   }

@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import { validation } from '../../shared/errors.js';
 
 /**
@@ -91,6 +92,28 @@ export function orderBy(q: ListQuery, columns: Record<string, string>, tieBreak 
   const col = columns[q.sort] ?? Object.values(columns)[0]!;
   const dir = q.order === 'asc' ? 'ASC' : 'DESC';
   return `${col} ${dir}, ${tieBreak} ${dir}`;
+}
+
+/**
+ * One page of a list: `<select> WHERE <where>`, narrowed by the query's creation-date bounds on
+ * `created_at`, in the order of the query's sort key (`sorts`: the whitelist) and one row more
+ * than the page holds (pageOf). `where` numbers its parameters from $1 with `values`; the page's
+ * own parameters follow them.
+ */
+export async function listPage<Row extends pg.QueryResultRow, T>(
+  pool: pg.Pool,
+  list: { select: string; where: string; values: unknown[]; sorts: Record<string, string> },
+  q: ListQuery,
+  map: (row: Row) => T,
+): Promise<ListResult<T>> {
+  const n = list.values.length;
+  const created = createdWithin(q, 'created_at', n + 3);
+  const r = await pool.query<Row>(
+    `${list.select} WHERE ${list.where}${created.sql}
+     ORDER BY ${orderBy(q, list.sorts)} LIMIT $${n + 1} OFFSET $${n + 2}`,
+    [...list.values, q.limit + 1, offsetOf(q), ...created.values],
+  );
+  return pageOf(r.rows.map(map), q.limit);
 }
 
 export const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { ALL_SCOPES, TOKEN_PREFIX, hashToken, newTokenValue } from '../../shared/credentials.js';
 import { notFound } from '../../shared/errors.js';
 import { newSid } from '../../shared/ids.js';
-import { AccountRows } from '../tables/account-rows.js';
+import { AccountTable } from '../tables/account-table.js';
 import { iso } from '../tables/pagination.js';
 
 export type ApiTokenRole = 'administrator' | 'user' | 'ingest';
@@ -86,14 +86,14 @@ export interface ApiTokenInput {
   environmentSid?: string | null;
 }
 
-export class ApiTokensRepository extends AccountRows<Row, ApiToken> {
+export class ApiTokensRepository extends AccountTable<Row, ApiToken> {
   constructor(pool: pg.Pool) {
     super(pool, {
       table: 'api_tokens',
       columns: COLUMNS,
-      sorts: SORT_COLUMNS,
-      toRecord: toToken,
-      noun: 'API token',
+      sortColumns: SORT_COLUMNS,
+      map: toToken,
+      what: 'API token',
     });
   }
 

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { TOKEN_PREFIX, hashToken, newTokenValue } from '../../shared/credentials.js';
 import { notFound, validation } from '../../shared/errors.js';
 import { newSid } from '../../shared/ids.js';
-import { AccountRows } from '../tables/account-rows.js';
+import { AccountTable } from '../tables/account-table.js';
 import { iso } from '../tables/pagination.js';
 
 export interface McpToken {
@@ -71,14 +71,14 @@ const toToken = (r: Row): McpToken => ({
 export const MCP_TOKEN_SORTS = ['createdAt', 'name', 'lastUsedAt'] as const;
 const SORT_COLUMNS = { createdAt: 'created_at', name: 'name', lastUsedAt: 'last_used_at' };
 
-export class McpTokensRepository extends AccountRows<Row, McpToken> {
+export class McpTokensRepository extends AccountTable<Row, McpToken> {
   constructor(pool: pg.Pool) {
     super(pool, {
       table: 'mcp_tokens',
       columns: COLUMNS,
-      sorts: SORT_COLUMNS,
-      toRecord: toToken,
-      noun: 'MCP token',
+      sortColumns: SORT_COLUMNS,
+      map: toToken,
+      what: 'MCP token',
     });
   }
 

@@ -4,15 +4,7 @@ import { notFound } from '../../shared/errors.js';
 import { isSid, newSid } from '../../shared/ids.js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import { openActions, sealActions, unmaskActions } from '../../actions/action-secrets.js';
-import {
-  createdWithin,
-  iso,
-  offsetOf,
-  orderBy,
-  pageOf,
-  type ListQuery,
-  type ListResult,
-} from '../tables/pagination.js';
+import { iso, listPage, offsetOf, pageOf, type ListQuery, type ListResult } from '../tables/pagination.js';
 
 export type {
   ActionType,
@@ -155,28 +147,28 @@ export class WorkflowsRepository {
   }
 
   /** Account-wide list, optionally narrowed to a bucket and/or environment. */
-  async list(accountSid: string, f: WorkflowFilters, q: ListQuery): Promise<ListResult<Workflow>> {
-    const created = createdWithin(q, 'created_at', 8);
-    const r = await this.pool.query<Row>(
-      `SELECT * FROM workflows
-       WHERE account_sid = $1
+  list(accountSid: string, f: WorkflowFilters, q: ListQuery): Promise<ListResult<Workflow>> {
+    return listPage(
+      this.pool,
+      {
+        select: 'SELECT * FROM workflows',
+        where: `account_sid = $1
          AND ($2::text IS NULL OR bucket_sid = $2)
          AND ($3::text IS NULL OR environment_sid = $3)
          AND ($4::boolean IS NULL OR is_active = $4)
-         AND ($7::text[] IS NULL OR bucket_sid = ANY($7))${created.sql}
-       ORDER BY ${orderBy(q, SORT_COLUMNS)} LIMIT $5 OFFSET $6`,
-      [
-        accountSid,
-        f.bucketSid ?? null,
-        f.environmentSid ?? null,
-        f.isActive ?? null,
-        q.limit + 1,
-        offsetOf(q),
-        f.bucketSids ?? null,
-        ...created.values,
-      ],
+         AND ($5::text[] IS NULL OR bucket_sid = ANY($5))`,
+        values: [
+          accountSid,
+          f.bucketSid ?? null,
+          f.environmentSid ?? null,
+          f.isActive ?? null,
+          f.bucketSids ?? null,
+        ],
+        sorts: SORT_COLUMNS,
+      },
+      q,
+      this.toWorkflow,
     );
-    return pageOf(r.rows.map(this.toWorkflow), q.limit);
   }
 
   async get(scope: WorkflowScope, sid: string): Promise<Workflow> {
