@@ -199,7 +199,7 @@ export function consumerStatsSql(
     percentiles?: boolean;
     /** false: no labels joined (name and group '', first/last seen NULL) */
     labels?: boolean;
-    /** many consumers: read from consumers_rollup (source()) */
+    /** many consumers: read from consumers_rollup (consumerSource) */
     wide?: boolean;
   },
 ): Sql {

@@ -6,6 +6,7 @@ import {
   requestsColumns,
   type RequestsColumnName,
 } from '../../shared/requests-row.js';
+import { ClickHouseWhere } from '../../shared/clickhouse-where.js';
 import { BUCKET_TABLES, TABLES } from '../../shared/tables.js';
 import {
   formatTimeCursor,
@@ -85,42 +86,20 @@ export class RequestsRepository {
     q: ListQuery & { cursor?: TimeCursor },
     f: RequestFilters,
   ): Promise<ListResult<ApiRecord> & { nextCursor: string | null; cursors: string[] }> {
-    const where = ['account_sid = {a:String}', 'bucket_sid = {b:String}'];
-    const params: Record<string, unknown> = {
-      a: accountSid,
-      b: bucketSid,
-      lim: q.limit + 1,
-      off: offsetOf(q),
-    };
-    if (f.startDate) {
-      where.push("created_at >= parseDateTime64BestEffort({start:String}, 3, 'UTC')");
-      params.start = f.startDate;
-    }
-    if (f.endDate) {
-      where.push("created_at <= parseDateTime64BestEffort({end:String}, 3, 'UTC')");
-      params.end = f.endDate;
-    }
-    if (f.method) {
-      where.push('method = {method:String}');
-      params.method = f.method.toUpperCase();
-    }
-    if (f.statusCode !== undefined) {
-      where.push('status_code = {status:UInt16}');
-      params.status = f.statusCode;
-    }
+    const where = new ClickHouseWhere({ lim: q.limit + 1, off: offsetOf(q) })
+      .and('account_sid = {a:String}', { a: accountSid })
+      .and('bucket_sid = {b:String}', { b: bucketSid });
+    if (f.startDate)
+      where.and("created_at >= parseDateTime64BestEffort({start:String}, 3, 'UTC')", { start: f.startDate });
+    if (f.endDate)
+      where.and("created_at <= parseDateTime64BestEffort({end:String}, 3, 'UTC')", { end: f.endDate });
+    if (f.method) where.and('method = {method:String}', { method: f.method.toUpperCase() });
+    if (f.statusCode !== undefined) where.and('status_code = {status:UInt16}', { status: f.statusCode });
     if (f.path) {
-      if (f.path.includes('*')) {
-        where.push('path LIKE {path:String}');
-        params.path = likePattern(f.path);
-      } else {
-        where.push('path = {path:String}');
-        params.path = f.path;
-      }
+      if (f.path.includes('*')) where.and('path LIKE {path:String}', { path: likePattern(f.path) });
+      else where.and('path = {path:String}', { path: f.path });
     }
-    if (f.criteria) {
-      where.push(`(${f.criteria.sql})`);
-      Object.assign(params, f.criteria.params);
-    }
+    if (f.criteria) where.and(`(${f.criteria.sql})`, f.criteria.params);
     const col = SORT_COLUMNS[q.sort] ?? 'created_at';
     const dir = q.order === 'asc' ? 'ASC' : 'DESC';
     if (q.cursor) {
@@ -131,16 +110,16 @@ export class RequestsRepository {
       const cmp = dir === 'ASC' ? '>' : '<';
       const at = "parseDateTime64BestEffort({cursorAt:String}, 3, 'UTC')";
       // The plain bound on created_at lets the primary key narrow the read; the tuple decides.
-      where.push(`created_at ${cmp}= ${at}`, `(created_at, sid) ${cmp} (${at}, {cursorSid:String})`);
-      params.cursorAt = q.cursor.at;
-      params.cursorSid = q.cursor.sid;
+      where
+        .and(`created_at ${cmp}= ${at}`, { cursorAt: q.cursor.at })
+        .and(`(created_at, sid) ${cmp} (${at}, {cursorSid:String})`, { cursorSid: q.cursor.sid });
     }
     const rs = await this.ch.query({
       // The cursor columns get aliases of their own: `AS created_at` would shadow the column.
       query: `SELECT ${STORED_ROW}, toString(created_at) AS cursor_at, sid AS cursor_sid FROM ${TABLES.requests}
-              WHERE ${where.join(' AND ')}
+              WHERE ${where.sql()}
               ORDER BY ${col} ${dir}, sid ${dir} LIMIT {lim:UInt32} OFFSET {off:UInt64}`,
-      query_params: params,
+      query_params: where.params,
       format: 'JSONEachRow',
     });
     const rows = await rs.json<StoredRow & { cursor_at: string; cursor_sid: string }>();
@@ -171,31 +150,24 @@ export class RequestsRepository {
     limit: number,
     lookbackMs = 86_400_000,
   ): Promise<{ records: ApiRecord[]; cursors: { storedAt: string; sid: string }[] }> {
-    const where = [
-      'account_sid = {a:String}',
-      'bucket_sid = {b:String}',
-      "created_at >= parseDateTime64BestEffort({after:String}, 3, 'UTC') - toIntervalMillisecond({look:UInt64})",
-      "(stored_at, sid) > (parseDateTime64BestEffort({after:String}, 3, 'UTC'), {afterSid:String})",
-    ];
-    const params: Record<string, unknown> = {
-      a: accountSid,
-      b: bucketSid,
-      after: after.storedAt,
-      afterSid: after.sid,
-      look: lookbackMs,
-      lim: limit,
-    };
-    if (criteria) {
-      where.push(`(${criteria.sql})`);
-      Object.assign(params, criteria.params);
-    }
+    const where = new ClickHouseWhere({ lim: limit })
+      .and('account_sid = {a:String}', { a: accountSid })
+      .and('bucket_sid = {b:String}', { b: bucketSid })
+      .and(
+        "created_at >= parseDateTime64BestEffort({after:String}, 3, 'UTC') - toIntervalMillisecond({look:UInt64})",
+        { after: after.storedAt, look: lookbackMs },
+      )
+      .and("(stored_at, sid) > (parseDateTime64BestEffort({after:String}, 3, 'UTC'), {afterSid:String})", {
+        afterSid: after.sid,
+      });
+    if (criteria) where.and(`(${criteria.sql})`, criteria.params);
     const rs = await this.ch.query({
       // NOTE: the text form gets its own alias: `AS stored_at` would shadow the column in WHERE.
       query: `SELECT ${requestsColumns('record', 'sid')}, toString(${requestsColumns('stored_at')}) AS stored_text, ${FILLED_COLUMNS}
               FROM ${TABLES.requests}
-              WHERE ${where.join(' AND ')}
+              WHERE ${where.sql()}
               ORDER BY stored_at ASC, sid ASC LIMIT {lim:UInt32}`,
-      query_params: params,
+      query_params: where.params,
       format: 'JSONEachRow',
     });
     const rows = (await rs.json<Omit<StoredRow, 'stored_at'> & { stored_text: string; sid: string }>()).map(
