@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { pino } from 'pino';
 import { localPostgresUrl, startPostgres, type PostgresHandle } from '../infra/local/postgres.launcher.js';
-import { createAccount } from './api/accounts.service.js';
+import { createAccount } from './api/accounts/accounts.service.js';
 import { createClickHouse } from './shared/clickhouse.js';
 import { ensureClickHouseDatabase } from './shared/clickhouse-database.js';
 import { rebuildMetrics, RebuildRefused } from './shared/clickhouse-rebuild.js';

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Producer } from 'kafkajs';
 import { startLocalStack, type LocalStack } from '../infra/local/stack.js';
 import { buildApp } from './api/app.js';
-import { createAccount } from './api/accounts.service.js';
+import { createAccount } from './api/accounts/accounts.service.js';
 import { buildIngestApp } from './ingest/ingest.app.js';
 import { ActionsConsumer } from './actions/actions.consumer.js';
 import { RecordPublisher } from './ingest/record.publisher.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type pg from 'pg';
-import { registerSdkRoute } from '../api/sdk-bootstrap.js';
+import { registerSdkRoute } from '../api/sdk/sdk-bootstrap.js';
 import type { Config } from '../shared/config.js';
 import { AppError, forbidden, invalidToken, notFound, validation } from '../shared/errors.js';
 import type { BucketDirectory, BucketInfo } from '../shared/bucket-directory.js';

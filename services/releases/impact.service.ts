@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import { EventsRepository, type EventMarker } from '../api/events.repository.js';
+import { ConsumerSettingsRepository } from '../api/consumers/consumer-settings.repository.js';
+import { EventsRepository, type EventMarker } from '../api/events/events.repository.js';
 import type { ClickHouseClient } from '../shared/clickhouse.js';
 import { validation } from '../shared/errors.js';
 import { HIST_GRID } from '../shared/metrics-sql.js';
@@ -86,6 +87,7 @@ const toMs = (index: number): number => (index === -32768 ? 0 : 2 ** (index / HI
 export class ImpactService {
   private readonly events: EventsRepository;
   private readonly settings: ReleaseSettingsRepository;
+  private readonly consumers: ConsumerSettingsRepository;
 
   constructor(
     private readonly pg: pg.Pool,
@@ -93,6 +95,7 @@ export class ImpactService {
   ) {
     this.events = new EventsRepository(pg);
     this.settings = new ReleaseSettingsRepository(pg);
+    this.consumers = new ConsumerSettingsRepository(pg);
   }
 
   /** `windows`: lengths that override the buckets' settings (the API's query parameters). */
@@ -309,17 +312,7 @@ export class ImpactService {
     ids: string[],
   ): Promise<Map<string, { name: string | null; group: string | null }>> {
     const [set, carried] = await Promise.all([
-      this.pg.query<{
-        consumer_id: string;
-        name: string | null;
-        name_set_at: Date | null;
-        group_name: string | null;
-        group_set_at: Date | null;
-      }>(
-        `SELECT consumer_id, name, name_set_at, group_name, group_set_at FROM consumers
-         WHERE account_sid = $1 AND consumer_id = ANY($2::text[])`,
-        [filter.accountSid, ids],
-      ),
+      this.consumers.overrides(filter.accountSid, ids),
       this.ch
         .query({
           query: `SELECT consumer_id, argMaxMerge(name) AS name, toUnixTimestamp64Milli(max(name_at)) AS name_at,
@@ -349,12 +342,11 @@ export class ImpactService {
       out.set(id, { name: c?.name || null, group: c?.grp || null });
     }
     // A value set through the API wins when it was set at or after the latest record's.
-    for (const o of set.rows) {
-      const cur = out.get(o.consumer_id)!;
-      const c = byId.get(o.consumer_id);
-      if (o.name !== null && (o.name_set_at?.getTime() ?? -1) >= Number(c?.name_at ?? 0)) cur.name = o.name;
-      if (o.group_name !== null && (o.group_set_at?.getTime() ?? -1) >= Number(c?.group_at ?? 0))
-        cur.group = o.group_name;
+    for (const o of set) {
+      const cur = out.get(o.id)!;
+      const c = byId.get(o.id);
+      if (o.name !== null && o.nameAt >= Number(c?.name_at ?? 0)) cur.name = o.name;
+      if (o.group !== null && o.groupAt >= Number(c?.group_at ?? 0)) cur.group = o.group;
     }
     return out;
   }

@@ -1,5 +1,5 @@
 import type { ActionJob } from '../../schemas/action-job.schema.js';
-import type { EventMarker } from '../api/events.repository.js';
+import type { EventMarker } from '../api/events/events.repository.js';
 import type { ClickHouseClient } from '../shared/clickhouse.js';
 import type { Logger } from '../shared/logger.js';
 import type { Pool } from '../shared/postgres.js';

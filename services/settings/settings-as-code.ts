@@ -5,7 +5,7 @@ import type pg from 'pg';
 import { parse, stringify } from 'yaml';
 import { ALL_SCOPES, SESSION_ONLY_SCOPES } from '../../schemas/scopes.js';
 import { maskActions } from '../actions/action-secrets.js';
-import { ApiTokensRepository } from '../api/api-tokens.repository.js';
+import { ApiTokensRepository } from '../api/tokens/api-tokens.repository.js';
 import { buildApp } from '../api/app.js';
 import { createClickHouse } from '../shared/clickhouse.js';
 import type { Config } from '../shared/config.js';

@@ -1,6 +1,6 @@
 /**
  * The stream-view search language (docs/search.md): tokenizer and parser into typed conditions.
- * One language, two back ends: services/api/criteria.compiler.ts turns the conditions into a
+ * One language, two back ends: services/api/requests/criteria.compiler.ts turns the conditions into a
  * ClickHouse WHERE fragment, services/processor/exclusion-criteria.ts evaluates them on a record in
  * memory. Pure: no I/O, no state. Errors are `SearchLanguageError` with the position (0-based
  * character index in the criteria text) of the term at fault.

@@ -1,7 +1,8 @@
 import type { ClickHouseClient } from '../shared/clickhouse.js';
+import { ClickHouseWhere } from '../shared/clickhouse-where.js';
 import { HIST_GRID } from '../shared/metrics-sql.js';
 import { TABLES } from '../shared/tables.js';
-import { segmentsOf } from '../api/metrics-queries.js';
+import { segmentsOf } from '../api/metrics/metrics-queries.js';
 import type { WindowCounts } from './slo-math.js';
 
 /** What an SLO counts: its scope and its SLI. */
@@ -106,21 +107,17 @@ export async function sloCounts(
     byLevel.set(level, [...(byLevel.get(level) ?? []), t]);
   }
 
-  const params: Record<string, unknown> = { account: slo.accountSid, bucket: slo.bucketSid };
-  if (slo.sli.kind === 'latency') params.thr = thresholdIndex(slo.sli.thresholdMs);
-  const filters = ['account_sid = {account:String}', 'bucket_sid = {bucket:String}'];
-  if (slo.environmentSid) {
-    filters.push(`environment_sid IN ('', {env:String})`);
-    params.env = slo.environmentSid;
-  }
-  if (slo.endpoint) {
-    filters.push('endpoint = {endpoint:String}');
-    params.endpoint = slo.endpoint;
-  }
-  if (slo.method) {
-    filters.push('method = {method:String}');
-    params.method = slo.method;
-  }
+  // `thr`: the latency threshold's histogram index, named by the `bad` column, not by a condition.
+  const where = new ClickHouseWhere(
+    slo.sli.kind === 'latency' ? { thr: thresholdIndex(slo.sli.thresholdMs) } : {},
+  )
+    .and('account_sid = {account:String}', { account: slo.accountSid })
+    .and('bucket_sid = {bucket:String}', { bucket: slo.bucketSid });
+  if (slo.environmentSid) where.and(`environment_sid IN ('', {env:String})`, { env: slo.environmentSid });
+  if (slo.endpoint) where.and('endpoint = {endpoint:String}', { endpoint: slo.endpoint });
+  if (slo.method) where.and('method = {method:String}', { method: slo.method });
+  const { params } = where;
+  const filters = where.sql();
   const blocks: string[] = [];
   for (const [level, starts] of byLevel) {
     if (level === 1) continue;
@@ -131,11 +128,11 @@ export async function sloCounts(
   if (blocks.length)
     parts.push(`SELECT level AS lv, toUInt32(t) AS b, ${total} AS n, ${bad} AS x
       FROM ${TABLES.requestsKeyRollup}
-      WHERE ${filters.join(' AND ')} AND (${blocks.join(' OR ')})`);
+      WHERE ${filters} AND (${blocks.join(' OR ')})`);
   if (minutes.length || !blocks.length)
     parts.push(`SELECT toUInt16(1) AS lv, toUInt32(minute) AS b, ${total} AS n, ${bad} AS x
       FROM ${TABLES.requestsMinute}
-      WHERE ${filters.join(' AND ')} AND (${minutes.join(' OR ') || '0'})`);
+      WHERE ${filters} AND (${minutes.join(' OR ') || '0'})`);
   const rs = await ch.query({
     query: `SELECT lv, b, sum(n) AS total, sum(x) AS bad
       FROM (${parts.join('\n      UNION ALL ')})

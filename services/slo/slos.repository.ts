@@ -1,8 +1,9 @@
 import type pg from 'pg';
-import { rethrowBadValue } from '../api/events.repository.js';
-import { offsetOf, pageOf, iso, type ListResult } from '../api/pagination.js';
-import { notFound, validation } from '../shared/errors.js';
-import { isSid, newSid } from '../shared/ids.js';
+import { rethrowBadValue } from '../api/events/events.repository.js';
+import { OwnedRows } from '../api/tables/account-table.js';
+import { offsetOf, pageOf, iso, type ListResult } from '../api/tables/pagination.js';
+import { validation } from '../shared/errors.js';
+import { newSid } from '../shared/ids.js';
 
 export type Sli = { kind: 'availability' } | { kind: 'latency'; thresholdMs: number };
 
@@ -66,8 +67,10 @@ const toSlo = (r: Row): Slo => ({
 });
 
 /** Every query filters by account: another account's SLO is a 404. */
-export class SlosRepository {
-  constructor(private readonly pool: pg.Pool) {}
+export class SlosRepository extends OwnedRows<Row, Slo> {
+  constructor(pool: pg.Pool) {
+    super(pool, { table: 'slos', kind: 'slo', what: 'SLO', map: toSlo }, ['account_sid']);
+  }
 
   async list(accountSid: string, q: { page: number; limit: number }): Promise<ListResult<Slo>> {
     const r = await this.pool.query<Row>(
@@ -84,14 +87,8 @@ export class SlosRepository {
     return new Map(r.rows.map((row) => [row.sid, toSlo(row)]));
   }
 
-  async get(accountSid: string, sid: string): Promise<Slo> {
-    if (!isSid('slo', sid)) throw notFound('SLO');
-    const r = await this.pool.query<Row>('SELECT * FROM slos WHERE account_sid = $1 AND sid = $2', [
-      accountSid,
-      sid,
-    ]);
-    if (!r.rows[0]) throw notFound('SLO');
-    return toSlo(r.rows[0]);
+  get(accountSid: string, sid: string): Promise<Slo> {
+    return this.getOwned([accountSid], sid);
   }
 
   async create(accountSid: string, input: SloInput): Promise<Slo> {
@@ -120,17 +117,12 @@ export class SlosRepository {
         [accountSid, sid, ...columns(input)],
       )
       .catch(rethrowBadValue);
-    if (!r.rows[0]) throw notFound('SLO');
+    if (!r.rows[0]) throw this.notFound();
     return toSlo(r.rows[0]);
   }
 
-  async delete(accountSid: string, sid: string): Promise<void> {
-    if (!isSid('slo', sid)) throw notFound('SLO');
-    const r = await this.pool.query('DELETE FROM slos WHERE account_sid = $1 AND sid = $2', [
-      accountSid,
-      sid,
-    ]);
-    if (!r.rowCount) throw notFound('SLO');
+  delete(accountSid: string, sid: string): Promise<void> {
+    return this.deleteOwned([accountSid], sid);
   }
 
   /** A bucket of another account (or none) is a 400 naming the field, like any bad value. */

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type pg from 'pg';
-import { RequestsRepository } from '../../services/api/requests.repository.js';
+import { RequestsRepository } from '../../services/api/requests/requests.repository.js';
 import { RequestsWriter } from '../../services/processor/requests.writer.js';
 import type { RequestRow } from '../../services/processor/row.mapper.js';
 import { createClickHouse, migrateClickHouse } from '../../services/shared/clickhouse.js';

@@ -29,8 +29,8 @@ import {
   seriesSql,
   summarySql,
   type Sql,
-} from '../../services/api/metrics-queries.js';
-import { resolveRange, scopeOf } from '../../services/api/metrics-range.js';
+} from '../../services/api/metrics/metrics-queries.js';
+import { resolveRange, scopeOf } from '../../services/api/metrics/metrics-range.js';
 import { createClickHouse, migrateClickHouse } from '../../services/shared/clickhouse.js';
 import { parseConfig } from '../../services/shared/config.js';
 import { logger } from '../../services/shared/logger.js';

@@ -1,13 +1,13 @@
 /**
  * Metrics SQL against a kept copy of the bench's query set, without the service: load the set once
  * (the same `INSERT … SELECT` as large-set.ts, into a chDB directory of its own), then time the
- * SQL the API runs (the builders of services/api/metrics-queries.ts) in seconds instead of the
+ * SQL the API runs (the builders of services/api/metrics/metrics-queries.ts) in seconds instead of the
  * several minutes of `npm run bench -- --only query`.
  *
  *   npx tsx test/bench/metrics-set.ts load --dir=.cache/mq-1m --rows=1000000 [--from=0] [--days=1] [--chunks=1]
  *   npx tsx test/bench/metrics-set.ts time --dir=.cache/mq-1m [--runs=50] [--only=summary,performance]
- *                                          [--ab=DIR/services/api/metrics.repository.js]
- *   npx tsx test/bench/metrics-set.ts compare --dir=.cache/mq-1m --ab=DIR/services/api/metrics.repository.js
+ *                                          [--ab=DIR/services/api/metrics/metrics.repository.js]
+ *   npx tsx test/bench/metrics-set.ts compare --dir=.cache/mq-1m --ab=DIR/services/api/metrics/metrics.repository.js
  *   npx tsx test/bench/metrics-set.ts dump --dir=.cache/mq-1m --now=MS [--out=FILE] [--against=FILE --rel=0.0046]
  *   npx tsx test/bench/metrics-set.ts sql --dir=.cache/mq-1m [--runs=20] < query.sql
  *   npx tsx test/bench/metrics-set.ts state --dir=.cache/mq-1m      (parts and rows of the aggregates)
@@ -39,9 +39,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
-import type { Sql } from '../../services/api/metrics-queries.js';
-import { resolveRange, scopeOf } from '../../services/api/metrics-range.js';
-import { MetricsRepository } from '../../services/api/metrics.repository.js';
+import type { Sql } from '../../services/api/metrics/metrics-queries.js';
+import { resolveRange, scopeOf } from '../../services/api/metrics/metrics-range.js';
+import { MetricsRepository } from '../../services/api/metrics/metrics.repository.js';
 import { createClickHouse, migrateClickHouse } from '../../services/shared/clickhouse.js';
 import { largeSetSql } from './large-set.js';
 import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';

@@ -3,7 +3,7 @@ import { AxeBuilder } from '@axe-core/playwright';
 import pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createAccount } from '../../services/api/accounts.service.js';
+import { createAccount } from '../../services/api/accounts/accounts.service.js';
 import { launchBrowser, openPage, screenshot, type OpenedPage, signIn } from '../helpers/browser.js';
 
 const env = inject('browserEnv');

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createAccount } from '../../services/api/accounts.service.js';
+import { createAccount } from '../../services/api/accounts/accounts.service.js';
 import { startReceiver } from '../helpers/http-receiver.js';
 import { launchBrowser, openPage, screenshot, type OpenedPage, signIn } from '../helpers/browser.js';
 

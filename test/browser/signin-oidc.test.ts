@@ -4,7 +4,7 @@ import path from 'node:path';
 import pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createAccount } from '../../services/api/accounts.service.js';
+import { createAccount } from '../../services/api/accounts/accounts.service.js';
 import { launchBrowser, openPage, screenshot } from '../helpers/browser.js';
 import { startTestProvider, type TestProvider } from '../helpers/oidc-provider.js';
 import { freePort, startService, type ServiceProcess } from '../helpers/service-process.js';

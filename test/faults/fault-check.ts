@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { CONSUMER_GROUPS, TOPICS } from '../../services/shared/topics.js';
-import { MAX_PAGE_DEPTH } from '../../services/api/pagination.js';
+import { MAX_PAGE_DEPTH } from '../../services/api/tables/pagination.js';
 import { waitFor } from '../helpers/service-process.js';
 import { groupLag, lagAdmin, type GroupLag } from './consumer-lag.js';
 import { FAULT_RUNS_DIR, type FaultAccount } from './fault-stack.js';
@@ -145,7 +145,7 @@ export async function collect(stack: StackLike, acct: FaultAccount, since: Date)
     },
     { timeoutMs: 60_000, what: 'pipeline stats' },
   );
-  // The list pages at most MAX_PAGE_DEPTH rows deep (services/api/pagination.ts), so it is read in
+  // The list pages at most MAX_PAGE_DEPTH rows deep (services/api/tables/pagination.ts), so it is read in
   // disjoint createdAt windows (both bounds inclusive, to the millisecond), halved while one holds
   // more; the load's records are created from `since` on. rawRows (the exact count) shows a row
   // outside the windows.

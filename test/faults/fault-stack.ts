@@ -6,7 +6,7 @@ import { pino, type Logger } from 'pino';
 import { startKafka, type KafkaHandle } from '../../infra/local/kafka.launcher.js';
 import { startPostgres, type PostgresHandle } from '../../infra/local/postgres.launcher.js';
 import { startLocalStack } from '../../infra/local/stack.js';
-import { createAccount } from '../../services/api/accounts.service.js';
+import { createAccount } from '../../services/api/accounts/accounts.service.js';
 import { parseConfig, type Config } from '../../services/shared/config.js';
 import { freePort, ROOT, startService, type ServiceProcess } from '../helpers/service-process.js';
 

@@ -16,7 +16,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
 import { startLocalStack, type LocalStack } from '../../infra/local/stack.js';
-import { createAccount } from '../../services/api/accounts.service.js';
+import { createAccount } from '../../services/api/accounts/accounts.service.js';
 import { parseConfig } from '../../services/shared/config.js';
 import { freePort, ROOT, startService, type ServiceProcess } from '../helpers/service-process.js';
 import { seedResources, type SeededAccount } from './seed.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { createAccount, type NewAccount } from '../../services/api/accounts.service.js';
+import { createAccount, type NewAccount } from '../../services/api/accounts/accounts.service.js';
 import type { TestEnv } from './global-setup.js';
 
 export { waitFor } from './service-process.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { AlertsRepository } from '../../services/api/alerts.repository.js';
+import { AlertsRepository } from '../../services/api/workflows/alerts.repository.js';
 import {
   api,
   ingest,

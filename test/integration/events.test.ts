@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { listEventsInRange } from '../../services/api/events.repository.js';
+import { listEventsInRange } from '../../services/api/events/events.repository.js';
 import { api, newAccount, testPool, type TestAccount } from '../helpers/client.js';
 import { mcpToken, scopedToken } from '../helpers/scoped-token.js';
 

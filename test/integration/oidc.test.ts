@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../services/api/accounts.service.js';
+import { createAccount } from '../../services/api/accounts/accounts.service.js';
 import { api, http, testEnv, testPool } from '../helpers/client.js';
 import { CookieClient, startTestProvider, type TestProvider } from '../helpers/oidc-provider.js';
 import { freePort, startService, type ServiceProcess } from '../helpers/service-process.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createAccount } from '../../services/api/accounts.service.js';
+import { createAccount } from '../../services/api/accounts/accounts.service.js';
 import { parseConfig } from '../../services/shared/config.js';
 import {
   api,

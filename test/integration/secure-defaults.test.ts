@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createAccount } from '../../services/api/accounts.service.js';
+import { createAccount } from '../../services/api/accounts/accounts.service.js';
 import { RECOMMENDED_REDACTIONS } from '../../schemas/recommended-redactions.js';
 import { api, ingest, listAllRequests, makeRecord, testPool, waitFor } from '../helpers/client.js';
 

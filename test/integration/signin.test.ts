@@ -4,7 +4,7 @@ import nodeHttp from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { createAccount } from '../../services/api/accounts.service.js';
+import { createAccount } from '../../services/api/accounts/accounts.service.js';
 import { api, http, newAccount, testEnv, testPool } from '../helpers/client.js';
 import { ROOT } from '../helpers/service-process.js';
 

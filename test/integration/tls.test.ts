@@ -5,7 +5,7 @@ import https from 'node:https';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../services/api/accounts.service.js';
+import { createAccount } from '../../services/api/accounts/accounts.service.js';
 import { http, makeRecord, testEnv, testPool } from '../helpers/client.js';
 import { freePort, startService, type ServiceProcess } from '../helpers/service-process.js';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
 import { startLocalStack, type LocalStack } from '../../infra/local/stack.js';
-import { createAccount } from '../../services/api/accounts.service.js';
+import { createAccount } from '../../services/api/accounts/accounts.service.js';
 import { parseConfig } from '../../services/shared/config.js';
 import { TOPICS } from '../../services/shared/topics.js';
 import type { FaultAccount } from '../faults/fault-stack.js';

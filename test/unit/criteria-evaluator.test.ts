@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileCriteria } from '../../services/api/criteria.compiler.js';
+import { compileCriteria } from '../../services/api/requests/criteria.compiler.js';
 import {
   compileExclusionCriteria,
   tryCompileExclusionCriteria,

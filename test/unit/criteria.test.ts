@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileCriteria, likePattern, tokenize } from '../../services/api/criteria.compiler.js';
+import { compileCriteria, likePattern, tokenize } from '../../services/api/requests/criteria.compiler.js';
 import { AppError } from '../../services/shared/errors.js';
 
 function compileError(text: string): AppError {

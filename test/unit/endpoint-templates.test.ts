@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { placeholderName, suggestTemplates } from '../../services/api/endpoint-template-suggestions.js';
+import {
+  placeholderName,
+  suggestTemplates,
+} from '../../services/api/endpoint-templates/endpoint-template-suggestions.js';
 import { compileProcessorRules } from '../../services/processor/compiled-rules.js';
 import type { StepContext, StoredRecord } from '../../services/processor/pipeline.js';
 import { emptyRules } from '../../services/processor/rule-snapshot.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { claimValue, OidcSignIn, roleFromClaims } from '../../services/api/oidc.service.js';
+import { claimValue, OidcSignIn, roleFromClaims } from '../../services/api/auth/oidc.service.js';
 import { parseConfig, parseRoleMap, type OidcConfig } from '../../services/shared/config.js';
 
 const base = { OIDC_ISSUER_URL: 'https://idp.example.com', OIDC_CLIENT_ID: 'tapline' };

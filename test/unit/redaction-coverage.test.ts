@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { previewRedaction } from '../../services/api/rules-preview.js';
+import { previewRedaction } from '../../services/api/rules/rules-preview.js';
 import { compileProcessorRules } from '../../services/processor/compiled-rules.js';
 import { Decoder } from '../../services/processor/decoder.js';
 import { runSteps, type StepContext, type StoredRecord } from '../../services/processor/pipeline.js';

@@ -83,7 +83,7 @@ GROUP BY account_sid, bucket_sid, minute, environment_sid, method, status_code, 
 --              endpoint and status code are counts).
 -- A range is covered by the largest whole blocks inside it plus finer blocks at its edges, the
 -- single minutes (at most 9 at each end) read from requests_minute
--- (services/api/metrics.repository.ts), so answers keep minute resolution.
+-- (services/api/metrics/metrics.repository.ts), so answers keep minute resolution.
 -- Built from the raw rows: per dimension and 10-minute block first (states from values), then
 -- those few rows merged into the 10-minute, hour and day levels, rather than every raw row
 -- expanded to every level or the per-minute states merged again (the costs of each:
@@ -164,7 +164,7 @@ FROM
 ARRAY JOIN [toUInt16(10), 60, 1440] AS lv
 GROUP BY account_sid, dim, level, t, bucket_sid, environment_sid, value;
 
--- Deleting a request (services/api/requests.repository.ts delete()) inserts its stored row here;
+-- Deleting a request (services/api/requests/requests.repository.ts delete()) inserts its stored row here;
 -- these views write it negated into both aggregate tables: counts, bytes and duration sum with
 -- the opposite sign, and its duration with weight 2^64-1, i.e. -1 in the digest's UInt64 modular
 -- counts, so percentiles forget it exactly. min/max cannot be undone (documented).

@@ -57,7 +57,7 @@ SELECT
 FROM requests
 GROUP BY account_sid, bucket_sid, minute, environment_sid, method, status_code, endpoint;
 
--- Deleting a request (services/api/requests.repository.ts delete()): negated counts, and -1 at its
+-- Deleting a request (services/api/requests/requests.repository.ts delete()): negated counts, and -1 at its
 -- duration's grid index.
 CREATE MATERIALIZED VIEW IF NOT EXISTS requests_deleted_minute_mv TO requests_minute AS
 SELECT

@@ -10,7 +10,7 @@
 --    the histogram). A metrics query without an environment (the API's default and the
 --    dashboard's "All environments") reads the '*' rows, one histogram per group and block instead
 --    of one per environment. A query for one environment reads that environment's rows;
---    `groupBy=environment` every row but the '*' ones (services/api/metrics-queries.ts `blocksOf`).
+--    `groupBy=environment` every row but the '*' ones (services/api/metrics/metrics-queries.ts `blocksOf`).
 --    requests_minute has no '*' rows: the edge minutes of a range are summed per environment. No
 --    environment sid is '*' (an environment sid is 6 letters or digits: schemas/common.schema.ts).
 --    Deletions reach the '*' rows as they reach the others (requests_deleted -> requests_minute ->
@@ -53,7 +53,7 @@ SELECT
 FROM requests
 GROUP BY account_sid, bucket_sid, minute, environment_sid, method, status_code, endpoint;
 
--- Deleting a request (services/api/requests.repository.ts delete()): negated counts, and -1 at its
+-- Deleting a request (services/api/requests/requests.repository.ts delete()): negated counts, and -1 at its
 -- duration's grid index.
 CREATE MATERIALIZED VIEW IF NOT EXISTS requests_deleted_minute_mv TO requests_minute AS
 SELECT

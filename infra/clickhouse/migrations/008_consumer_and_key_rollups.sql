@@ -9,7 +9,7 @@
 --    minutes, an hour and a UTC day (`level` = block length in minutes, `t` = block start, epoch
 --    aligned, as in requests_rollup, 002_metrics.sql). The list and a consumer's totals read the
 --    largest whole blocks inside their range and level-1 rows for the single minutes at its edges
---    (at most 9 at each end; services/api/consumers.repository.ts). The key starts with the
+--    (at most 9 at each end; services/api/consumers/consumer-stats.sql.ts). The key starts with the
 --    block, so a list over a range reads that range's rows only (consumers_minute, keyed by
 --    consumer first, has to be scanned whole for a range of every consumer); within a block the
 --    consumer comes first, so one consumer's totals are found by the key too.

@@ -1,11 +1,11 @@
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import type { Bucket, BucketsRepository } from '../buckets.repository.js';
-import type { EventsRepository } from '../events.repository.js';
-import type { ConsumersRepository } from '../consumers.repository.js';
-import type { MetricsRepository } from '../metrics.repository.js';
-import type { RequestsRepository } from '../requests.repository.js';
-import type { WorkflowsRepository } from '../workflows.repository.js';
+import type { Bucket, BucketsRepository } from '../buckets/buckets.repository.js';
+import type { EventsRepository } from '../events/events.repository.js';
+import type { ConsumersRepository } from '../consumers/consumers.repository.js';
+import type { MetricsRepository } from '../metrics/metrics.repository.js';
+import type { RequestsRepository } from '../requests/requests.repository.js';
+import type { WorkflowsRepository } from '../workflows/workflows.repository.js';
 import type { ImpactService } from '../../releases/impact.service.js';
 import type { SloStatus } from '../../slo/slo.status.js';
 import type { Slo, SlosRepository } from '../../slo/slos.repository.js';

@@ -9,7 +9,7 @@ import type { ValidateFunction } from 'ajv';
 import { mcpCreateEventInput, mcpListEventsInput } from '../../../schemas/events.schema.js';
 import { AppError } from '../../shared/errors.js';
 import { ajv, errorDetails } from '../../shared/schemas.js';
-import type { EventsRepository } from '../events.repository.js';
+import type { EventsRepository } from '../events/events.repository.js';
 import { checkBucketsInScope, ToolError, type McpDeps, type McpScope } from './mcp.context.js';
 import { failure, fitList, json } from './mcp.output.js';
 import { CONSUMER_TOOLS } from './tools/consumers.tools.js';

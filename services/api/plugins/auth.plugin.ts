@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from
 import { bearerToken } from '../../shared/bearer.js';
 import { hashToken, type Principal } from '../../shared/credentials.js';
 import { AppError, forbidden, invalidToken, notFound } from '../../shared/errors.js';
-import { SESSION_COOKIE } from '../sessions.service.js';
+import { SESSION_COOKIE } from '../auth/sessions.service.js';
 
 /**
  * /v1 routes that take no credential: the API description, sign-in (password and single sign-on),

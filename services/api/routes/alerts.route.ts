@@ -3,9 +3,9 @@ import type { alertSchema } from '../../../schemas/alert.schema.js';
 import { ALERT_STATES } from '../../../schemas/alert.schema.js';
 import { accountParams, environmentSid } from '../../../schemas/common.schema.js';
 import { ref, type Reply } from '../../../schemas/index.js';
-import { AlertsRepository } from '../alerts.repository.js';
+import { AlertsRepository } from '../workflows/alerts.repository.js';
 import type { SchemaTypes } from '../api.types.js';
-import { BucketsRepository } from '../buckets.repository.js';
+import { BucketsRepository } from '../buckets/buckets.repository.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 
 const alertQuery = {

@@ -5,8 +5,8 @@ import { accountParams, listQuery } from '../../../schemas/common.schema.js';
 import { ALL_SCOPES } from '../../shared/credentials.js';
 import { validation } from '../../shared/errors.js';
 import { requireScope } from '../plugins/auth.plugin.js';
-import { API_TOKEN_SORTS, ApiTokensRepository } from '../api-tokens.repository.js';
-import { cappedExpiry, expiryCap, requireHeld } from '../token-inheritance.js';
+import { API_TOKEN_SORTS, ApiTokensRepository } from '../tokens/api-tokens.repository.js';
+import { cappedExpiry, expiryCap, requireHeld } from '../tokens/token-inheritance.js';
 
 const tokenParams = {
   type: 'object',

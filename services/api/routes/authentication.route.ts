@@ -4,7 +4,7 @@ import { ref } from '../../../schemas/index.js';
 import { AppError, notFound } from '../../shared/errors.js';
 import { IMPLIED_BY } from '../../shared/scope-grants.js';
 import { chatUserHash } from '../../shared/secret-box.js';
-import { clearSessionCookies } from '../sessions.service.js';
+import { clearSessionCookies } from '../auth/sessions.service.js';
 
 const profileSchema = {
   type: 'object',

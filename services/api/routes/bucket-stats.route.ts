@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { SchemaTypes } from '../api.types.js';
 import { TABLES } from '../../shared/tables.js';
-import { BucketsRepository } from '../buckets.repository.js';
+import { BucketsRepository } from '../buckets/buckets.repository.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 
 const params = {

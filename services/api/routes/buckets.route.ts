@@ -3,8 +3,8 @@ import type { SchemaTypes } from '../api.types.js';
 import { ref } from '../../../schemas/index.js';
 import { accountParams, listQuery } from '../../../schemas/common.schema.js';
 import { requireScope } from '../plugins/auth.plugin.js';
-import { BUCKET_SORTS, BucketsRepository } from '../buckets.repository.js';
-import { RequestsRepository } from '../requests.repository.js';
+import { BUCKET_SORTS, BucketsRepository } from '../buckets/buckets.repository.js';
+import { RequestsRepository } from '../requests/requests.repository.js';
 
 const bucketParams = {
   type: 'object',

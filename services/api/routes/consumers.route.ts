@@ -11,10 +11,10 @@ import {
 import { forbidden, notFound } from '../../shared/errors.js';
 import { createAjv } from '../../shared/schemas.js';
 import { secretBox } from '../../shared/secret-box.js';
-import { BucketsRepository } from '../buckets.repository.js';
-import { ConsumersRepository } from '../consumers.repository.js';
-import { RequestsRepository } from '../requests.repository.js';
-import { resolveRange } from '../metrics-range.js';
+import { BucketsRepository } from '../buckets/buckets.repository.js';
+import { ConsumersRepository } from '../consumers/consumers.repository.js';
+import { RequestsRepository } from '../requests/requests.repository.js';
+import { resolveRange } from '../metrics/metrics-range.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 
 const bucketParams = {

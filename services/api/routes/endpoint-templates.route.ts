@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { endpointTemplateSuggestionsQuery } from '../../../schemas/endpoint-template.schema.js';
 import { ref } from '../../../schemas/index.js';
 import type { SchemaTypes } from '../api.types.js';
-import { BucketsRepository } from '../buckets.repository.js';
-import { EndpointTemplatesRepository } from '../endpoint-templates.repository.js';
-import { resolveRange } from '../metrics-range.js';
+import { BucketsRepository } from '../buckets/buckets.repository.js';
+import { EndpointTemplatesRepository } from '../endpoint-templates/endpoint-templates.repository.js';
+import { resolveRange } from '../metrics/metrics-range.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 
 const bucketParams = {

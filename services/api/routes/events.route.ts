@@ -4,7 +4,7 @@ import { ref } from '../../../schemas/index.js';
 import { accountParams } from '../../../schemas/common.schema.js';
 import { eventListQuery } from '../../../schemas/events.schema.js';
 import { validation } from '../../shared/errors.js';
-import { EventsRepository } from '../events.repository.js';
+import { EventsRepository } from '../events/events.repository.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 
 const eventParams = {

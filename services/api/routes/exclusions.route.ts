@@ -10,14 +10,8 @@ import { AppError, notFound, validation } from '../../shared/errors.js';
 import { createAjv, validator } from '../../shared/schemas.js';
 import { compileExclusionCriteria } from '../../processor/exclusion-criteria.js';
 import { requireScope } from '../plugins/auth.plugin.js';
-import {
-  ExclusionsRepository,
-  RULE_LIST_FILTERS,
-  RULE_SORTS,
-  type ExclusionInput,
-  type RuleListQuery,
-  type RuleShape,
-} from '../exclusions.repository.js';
+import { ExclusionsRepository, type ExclusionInput } from '../rules/exclusions.repository.js';
+import { RULE_LIST_FILTERS, RULE_SORTS, type RuleListQuery, type RuleShape } from '../rules/rule-table.js';
 
 const oneParams = {
   type: 'object',

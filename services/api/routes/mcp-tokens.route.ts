@@ -6,8 +6,8 @@ import { validation } from '../../shared/errors.js';
 import { MCP_TOOL_SCOPES } from '../../../schemas/scopes.js';
 import type { Principal } from '../../shared/credentials.js';
 import { requireScope } from '../plugins/auth.plugin.js';
-import { MCP_TOKEN_SORTS, McpTokensRepository } from '../mcp-tokens.repository.js';
-import { cappedExpiry, expiryCap, requireHeld } from '../token-inheritance.js';
+import { MCP_TOKEN_SORTS, McpTokensRepository } from '../tokens/mcp-tokens.repository.js';
+import { cappedExpiry, expiryCap, requireHeld } from '../tokens/token-inheritance.js';
 
 const tokenParams = {
   type: 'object',

@@ -12,10 +12,10 @@ import {
   type MetricsScopeQuery,
 } from '../../../schemas/metrics.schema.js';
 import { requireScope } from '../plugins/auth.plugin.js';
-import { BucketsRepository } from '../buckets.repository.js';
-import { ConsumersRepository } from '../consumers.repository.js';
-import { resolveRange, type Query } from '../metrics-range.js';
-import { MetricsRepository } from '../metrics.repository.js';
+import { BucketsRepository } from '../buckets/buckets.repository.js';
+import { ConsumersRepository } from '../consumers/consumers.repository.js';
+import { resolveRange, type Query } from '../metrics/metrics-range.js';
+import { MetricsRepository } from '../metrics/metrics.repository.js';
 
 /**
  * Metrics (docs/metrics.md): the plain answers on the spec's paths, the comparison summary and the

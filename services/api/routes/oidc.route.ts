@@ -10,8 +10,8 @@ import {
   OidcSignIn,
   refusalMessages,
   upsertOidcMember,
-} from '../oidc.service.js';
-import { setSessionCookies, startSession } from '../sessions.service.js';
+} from '../auth/oidc.service.js';
+import { setSessionCookies, startSession } from '../auth/sessions.service.js';
 
 const tags = ['authentication'];
 

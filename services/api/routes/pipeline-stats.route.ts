@@ -3,7 +3,7 @@ import type { SchemaTypes } from '../api.types.js';
 import { validation } from '../../shared/errors.js';
 import { TABLES } from '../../shared/tables.js';
 import { requireScope } from '../plugins/auth.plugin.js';
-import { BucketsRepository } from '../buckets.repository.js';
+import { BucketsRepository } from '../buckets/buckets.repository.js';
 
 const querystring = {
   type: 'object',

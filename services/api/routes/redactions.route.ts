@@ -16,8 +16,8 @@ import {
   validateSensitiveRule,
 } from '../../processor/sensitive/index.js';
 import { requireScope } from '../plugins/auth.plugin.js';
-import type { RuleListQuery } from '../exclusions.repository.js';
-import { RedactionsRepository, type RedactionInput } from '../redactions.repository.js';
+import type { RuleListQuery } from '../rules/rule-table.js';
+import { RedactionsRepository, type RedactionInput } from '../rules/redactions.repository.js';
 import { assertSameShape, bodyShape, ruleListQuery, shapeValidatorCompiler } from './exclusions.route.js';
 import { registerRedactionTypesRoute } from './redaction-types.route.js';
 

@@ -3,10 +3,10 @@ import type { SchemaTypes } from '../api.types.js';
 import { ref } from '../../../schemas/index.js';
 import { bearerToken } from '../../shared/bearer.js';
 import { AppError, validation } from '../../shared/errors.js';
-import { BucketsRepository } from '../buckets.repository.js';
+import { BucketsRepository } from '../buckets/buckets.repository.js';
 import { requireScope } from '../plugins/auth.plugin.js';
-import { SESSION_COOKIE } from '../sessions.service.js';
-import { RequestsRepository } from '../requests.repository.js';
+import { SESSION_COOKIE } from '../auth/sessions.service.js';
+import { RequestsRepository } from '../requests/requests.repository.js';
 import type { CriteriaResolver } from './requests.route.js';
 
 /** How often a live connection asks ClickHouse for rows stored since its cursor. */

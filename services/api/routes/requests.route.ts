@@ -4,10 +4,10 @@ import { ref } from '../../../schemas/index.js';
 import type { RequestRecord } from '../../../schemas/request-record.schema.js';
 import { listQuery, timeCursorSchema } from '../../../schemas/common.schema.js';
 import { validation } from '../../shared/errors.js';
-import { parseTimeCursor } from '../pagination.js';
+import { parseTimeCursor } from '../tables/pagination.js';
 import { requireScope } from '../plugins/auth.plugin.js';
-import { BucketsRepository } from '../buckets.repository.js';
-import { REQUEST_SORTS, RequestsRepository, type RequestFilters } from '../requests.repository.js';
+import { BucketsRepository } from '../buckets/buckets.repository.js';
+import { REQUEST_SORTS, RequestsRepository, type RequestFilters } from '../requests/requests.repository.js';
 
 const params = {
   type: 'object',

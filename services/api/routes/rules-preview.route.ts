@@ -10,8 +10,8 @@ import { shapeValidatorCompiler } from './exclusions.route.js';
 import { forbidden, validation } from '../../shared/errors.js';
 import type { StoredRecord } from '../../processor/pipeline.js';
 import { requireScope } from '../plugins/auth.plugin.js';
-import { BucketsRepository } from '../buckets.repository.js';
-import { RequestsRepository } from '../requests.repository.js';
+import { BucketsRepository } from '../buckets/buckets.repository.js';
+import { RequestsRepository } from '../requests/requests.repository.js';
 import {
   checkRedactionDraft,
   previewExclusion,
@@ -19,7 +19,7 @@ import {
   sampleFromInput,
   type ExclusionDraft,
   type RedactionDraft,
-} from '../rules-preview.js';
+} from '../rules/rules-preview.js';
 
 interface Source {
   record?: Record<string, unknown>;
@@ -36,7 +36,7 @@ const upperCaseRuleMethod: preValidationAsyncHookHandler = async (req) => {
 
 /**
  * Designed endpoints (not in the spec): what a draft rule would do to one record, computed by the
- * processor's code (services/api/rules-preview.ts). Nothing is stored. The sample is a pasted
+ * processor's code (services/api/rules/rules-preview.ts). Nothing is stored. The sample is a pasted
  * record or a stored request (which needs requests:read as well).
  */
 export default async function rulesPreviewRoutes(app: FastifyInstance): Promise<void> {

@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { SchemaTypes } from '../api.types.js';
 import { ref } from '../../../schemas/index.js';
 import { requireScope } from '../plugins/auth.plugin.js';
-import { BucketsRepository } from '../buckets.repository.js';
-import { registerSdkRoute } from '../sdk-bootstrap.js';
-import { SdkSettingsRepository } from '../sdk-settings.repository.js';
+import { BucketsRepository } from '../buckets/buckets.repository.js';
+import { registerSdkRoute } from '../sdk/sdk-bootstrap.js';
+import { SdkSettingsRepository } from '../sdk/sdk-settings.repository.js';
 
 const params = {
   type: 'object',
@@ -13,7 +13,7 @@ const params = {
 } as const;
 
 /**
- * The SDK bootstrap `GET /v1/buckets/{b}/sdk` (services/api/sdk-bootstrap.ts, shared with the
+ * The SDK bootstrap `GET /v1/buckets/{b}/sdk` (services/api/sdk/sdk-bootstrap.ts, shared with the
  * ingest listener) and the bucket's configurable SDK settings it serves.
  */
 export default async function sdkRoutes(fastify: FastifyInstance): Promise<void> {

@@ -1,12 +1,17 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ref } from '../../../schemas/index.js';
 import type { SchemaTypes } from '../api.types.js';
-import { createAccount } from '../accounts.service.js';
+import { createAccount } from '../accounts/accounts.service.js';
 import { hashToken } from '../../shared/credentials.js';
 import { AppError, notFound } from '../../shared/errors.js';
 import { hashPassword, verifyPassword } from '../../shared/passwords.js';
-import { SigninThrottle } from '../signin-throttle.js';
-import { SESSION_COOKIE, setSessionCookies, startSession, type StartedSession } from '../sessions.service.js';
+import { SigninThrottle } from '../auth/signin-throttle.js';
+import {
+  SESSION_COOKIE,
+  setSessionCookies,
+  startSession,
+  type StartedSession,
+} from '../auth/sessions.service.js';
 import { newSid } from '../../shared/ids.js';
 
 interface UserRow {

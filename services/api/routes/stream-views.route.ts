@@ -3,10 +3,10 @@ import type { SchemaTypes } from '../api.types.js';
 import { ref } from '../../../schemas/index.js';
 import type pg from 'pg';
 import { listQuery } from '../../../schemas/common.schema.js';
-import { BucketsRepository } from '../buckets.repository.js';
-import { compileCriteria, type CompiledCriteria } from '../criteria.compiler.js';
+import { BucketsRepository } from '../buckets/buckets.repository.js';
+import { compileCriteria, type CompiledCriteria } from '../requests/criteria.compiler.js';
 import { requireScope } from '../plugins/auth.plugin.js';
-import { STREAM_VIEW_SORTS, StreamViewsRepository } from '../stream-views.repository.js';
+import { STREAM_VIEW_SORTS, StreamViewsRepository } from '../requests/stream-views.repository.js';
 import type { CriteriaResolver } from './requests.route.js';
 
 const bucketParams = {

@@ -19,8 +19,8 @@ import { ENVIRONMENT_SID } from '../../shared/ids.js';
 import { secretBox } from '../../shared/secret-box.js';
 import { maskWorkflowPayload, unmaskActions } from '../../actions/action-secrets.js';
 import { requireScope } from '../plugins/auth.plugin.js';
-import { WorkflowTools } from '../workflow-tools.service.js';
-import { BucketsRepository } from '../buckets.repository.js';
+import { WorkflowTools } from '../workflows/workflow-tools.service.js';
+import { BucketsRepository } from '../buckets/buckets.repository.js';
 import type { SchemaTypes } from '../api.types.js';
 import {
   EXECUTION_SORTS,
@@ -30,7 +30,7 @@ import {
   type WorkflowInput,
   type WorkflowScope,
   type WorkflowTrigger,
-} from '../workflows.repository.js';
+} from '../workflows/workflows.repository.js';
 
 // NOTE: ajv-formats is CJS whose typings do not resolve as callable under NodeNext; require() it.
 const addFormats = createRequire(import.meta.url)('ajv-formats') as (ajv: Ajv) => Ajv;

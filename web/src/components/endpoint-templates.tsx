@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
-import { placeholderName } from '../../../services/api/endpoint-template-suggestions';
+import { placeholderName } from '../../../services/api/endpoint-templates/endpoint-template-suggestions';
 import { compileEndpointTemplates, parseEndpointPattern } from '../../../services/shared/endpoint-pattern';
 import { ApiError, fieldErrors } from '../api/client';
 import { endpointTemplates, type EndpointTemplate } from '../api/endpoint-templates';

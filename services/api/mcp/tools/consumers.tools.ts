@@ -1,4 +1,4 @@
-import { resolveRange } from '../../metrics-range.js';
+import { resolveRange } from '../../metrics/metrics-range.js';
 import { bucketFilter, ToolError, type ToolContext } from '../mcp.context.js';
 import { getConsumerInput, listConsumersInput, type CONSUMER_TOOL_SORTS } from '../mcp.inputs.js';
 import { defineTool } from './tool.js';

@@ -10,7 +10,7 @@ import {
   type Interval,
   type Query,
   type TimeRange,
-} from '../../metrics-range.js';
+} from '../../metrics/metrics-range.js';
 import { bucketFilter, bucketsInScope, ToolError, type ToolContext } from '../mcp.context.js';
 import type { COMPARE_SORTS, PERFORMANCE_SORTS } from '../mcp.inputs.js';
 import {

@@ -1,7 +1,7 @@
 import { AppError } from '../../../shared/errors.js';
-import { compileCriteria } from '../../criteria.compiler.js';
-import { parseTimeCursor } from '../../pagination.js';
-import type { RequestFilters } from '../../requests.repository.js';
+import { compileCriteria } from '../../requests/criteria.compiler.js';
+import { parseTimeCursor } from '../../tables/pagination.js';
+import type { RequestFilters } from '../../requests/requests.repository.js';
 import { bucketSidsToRead, ToolError, type ToolContext } from '../mcp.context.js';
 import { getRequestInput, searchRequestsInput } from '../mcp.inputs.js';
 import { fitList, type Truncation } from '../mcp.output.js';

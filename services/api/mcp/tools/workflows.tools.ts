@@ -1,4 +1,4 @@
-import type { Workflow } from '../../workflows.repository.js';
+import type { Workflow } from '../../workflows/workflows.repository.js';
 import { bucketFilter, type ToolContext } from '../mcp.context.js';
 import { listExecutionsInput, listWorkflowsInput } from '../mcp.inputs.js';
 import { fitList, type Truncation } from '../mcp.output.js';

@@ -1,0 +1,246 @@
+import type { ConsumerListQuery } from '../../../schemas/consumers.schema.js';
+import { MERGE } from '../../shared/metrics-sql.js';
+import { TABLES } from '../../shared/tables.js';
+import { segmentsOf, type Sql } from '../metrics/metrics-queries.js';
+import { scopeOf, type MetricsScope, type TimeRange } from '../metrics/metrics-range.js';
+import { labelsSql, overrideParams, type Override } from './consumer-labels.js';
+
+/**
+ * The ClickHouse queries of the consumers' figures (docs/consumers.md): counts and percentiles from
+ * the rollups keyed by consumer (`consumers_rollup`, `consumer_endpoints_rollup`:
+ * 008_consumer_and_key_rollups.sql, sums of `consumers_minute` rows with the endpoint metrics'
+ * histograms, so the same percentile method and error bound), first/last seen and the effective
+ * labels (consumer-labels.ts).
+ */
+
+/** A row of consumerStatsSql. */
+export interface StatsRow {
+  cid: string;
+  name: string;
+  grp: string;
+  req_n: string | number;
+  err_n: string | number;
+  pct: (number | null)[];
+  fs: number | null;
+  ls: number | null;
+}
+
+export interface ConsumerScope {
+  accountSid: string;
+  bucketSid?: string;
+  /** any of these buckets (an MCP token limited to a bucket list) */
+  bucketSids?: string[];
+  environmentSid?: string;
+  range: TimeRange;
+}
+
+const SORT_SQL: Record<NonNullable<ConsumerListQuery['sort']>, string> = {
+  requests: 'req_n',
+  errorRate: 'err_n / req_n',
+  p95: 'ifNull(pct[2], -1)',
+  lastSeen: 'ls',
+  name: "lower(if(name = '', cid, name))",
+};
+
+/** The aggregate columns the merges read (MERGE: counts, and the histogram with min/max for percentiles). */
+const VALUE_COLUMNS = [
+  'requests',
+  'errors',
+  'duration_count',
+  'duration_min',
+  'duration_max',
+  'duration_hist',
+];
+/** The columns of the counts alone. */
+const COUNT_COLUMNS = ['requests', 'errors'];
+/** The columns a percentile's bounds read: no histogram. */
+export const BOUND_COLUMNS = ['requests', 'duration_count', 'duration_min', 'duration_max'];
+
+/** Block lengths (minutes) of consumers_rollup: single minutes, 10 minutes, an hour, a UTC day. */
+const CONSUMER_LEVELS = [1440, 60, 10, 1] as const;
+/** Block lengths of consumer_endpoints_rollup; its single minutes are read from consumers_minute. */
+export const ENDPOINT_LEVELS = [1440, 60] as const;
+
+/**
+ * The aggregate rows covering a scope's minutes, as one subquery of `keys` plus the columns the
+ * merges read (MERGE: counts, and the histogram with min/max for percentiles): the largest whole
+ * blocks of `rollup` inside the range, and the single minutes at its edges, from `rollup`'s own
+ * level-1 rows or else from consumers_minute. Every row is a sum of consumers_minute rows, each
+ * minute of the range is in exactly one block read, so the merged figures equal those of the
+ * minute rows. `where` scopes both tables; the block bounds are added to `params`.
+ */
+export function blockRows(
+  scope: MetricsScope,
+  levels: readonly number[],
+  rollup: string,
+  where: string,
+  params: Record<string, unknown>,
+  keys: readonly string[],
+  values: readonly string[] = VALUE_COLUMNS,
+): string {
+  const cols = [...keys, ...values].join(', ');
+  const blocks: string[] = [];
+  const minutes: string[] = [];
+  const ownMinutes = levels.includes(1);
+  segmentsOf(scope.from, scope.to, 1440, levels).forEach((seg, k) => {
+    params[`sf${k}`] = seg.from;
+    params[`st${k}`] = seg.to;
+    const col = seg.level === 1 && !ownMinutes ? 'minute' : 't';
+    const range = `${col} >= toDateTime({sf${k}:UInt32}, 'UTC') AND ${col} <= toDateTime({st${k}:UInt32}, 'UTC')`;
+    if (seg.level === 1 && !ownMinutes) minutes.push(`(${range})`);
+    else blocks.push(`(level = ${seg.level} AND ${range})`);
+  });
+  const parts: string[] = [];
+  // An empty range still needs one SELECT: `0` reads nothing.
+  if (blocks.length || !minutes.length)
+    parts.push(`SELECT ${cols} FROM ${rollup} WHERE ${where} AND (${blocks.join(' OR ') || '0'})`);
+  if (minutes.length)
+    parts.push(`SELECT ${cols} FROM ${TABLES.consumersMinute} WHERE ${where} AND (${minutes.join(' OR ')})`);
+  return parts.join('\n          UNION ALL ');
+}
+
+/** The account (and bucket) condition and parameters of a scope, for both ClickHouse tables. */
+export function scopeFilter(s: ConsumerScope): { where: string; params: Record<string, unknown> } {
+  const where = ['account_sid = {a:String}'];
+  const params: Record<string, unknown> = { a: s.accountSid };
+  if (s.bucketSid !== undefined) {
+    where.push('bucket_sid = {b:String}');
+    params.b = s.bucketSid;
+  }
+  if (s.bucketSids !== undefined) {
+    where.push('bucket_sid IN {bs:Array(String)}');
+    params.bs = s.bucketSids;
+  }
+  return { where: where.join(' AND '), params };
+}
+
+/**
+ * The consumers_rollup rows of a scope (blockRows), narrowed to one consumer (`id`) or a list
+ * (`ids`), with the aggregate columns `values`; `labelsWhere` scopes consumer_labels the same way.
+ */
+export function consumerSource(
+  s: ConsumerScope,
+  retentionDays: number,
+  opts: { id?: string; ids?: readonly string[]; wide?: boolean },
+  values: readonly string[] = VALUE_COLUMNS,
+): { source: string; params: Record<string, unknown>; labelsWhere: string } {
+  const scope = scopeOf(s.accountSid, s.range, {
+    bucketSid: s.bucketSid,
+    bucketSids: s.bucketSids,
+    environmentSid: s.environmentSid,
+    retentionDays,
+    now: Date.now(),
+  });
+  const { where, params } = scopeFilter(s);
+  const filters = [where];
+  if (s.environmentSid !== undefined) {
+    filters.push('environment_sid = {e:String}');
+    params.e = s.environmentSid;
+  }
+  const labelsWhere = [where];
+  if (opts.id !== undefined) {
+    filters.push('consumer_id = {cid:String}');
+    labelsWhere.push('consumer_id = {cid:String}');
+    params.cid = opts.id;
+  }
+  if (opts.ids !== undefined) {
+    filters.push('consumer_id IN {ids:Array(String)}');
+    labelsWhere.push('consumer_id IN {ids:Array(String)}');
+    params.ids = opts.ids;
+  }
+  // A few consumers: from the tables keyed by consumer first (consumer_endpoints_rollup, and
+  // consumers_minute for the edge minutes), whose index finds their rows without reading the
+  // other consumers'; consumers_rollup's key starts with the block, so a filter on a few
+  // consumers would read every row of the range. Summed over endpoints, the rows are the same
+  // figures (every row of both is a sum of consumers_minute rows). `wide` (the p95 candidates:
+  // hundreds, mostly the busiest consumers, with a row per endpoint and block there) reads
+  // consumers_rollup, one row per consumer and block.
+  const few = !opts.wide && (opts.id !== undefined || opts.ids !== undefined);
+  const source = few
+    ? blockRows(
+        scope,
+        ENDPOINT_LEVELS,
+        TABLES.consumerEndpointsRollup,
+        filters.join(' AND '),
+        params,
+        ['consumer_id'],
+        values,
+      )
+    : blockRows(
+        scope,
+        CONSUMER_LEVELS,
+        TABLES.consumersRollup,
+        filters.join(' AND '),
+        params,
+        ['consumer_id'],
+        values,
+      );
+  return { source, params, labelsWhere: labelsWhere.join(' AND ') };
+}
+
+/**
+ * Requests, errors, percentiles and (unless `labels` is false) the effective labels and first/last
+ * seen per consumer of a scope, one row per consumer (StatsRow), filtered by `q`, sorted and paged.
+ */
+export function consumerStatsSql(
+  s: ConsumerScope,
+  retentionDays: number,
+  overrides: readonly Override[],
+  opts: {
+    id?: string;
+    /** only these consumers */
+    ids?: readonly string[];
+    q?: string;
+    sort?: string;
+    order?: 'asc' | 'desc';
+    limit?: number;
+    offset?: number;
+    /** false: no percentiles (NULLs), the histograms are not merged */
+    percentiles?: boolean;
+    /** false: no labels joined (name and group '', first/last seen NULL) */
+    labels?: boolean;
+    /** many consumers: read from consumers_rollup (consumerSource) */
+    wide?: boolean;
+  },
+): Sql {
+  // Without percentiles only the counts are read: the histogram column is most of a row's bytes.
+  const { source, params, labelsWhere } = consumerSource(
+    s,
+    retentionDays,
+    opts,
+    opts.percentiles === false ? COUNT_COLUMNS : VALUE_COLUMNS,
+  );
+  const labels = opts.labels !== false;
+  const pct =
+    opts.percentiles === false ? 'CAST([NULL, NULL, NULL] AS Array(Nullable(Float64)))' : MERGE.percentiles;
+  const outer: string[] = [];
+  if (opts.q) {
+    outer.push(
+      '(positionCaseInsensitiveUTF8(cid, {q:String}) > 0 OR positionCaseInsensitiveUTF8(name, {q:String}) > 0 OR positionCaseInsensitiveUTF8(grp, {q:String}) > 0)',
+    );
+    params.q = opts.q;
+  }
+  const dir = opts.order === 'asc' ? 'ASC' : 'DESC';
+  const page = opts.limit !== undefined ? `LIMIT {lim:UInt32} OFFSET {off:UInt64}` : '';
+  if (opts.limit !== undefined) {
+    params.lim = opts.limit;
+    params.off = opts.offset ?? 0;
+  }
+  return {
+    query: `SELECT st.cid AS cid, ${labels ? 'lb.name' : "''"} AS name, ${labels ? 'lb.grp' : "''"} AS grp,
+              st.req_n AS req_n, st.err_n AS err_n, st.pct AS pct,
+              ${labels ? 'lb.fs' : 'CAST(NULL AS Nullable(Int64))'} AS fs, ${labels ? 'lb.ls' : 'CAST(NULL AS Nullable(Int64))'} AS ls
+      FROM (
+        SELECT consumer_id AS cid, ${MERGE.requests} AS req_n, ${MERGE.errors} AS err_n, ${pct} AS pct
+        FROM (${source})
+        GROUP BY consumer_id
+        HAVING req_n > 0
+      ) AS st
+      ${labels ? `LEFT JOIN (${labelsSql(labelsWhere)}) AS lb ON lb.cid = st.cid` : ''}
+      ${outer.length ? `WHERE ${outer.join(' AND ')}` : ''}
+      ORDER BY ${SORT_SQL[(opts.sort ?? 'requests') as keyof typeof SORT_SQL]} ${dir}, cid ASC
+      ${page}
+      SETTINGS join_use_nulls = 0, optimize_use_implicit_projections = 0`,
+    query_params: { ...params, ...overrideParams(overrides) },
+  };
+}
