@@ -149,8 +149,8 @@ export default async function exclusionsRoutes(app: FastifyInstance): Promise<vo
         tags,
         summary: 'List exclusion rules',
         description:
-          'Both shapes, each rule in the shape it was created in (docs/rules.md). Soft-deleted Shape A ' +
-          'rules are left out unless `includeDeleted=true` (or `deleted=true`: only them).',
+          'Path and criteria exclusions, each in the shape it was created in (docs/rules.md). Soft-deleted ' +
+          'criteria exclusions are left out unless `includeDeleted=true` (or `deleted=true`: only them).',
         params: accountParams,
         querystring: ruleListQuery(),
         response: { 200: { $ref: 'exclusionList#' } },
@@ -167,7 +167,7 @@ export default async function exclusionsRoutes(app: FastifyInstance): Promise<vo
         tags,
         summary: 'Get an exclusion rule',
         description:
-          'In the shape it was created in; a soft-deleted Shape A rule is returned with its `deletedAt`.',
+          'In the shape it was created in; a soft-deleted criteria exclusion is returned with its `deletedAt`.',
         params: oneParams,
         response: { 200: { $ref: 'exclusionAny#' } },
       },
@@ -189,8 +189,8 @@ export default async function exclusionsRoutes(app: FastifyInstance): Promise<vo
         tags,
         summary: 'Create an exclusion rule',
         description:
-          'Shape B (`name`, `pathPattern`, `method`, `statusCode`, `isActive`) or Shape A (`criteria` in ' +
-          'the search language, `enabled`), told apart by their fields; a body mixing both is a 400. ' +
+          'A path exclusion (`name`, `pathPattern`, `method`, `statusCode`, `isActive`) or a criteria ' +
+          'exclusion (`criteria` in the search language, `enabled`), told apart by their fields; a body mixing both is a 400. ' +
           'Criteria that do not parse are a 400 whose details give the `position`.',
         params: accountParams,
         body: { $ref: 'exclusionCreateAny#' },
@@ -222,8 +222,9 @@ export default async function exclusionsRoutes(app: FastifyInstance): Promise<vo
         tags,
         summary: 'Replace an exclusion rule',
         description:
-          'Full replace in the shape the rule has (a body of the other shape is a 400). Shape B: omitted ' +
-          'description becomes empty, omitted statusCode null. Shape A: omitted description becomes null; ' +
+          'Full replace in the shape the rule has (a body of the other shape is a 400). Path exclusion: ' +
+          'omitted description becomes empty, omitted statusCode null. Criteria exclusion: omitted ' +
+          'description becomes null; ' +
           'a soft-deleted rule is not found. Omitted buckets/environments keep their value.',
         params: oneParams,
         body: { $ref: 'exclusionUpdateAny#' },
@@ -251,7 +252,8 @@ export default async function exclusionsRoutes(app: FastifyInstance): Promise<vo
         tags,
         summary: 'Delete an exclusion rule',
         description:
-          'A Shape B rule is removed. A Shape A rule is soft-deleted: `deletedAt` is set, it is no longer ' +
+          'A path exclusion is removed. A criteria exclusion is soft-deleted: `deletedAt` is set, it is ' +
+          'no longer ' +
           'applied, and it is listed only with `includeDeleted=true`.',
         params: oneParams,
         response: { 200: { $ref: 'deleted#' } },

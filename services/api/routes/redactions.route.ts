@@ -119,8 +119,8 @@ export default async function redactionsRoutes(app: FastifyInstance): Promise<vo
         tags,
         summary: 'List redaction rules',
         description:
-          'Both shapes, each rule in the shape it was created in (docs/rules.md). Soft-deleted Shape A ' +
-          'rules are left out unless `includeDeleted=true` (or `deleted=true`: only them).',
+          'Field and sensitive-data redactions, each in the shape it was created in (docs/rules.md). ' +
+          'Soft-deleted sensitive-data redactions are left out unless `includeDeleted=true` (or `deleted=true`: only them).',
         params: accountParams,
         querystring: ruleListQuery(),
         response: { 200: { $ref: 'redactionList#' } },
@@ -137,7 +137,8 @@ export default async function redactionsRoutes(app: FastifyInstance): Promise<vo
         tags,
         summary: 'Get a redaction rule',
         description:
-          'In the shape it was created in; a soft-deleted Shape A rule is returned with its `deletedAt`.',
+          'In the shape it was created in; a soft-deleted sensitive-data redaction is returned with its ' +
+          '`deletedAt`.',
         params: oneParams,
         response: { 200: { $ref: 'redactionAny#' } },
       },
@@ -158,7 +159,8 @@ export default async function redactionsRoutes(app: FastifyInstance): Promise<vo
         tags,
         summary: 'Create a redaction rule',
         description:
-          'Shape B (`name`, `fieldPath`, `redactionType`, …) or Shape A (`type`, `level`, `scopes`, ' +
+          'A field redaction (`name`, `fieldPath`, `redactionType`, …) or a sensitive-data redaction ' +
+          '(`type`, `level`, `scopes`, ' +
           '`pattern`, `applyTo`, `enabled`), told apart by their fields; a body mixing both is a 400. ' +
           'An unknown predefined type is a 400 listing the valid ones (`details.validTypes`); a custom ' +
           'pattern RE2 cannot compile is a 400 naming it.',
@@ -193,8 +195,9 @@ export default async function redactionsRoutes(app: FastifyInstance): Promise<vo
         tags,
         summary: 'Replace a redaction rule',
         description:
-          'Full replace in the shape the rule has (a body of the other shape is a 400). Shape B: omitted ' +
-          'description becomes empty, omitted replacementValue null. Shape A: omitted description, ' +
+          'Full replace in the shape the rule has (a body of the other shape is a 400). Field redaction: ' +
+          'omitted description becomes empty, omitted replacementValue null. Sensitive-data redaction: ' +
+          'omitted description, ' +
           'pattern and applyTo become null, omitted scopes `["*"]`; a soft-deleted rule is not found. ' +
           'Omitted redactAt/buckets/environments keep their value.',
         params: oneParams,
@@ -225,7 +228,8 @@ export default async function redactionsRoutes(app: FastifyInstance): Promise<vo
         tags,
         summary: 'Delete a redaction rule',
         description:
-          'A Shape B rule is removed. A Shape A rule is soft-deleted: `deletedAt` is set, it is no longer ' +
+          'A field redaction is removed. A sensitive-data redaction is soft-deleted: `deletedAt` is set, ' +
+          'it is no longer ' +
           'applied (nor served to SDKs), and it is listed only with `includeDeleted=true`.',
         params: oneParams,
         response: { 200: { $ref: 'deleted#' } },
