@@ -1,21 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { SchemaTypes } from '../api.types.js';
 import { ref } from '../../../schemas/index.js';
-import { accountParams, listQuery } from '../../../schemas/common.schema.js';
+import { accountParams, listQuery, sidParams } from '../../../schemas/common.schema.js';
 import { ALL_SCOPES } from '../../shared/credentials.js';
 import { validation } from '../../shared/errors.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 import { API_TOKEN_SORTS, ApiTokensRepository } from '../api-tokens.repository.js';
 import { cappedExpiry, expiryCap, requireHeld } from '../token-inheritance.js';
 
-const tokenParams = {
-  type: 'object',
-  required: ['accountSid', 'apiTokenSid'],
-  properties: {
-    accountSid: { type: 'string', maxLength: 64 },
-    apiTokenSid: { type: 'string', maxLength: 64 },
-  },
-} as const;
+const tokenParams = sidParams('accountSid', 'apiTokenSid');
 
 const KNOWN_SCOPES: ReadonlySet<string> = new Set(ALL_SCOPES);
 

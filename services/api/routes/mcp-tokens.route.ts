@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { SchemaTypes } from '../api.types.js';
 import { ref } from '../../../schemas/index.js';
-import { accountParams, listQuery } from '../../../schemas/common.schema.js';
+import { accountParams, listQuery, sidParams } from '../../../schemas/common.schema.js';
 import { validation } from '../../shared/errors.js';
 import { MCP_TOOL_SCOPES } from '../../../schemas/scopes.js';
 import type { Principal } from '../../shared/credentials.js';
@@ -9,14 +9,7 @@ import { requireScope } from '../plugins/auth.plugin.js';
 import { MCP_TOKEN_SORTS, McpTokensRepository } from '../mcp-tokens.repository.js';
 import { cappedExpiry, expiryCap, requireHeld } from '../token-inheritance.js';
 
-const tokenParams = {
-  type: 'object',
-  required: ['accountSid', 'mcpTokenSid'],
-  properties: {
-    accountSid: { type: 'string', maxLength: 64 },
-    mcpTokenSid: { type: 'string', maxLength: 64 },
-  },
-} as const;
+const tokenParams = sidParams('accountSid', 'mcpTokenSid');
 
 /**
  * Minting an MCP token needs the event scopes its event tools always carry. The token records the
