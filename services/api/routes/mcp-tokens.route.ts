@@ -2,12 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { SchemaTypes } from '../api.types.js';
 import { ref } from '../../../schemas/index.js';
 import { accountParams, listQuery, sidParams } from '../../../schemas/common.schema.js';
-import { validation } from '../../shared/errors.js';
 import { MCP_TOOL_SCOPES } from '../../../schemas/scopes.js';
 import type { Principal } from '../../shared/credentials.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 import { MCP_TOKEN_SORTS, McpTokensRepository } from '../mcp-tokens.repository.js';
-import { cappedExpiry, expiryCap, requireHeld } from '../token-inheritance.js';
+import { cappedExpiry, requireHeld } from '../token-inheritance.js';
+import { rejectPastExpiry, tokenChanges } from './token-changes.js';
 
 const tokenParams = sidParams('accountSid', 'mcpTokenSid');
 
@@ -26,19 +26,11 @@ function requireMcpGrants(principal: Principal): void {
   );
 }
 
-/** An expiry must lie in the future (null = never). */
-function checkExpiry(expiresAt: string | null | undefined): void {
-  if (expiresAt && Date.parse(expiresAt) <= Date.now())
-    throw validation('expiresAt is in the past', { 'body.expiresAt': 'must be in the future' });
-}
-
 /** MCP tokens (docs/events-mcp.md): value shown once on create, masked elsewhere; DELETE revokes. */
 export default async function mcpTokensRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<SchemaTypes>();
   const repo = new McpTokensRepository(app.deps.pg);
-  // This process forgets cached credentials before answering; others follow the NOTIFY.
-  const dropCachedCredentials = (sid: string) =>
-    app.deps.credentials.invalidate({ table: 'mcp_tokens', sid });
+  const changes = tokenChanges(app, 'mcp_tokens', repo, (accountSid, sid) => repo.revoke(accountSid, sid));
 
   app.get(
     '/v1/accounts/:accountSid/mcpTokens',
@@ -87,7 +79,7 @@ export default async function mcpTokensRoutes(fastify: FastifyInstance): Promise
     },
     async (req, reply) => {
       requireMcpGrants(req.principal);
-      checkExpiry(req.body.expiresAt);
+      rejectPastExpiry(req.body.expiresAt);
       const created = await repo.create(req.params.accountSid, {
         ...req.body,
         scopes: MCP_TOOL_SCOPES.filter((s) => req.principal.scopes.has(s)),
@@ -115,26 +107,14 @@ export default async function mcpTokensRoutes(fastify: FastifyInstance): Promise
       },
     },
     async (req) => {
+      const { accountSid, mcpTokenSid } = req.params;
       if (req.body.bucketSids !== undefined || req.body.expiresAt !== undefined) {
         requireMcpGrants(req.principal);
         // Widening or prolonging a token reaches what its tools reach: the caller must hold that.
-        const current = await repo.get(req.params.accountSid, req.params.mcpTokenSid);
-        requireHeld(
-          req.principal,
-          current.scopes,
-          'Cannot change a token holding scopes the caller does not hold',
-        );
+        await changes.requireHoldsScopesOf(req.principal, accountSid, mcpTokenSid);
       }
-      checkExpiry(req.body.expiresAt);
-      // The token expires no later than the credential that changed it.
-      const updated = await repo.update(
-        req.params.accountSid,
-        req.params.mcpTokenSid,
-        req.body,
-        expiryCap(req.principal),
-      );
-      dropCachedCredentials(req.params.mcpTokenSid);
-      return updated;
+      rejectPastExpiry(req.body.expiresAt);
+      return changes.update(req.principal, accountSid, mcpTokenSid, req.body);
     },
   );
 
@@ -149,10 +129,6 @@ export default async function mcpTokensRoutes(fastify: FastifyInstance): Promise
         response: { 200: ref('deleted') },
       },
     },
-    async (req) => {
-      await repo.revoke(req.params.accountSid, req.params.mcpTokenSid);
-      dropCachedCredentials(req.params.mcpTokenSid);
-      return { sid: req.params.mcpTokenSid, deleted: true };
-    },
+    async (req) => changes.remove(req.params.accountSid, req.params.mcpTokenSid),
   );
 }
