@@ -87,8 +87,16 @@ export function listQuery<const Sorts extends readonly string[]>(sorts: Sorts, d
   } as const;
 }
 
-export const accountParams = {
-  type: 'object',
-  required: ['accountSid'],
-  properties: { accountSid: { type: 'string', maxLength: 64 } },
-} as const;
+/** One sid in a path: a string of at most 64 characters. */
+const pathSid = { type: 'string', maxLength: 64 } as const;
+
+/** The params schema of a path whose parameters are all sids (`sidParams('accountSid', 'bucketSid')`). */
+export function sidParams<const K extends string>(...names: K[]) {
+  return {
+    type: 'object',
+    required: names,
+    properties: Object.fromEntries(names.map((n) => [n, pathSid])) as { readonly [P in K]: typeof pathSid },
+  } as const;
+}
+
+export const accountParams = sidParams('accountSid');

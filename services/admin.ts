@@ -12,15 +12,9 @@ import { config, environmentVariable } from './shared/config.js';
 import { logger } from './shared/logger.js';
 import { createPool, migratePostgres } from './shared/postgres.js';
 import { hashPassword, passwordProblem } from './shared/passwords.js';
-import {
-  applyPlan,
-  describeStep,
-  exportSettings,
-  plan,
-  readDocument,
-  SettingsApi,
-  SettingsError,
-} from './settings/settings-as-code.js';
+import { applyPlan, describeStep, plan } from './settings/settings-as-code.js';
+import { SettingsApi, SettingsError } from './settings/settings-api.js';
+import { exportSettings, readDocument } from './settings/settings-document.js';
 
 /** One line from standard input; on a terminal the typed characters are not echoed. */
 async function readPassword(): Promise<string> {

@@ -127,7 +127,10 @@ function validSensitive(rules: readonly SensitiveRedactionRule[], log?: Logger) 
       out.push({ input, buckets: setOrNull(r.buckets) });
     } catch (err) {
       if (!(err instanceof SensitiveRuleError || err instanceof SensitivePatternError)) throw err;
-      log?.warn({ redactionSid: r.sid, error: err.message }, 'redaction rule skipped: invalid Shape A rule');
+      log?.warn(
+        { redactionSid: r.sid, error: err.message },
+        'redaction rule skipped: invalid sensitive-data redaction',
+      );
     }
   }
   return out;

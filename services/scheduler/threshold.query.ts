@@ -24,8 +24,6 @@ const EMPTY: WindowMetrics = { requests: 0, error_rate: null, avg_response_time:
  * every watched environment of their bucket: the ARRAY JOIN gives such a row once per scope key
  * of its own bucket (`account|bucket|env`, the env taken from the key), so it is never multiplied
  * by the environments of other buckets in the chunk.
- * NOTE: aliases must not reuse a column name: ClickHouse would resolve `requests` inside the
- * other MERGE expressions to the alias and refuse an aggregate inside an aggregate.
  */
 export async function windowMetrics(
   ch: ClickHouseClient,
@@ -38,12 +36,7 @@ export async function windowMetrics(
   for (let i = 0; i < scopes.length; i += CHUNK) {
     const part = scopes.slice(i, i + CHUNK);
     const rs = await ch.query({
-      query: `SELECT account_sid, bucket_sid, scope_env,
-          ${MERGE.requests} AS n_requests,
-          ${MERGE.errorRate} AS error_rate,
-          ${MERGE.avg} AS avg_response_time,
-          ${MERGE.durationCount} AS n_durations,
-          ${MERGE.p95} AS p95
+      query: `SELECT account_sid, bucket_sid, scope_env, ${WINDOW_COLUMNS}
         FROM ${TABLES.requestsMinute}
         ARRAY JOIN if(environment_sid = '',
           arrayMap(k -> splitByChar('|', k)[3],
@@ -65,25 +58,36 @@ export async function windowMetrics(
       format: 'JSONEachRow',
     });
     for (const row of await rs.json<Record<string, unknown>>()) {
-      const requests = num(row.n_requests) ?? 0;
-      const durations = num(row.n_durations) ?? 0;
-      out.set(
-        scopeKey({
-          accountSid: String(row.account_sid),
-          bucketSid: String(row.bucket_sid),
-          environmentSid: String(row.scope_env),
-        }),
-        {
-          requests,
-          error_rate: requests > 0 ? num(row.error_rate) : null,
-          avg_response_time: durations > 0 ? num(row.avg_response_time) : null,
-          response_time: durations > 0 ? num(row.p95) : null,
-        },
-      );
+      const key = scopeKey({
+        accountSid: String(row.account_sid),
+        bucketSid: String(row.bucket_sid),
+        environmentSid: String(row.scope_env),
+      });
+      out.set(key, windowMetricsOf(row));
     }
   }
   for (const s of scopes) if (!out.has(scopeKey(s))) out.set(scopeKey(s), EMPTY);
   return out;
+}
+
+/**
+ * The merged columns both window queries select. NOTE: aliases must not reuse a column name:
+ * ClickHouse would resolve `requests` inside the other MERGE expressions to the alias and refuse an
+ * aggregate inside an aggregate.
+ */
+const WINDOW_COLUMNS = `${MERGE.requests} AS n_requests, ${MERGE.errorRate} AS error_rate,
+  ${MERGE.avg} AS avg_response_time, ${MERGE.durationCount} AS n_durations, ${MERGE.p95} AS p95`;
+
+/** A row of WINDOW_COLUMNS as the evaluator reads it: no rate or time without requests or durations. */
+function windowMetricsOf(row: Record<string, unknown>): WindowMetrics {
+  const requests = num(row.n_requests) ?? 0;
+  const durations = num(row.n_durations) ?? 0;
+  return {
+    requests,
+    error_rate: requests > 0 ? num(row.error_rate) : null,
+    avg_response_time: durations > 0 ? num(row.avg_response_time) : null,
+    response_time: durations > 0 ? num(row.p95) : null,
+  };
 }
 
 function num(v: unknown): number | null {
@@ -109,12 +113,7 @@ export async function consumerWindowMetrics(
     query: `SELECT m.consumer_id AS cid, m.n_requests, m.error_rate, m.avg_response_time, m.n_durations, m.p95,
         l.name AS name, l.grp AS grp
       FROM (
-        SELECT consumer_id,
-          ${MERGE.requests} AS n_requests,
-          ${MERGE.errorRate} AS error_rate,
-          ${MERGE.avg} AS avg_response_time,
-          ${MERGE.durationCount} AS n_durations,
-          ${MERGE.p95} AS p95
+        SELECT consumer_id, ${WINDOW_COLUMNS}
         FROM ${TABLES.consumersMinute}
         WHERE account_sid = {a:String} AND bucket_sid = {b:String}
           AND ({e:String} = '*' OR environment_sid = {e:String} OR environment_sid = '')
@@ -140,13 +139,8 @@ export async function consumerWindowMetrics(
   });
   const out = new Map<string, WindowMetrics & { name: string | null; group: string | null }>();
   for (const row of await rs.json<Record<string, unknown>>()) {
-    const requests = num(row.n_requests) ?? 0;
-    const durations = num(row.n_durations) ?? 0;
     out.set(String(row.cid), {
-      requests,
-      error_rate: requests > 0 ? num(row.error_rate) : null,
-      avg_response_time: durations > 0 ? num(row.avg_response_time) : null,
-      response_time: durations > 0 ? num(row.p95) : null,
+      ...windowMetricsOf(row),
       name: typeof row.name === 'string' && row.name !== '' ? row.name : null,
       group: typeof row.grp === 'string' && row.grp !== '' ? row.grp : null,
     });

@@ -1,4 +1,7 @@
-import type { Bindings, ChildLoggerOptions, Level, Logger } from 'pino';
+import type { Bindings, ChildLoggerOptions, Level, LogFn, Logger } from 'pino';
+
+/** The levels with a log method; `silent` has one that does nothing. */
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 
 /**
  * A request's logger that becomes a real pino child only when something is logged through it.
@@ -8,6 +11,22 @@ import type { Bindings, ChildLoggerOptions, Level, Logger } from 'pino';
  */
 export class LazyChildLogger {
   private real: Logger | undefined;
+
+  // One method per level, on the prototype (below): a call below the level makes no child.
+  declare fatal: LogFn;
+  declare error: LogFn;
+  declare warn: LogFn;
+  declare info: LogFn;
+  declare debug: LogFn;
+  declare trace: LogFn;
+
+  static {
+    for (const level of LEVELS) {
+      LazyChildLogger.prototype[level] = function (this: LazyChildLogger, ...args: Parameters<LogFn>) {
+        if (this.parent.isLevelEnabled(level)) this.logger[level](...args);
+      };
+    }
+  }
 
   constructor(
     private readonly parent: Logger,
@@ -37,30 +56,6 @@ export class LazyChildLogger {
 
   child(bindings: Bindings, options?: ChildLoggerOptions): Logger {
     return this.logger.child(bindings, options);
-  }
-
-  fatal(...args: Parameters<Logger['fatal']>): void {
-    if (this.parent.isLevelEnabled('fatal')) this.logger.fatal(...args);
-  }
-
-  error(...args: Parameters<Logger['error']>): void {
-    if (this.parent.isLevelEnabled('error')) this.logger.error(...args);
-  }
-
-  warn(...args: Parameters<Logger['warn']>): void {
-    if (this.parent.isLevelEnabled('warn')) this.logger.warn(...args);
-  }
-
-  info(...args: Parameters<Logger['info']>): void {
-    if (this.parent.isLevelEnabled('info')) this.logger.info(...args);
-  }
-
-  debug(...args: Parameters<Logger['debug']>): void {
-    if (this.parent.isLevelEnabled('debug')) this.logger.debug(...args);
-  }
-
-  trace(...args: Parameters<Logger['trace']>): void {
-    if (this.parent.isLevelEnabled('trace')) this.logger.trace(...args);
   }
 
   silent(): void {

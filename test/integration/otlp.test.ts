@@ -11,7 +11,7 @@ import {
   decodeStatus,
   encodeExportRequest,
 } from '../../services/ingest/otlp/otlp.codec.js';
-import { OTLP_TRACE_DESCRIPTOR } from '../../services/ingest/otlp/otlp.descriptor.js';
+import OTLP_TRACE_DESCRIPTOR from '../../schemas/otlp/trace.descriptor.json' with { type: 'json' };
 import { listAllRequests, newAccount, testEnv, waitFor, type TestAccount } from '../helpers/client.js';
 import { scopedToken } from '../helpers/scoped-token.js';
 import { freePort, startService } from '../helpers/service-process.js';

@@ -4,11 +4,11 @@ import { describe, expect, it, vi } from 'vitest';
 import {
   BlockSource,
   BUSY_HOLD_MAX_MEMBERS,
-  planBlocks,
   type BatchControl,
   type Block,
   type RangeStore,
 } from '../../services/processor/block-source.js';
+import { planBlocks } from '../../services/processor/block-plan.js';
 import type { OffsetRange } from '../../services/processor/requests.writer.js';
 
 // The block source's decisions (which blocks, replay, skip, save, commit) against fakes of its own

@@ -1,7 +1,7 @@
 import { AppError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Bucket, BucketsRepository } from '../buckets/buckets.repository.js';
-import type { EventsRepository } from '../events/events.repository.js';
+import type { EventMarker, EventsRepository } from '../events/events.repository.js';
 import type { ConsumersRepository } from '../consumers/consumers.repository.js';
 import type { MetricsRepository } from '../metrics/metrics.repository.js';
 import type { RequestsRepository } from '../requests/requests.repository.js';
@@ -70,6 +70,27 @@ export async function checkedBucket(ctx: ToolContext, bucketSid: string): Promis
       });
     throw err;
   }
+}
+
+/**
+ * One event marker named by the caller, as the token sees it: an event of the account whose
+ * environments and buckets meet the token's. Any other (or none) is the same "not found".
+ */
+export async function visibleEvent(ctx: ToolContext, eventSid: string): Promise<EventMarker> {
+  const s = ctx.scope;
+  let ev: EventMarker | undefined;
+  try {
+    ev = await ctx.deps.events.get(s.accountSid, eventSid);
+  } catch (err) {
+    if (!(err instanceof AppError && err.status === 404)) throw err;
+  }
+  const visible =
+    ev &&
+    (ev.environmentSids.includes('*') || ev.environmentSids.includes(s.environmentSid)) &&
+    (!s.bucketSids.length || ev.bucketSids.some((b) => b === '*' || s.bucketSids.includes(b)));
+  if (!ev || !visible)
+    throw new ToolError(`Event ${eventSid} not found for this token`, { eventSid: 'unknown event' });
+  return ev;
 }
 
 /**

@@ -1,21 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { SchemaTypes } from '../api.types.js';
 import { ref } from '../../../schemas/index.js';
-import { accountParams, listQuery } from '../../../schemas/common.schema.js';
+import { accountParams, listQuery, sidParams } from '../../../schemas/common.schema.js';
 import { ALL_SCOPES } from '../../shared/credentials.js';
 import { validation } from '../../shared/errors.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 import { API_TOKEN_SORTS, ApiTokensRepository } from '../tokens/api-tokens.repository.js';
-import { cappedExpiry, expiryCap, requireHeld } from '../tokens/token-inheritance.js';
+import { cappedExpiry, requireHeld } from '../tokens/token-inheritance.js';
+import { rejectPastExpiry, tokenChanges } from './token-changes.js';
 
-const tokenParams = {
-  type: 'object',
-  required: ['accountSid', 'apiTokenSid'],
-  properties: {
-    accountSid: { type: 'string', maxLength: 64 },
-    apiTokenSid: { type: 'string', maxLength: 64 },
-  },
-} as const;
+const tokenParams = sidParams('accountSid', 'apiTokenSid');
 
 const KNOWN_SCOPES: ReadonlySet<string> = new Set(ALL_SCOPES);
 
@@ -23,10 +17,7 @@ const KNOWN_SCOPES: ReadonlySet<string> = new Set(ALL_SCOPES);
 export default async function apiTokensRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<SchemaTypes>();
   const repo = new ApiTokensRepository(app.deps.pg);
-  // The NOTIFY trigger clears other processes' caches; this process clears its own before
-  // answering, so the very next request with the token already fails.
-  const dropCachedCredentials = (sid: string) =>
-    app.deps.credentials.invalidate({ table: 'api_tokens', sid });
+  const changes = tokenChanges(app, 'api_tokens', repo, (accountSid, sid) => repo.delete(accountSid, sid));
 
   app.get(
     '/v1/accounts/:accountSid/apiTokens',
@@ -81,9 +72,7 @@ export default async function apiTokensRoutes(fastify: FastifyInstance): Promise
           'body.scopes': `unknown scope(s): ${unknown.join(', ')}`,
         });
       }
-      if (body.expiresAt && Date.parse(body.expiresAt) <= Date.now()) {
-        throw validation('expiresAt is in the past', { 'body.expiresAt': 'must be in the future' });
-      }
+      rejectPastExpiry(body.expiresAt);
       // No privilege escalation: a token can only hand out scopes it holds itself (the scopes it
       // was given plus those they grant), and it lives no longer than its maker.
       requireHeld(req.principal, scopes, 'Cannot grant scopes the caller does not hold');
@@ -114,23 +103,10 @@ export default async function apiTokensRoutes(fastify: FastifyInstance): Promise
       },
     },
     async (req) => {
-      // The rule of create applies to changes: a stronger token (deactivated by an administrator,
-      // say) is not brought back, renamed or otherwise changed by a weaker credential.
-      const current = await repo.get(req.params.accountSid, req.params.apiTokenSid);
-      requireHeld(
-        req.principal,
-        current.scopes,
-        'Cannot change a token holding scopes the caller does not hold',
-      );
-      // A changed (say, reactivated) token expires no later than the credential that changed it.
-      const updated = await repo.update(
-        req.params.accountSid,
-        req.params.apiTokenSid,
-        req.body,
-        expiryCap(req.principal),
-      );
-      dropCachedCredentials(req.params.apiTokenSid);
-      return updated;
+      // The rule of create applies to changes, which include reactivating a token.
+      const { accountSid, apiTokenSid } = req.params;
+      await changes.requireHoldsScopesOf(req.principal, accountSid, apiTokenSid);
+      return changes.update(req.principal, accountSid, apiTokenSid, req.body);
     },
   );
 
@@ -145,10 +121,6 @@ export default async function apiTokensRoutes(fastify: FastifyInstance): Promise
         response: { 200: ref('deleted') },
       },
     },
-    async (req) => {
-      await repo.delete(req.params.accountSid, req.params.apiTokenSid);
-      dropCachedCredentials(req.params.apiTokenSid);
-      return { sid: req.params.apiTokenSid, deleted: true };
-    },
+    async (req) => changes.remove(req.params.accountSid, req.params.apiTokenSid),
   );
 }

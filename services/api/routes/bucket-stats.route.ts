@@ -1,14 +1,11 @@
 import type { FastifyInstance } from 'fastify';
+import { sidParams } from '../../../schemas/common.schema.js';
 import type { SchemaTypes } from '../api.types.js';
 import { TABLES } from '../../shared/tables.js';
 import { BucketsRepository } from '../buckets/buckets.repository.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 
-const params = {
-  type: 'object',
-  required: ['accountSid', 'bucketSid'],
-  properties: { accountSid: { type: 'string', maxLength: 64 }, bucketSid: { type: 'string', maxLength: 64 } },
-} as const;
+const params = sidParams('accountSid', 'bucketSid');
 
 const count = { type: 'integer', minimum: 0 } as const;
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { accountParams } from '../../../schemas/common.schema.js';
+import { accountParams, sidParams } from '../../../schemas/common.schema.js';
 import { consumerGetQuery, consumerListQuery } from '../../../schemas/consumers.schema.js';
 import { ref } from '../../../schemas/index.js';
 import type { SchemaTypes } from '../api.types.js';
@@ -17,11 +17,7 @@ import { RequestsRepository } from '../requests/requests.repository.js';
 import { resolveRange } from '../metrics/metrics-range.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 
-const bucketParams = {
-  type: 'object',
-  required: ['accountSid', 'bucketSid'],
-  properties: { accountSid: { type: 'string', maxLength: 64 }, bucketSid: { type: 'string', maxLength: 64 } },
-} as const;
+const bucketParams = sidParams('accountSid', 'bucketSid');
 const consumerParams = {
   type: 'object',
   required: ['accountSid', 'consumerId'],

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { sidParams } from '../../../schemas/common.schema.js';
 import { endpointTemplateSuggestionsQuery } from '../../../schemas/endpoint-template.schema.js';
 import { ref } from '../../../schemas/index.js';
 import type { SchemaTypes } from '../api.types.js';
@@ -7,20 +8,8 @@ import { EndpointTemplatesRepository } from '../endpoint-templates/endpoint-temp
 import { resolveRange } from '../metrics/metrics-range.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 
-const bucketParams = {
-  type: 'object',
-  required: ['accountSid', 'bucketSid'],
-  properties: { accountSid: { type: 'string', maxLength: 64 }, bucketSid: { type: 'string', maxLength: 64 } },
-} as const;
-const templateParams = {
-  type: 'object',
-  required: ['accountSid', 'bucketSid', 'endpointTemplateSid'],
-  properties: {
-    accountSid: { type: 'string', maxLength: 64 },
-    bucketSid: { type: 'string', maxLength: 64 },
-    endpointTemplateSid: { type: 'string', maxLength: 64 },
-  },
-} as const;
+const bucketParams = sidParams('accountSid', 'bucketSid');
+const templateParams = sidParams('accountSid', 'bucketSid', 'endpointTemplateSid');
 
 /**
  * A bucket's endpoint template rules (docs/processing.md, "Endpoint templates"): list, read,

@@ -1,22 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { SchemaTypes } from '../api.types.js';
 import { ref } from '../../../schemas/index.js';
-import { accountParams, listQuery } from '../../../schemas/common.schema.js';
-import { validation } from '../../shared/errors.js';
+import { accountParams, listQuery, sidParams } from '../../../schemas/common.schema.js';
 import { MCP_TOOL_SCOPES } from '../../../schemas/scopes.js';
 import type { Principal } from '../../shared/credentials.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 import { MCP_TOKEN_SORTS, McpTokensRepository } from '../tokens/mcp-tokens.repository.js';
-import { cappedExpiry, expiryCap, requireHeld } from '../tokens/token-inheritance.js';
+import { cappedExpiry, requireHeld } from '../tokens/token-inheritance.js';
+import { rejectPastExpiry, tokenChanges } from './token-changes.js';
 
-const tokenParams = {
-  type: 'object',
-  required: ['accountSid', 'mcpTokenSid'],
-  properties: {
-    accountSid: { type: 'string', maxLength: 64 },
-    mcpTokenSid: { type: 'string', maxLength: 64 },
-  },
-} as const;
+const tokenParams = sidParams('accountSid', 'mcpTokenSid');
 
 /**
  * Minting an MCP token needs the event scopes its event tools always carry. The token records the
@@ -33,19 +26,11 @@ function requireMcpGrants(principal: Principal): void {
   );
 }
 
-/** An expiry must lie in the future (null = never). */
-function checkExpiry(expiresAt: string | null | undefined): void {
-  if (expiresAt && Date.parse(expiresAt) <= Date.now())
-    throw validation('expiresAt is in the past', { 'body.expiresAt': 'must be in the future' });
-}
-
 /** MCP tokens (docs/events-mcp.md): value shown once on create, masked elsewhere; DELETE revokes. */
 export default async function mcpTokensRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<SchemaTypes>();
   const repo = new McpTokensRepository(app.deps.pg);
-  // This process forgets cached credentials before answering; others follow the NOTIFY.
-  const dropCachedCredentials = (sid: string) =>
-    app.deps.credentials.invalidate({ table: 'mcp_tokens', sid });
+  const changes = tokenChanges(app, 'mcp_tokens', repo, (accountSid, sid) => repo.revoke(accountSid, sid));
 
   app.get(
     '/v1/accounts/:accountSid/mcpTokens',
@@ -94,7 +79,7 @@ export default async function mcpTokensRoutes(fastify: FastifyInstance): Promise
     },
     async (req, reply) => {
       requireMcpGrants(req.principal);
-      checkExpiry(req.body.expiresAt);
+      rejectPastExpiry(req.body.expiresAt);
       const created = await repo.create(req.params.accountSid, {
         ...req.body,
         scopes: MCP_TOOL_SCOPES.filter((s) => req.principal.scopes.has(s)),
@@ -122,26 +107,14 @@ export default async function mcpTokensRoutes(fastify: FastifyInstance): Promise
       },
     },
     async (req) => {
+      const { accountSid, mcpTokenSid } = req.params;
       if (req.body.bucketSids !== undefined || req.body.expiresAt !== undefined) {
         requireMcpGrants(req.principal);
         // Widening or prolonging a token reaches what its tools reach: the caller must hold that.
-        const current = await repo.get(req.params.accountSid, req.params.mcpTokenSid);
-        requireHeld(
-          req.principal,
-          current.scopes,
-          'Cannot change a token holding scopes the caller does not hold',
-        );
+        await changes.requireHoldsScopesOf(req.principal, accountSid, mcpTokenSid);
       }
-      checkExpiry(req.body.expiresAt);
-      // The token expires no later than the credential that changed it.
-      const updated = await repo.update(
-        req.params.accountSid,
-        req.params.mcpTokenSid,
-        req.body,
-        expiryCap(req.principal),
-      );
-      dropCachedCredentials(req.params.mcpTokenSid);
-      return updated;
+      rejectPastExpiry(req.body.expiresAt);
+      return changes.update(req.principal, accountSid, mcpTokenSid, req.body);
     },
   );
 
@@ -156,10 +129,6 @@ export default async function mcpTokensRoutes(fastify: FastifyInstance): Promise
         response: { 200: ref('deleted') },
       },
     },
-    async (req) => {
-      await repo.revoke(req.params.accountSid, req.params.mcpTokenSid);
-      dropCachedCredentials(req.params.mcpTokenSid);
-      return { sid: req.params.mcpTokenSid, deleted: true };
-    },
+    async (req) => changes.remove(req.params.accountSid, req.params.mcpTokenSid),
   );
 }

@@ -67,13 +67,13 @@ export default async function metricsRoutes(fastify: FastifyInstance): Promise<v
 
   app.get(
     `${base}/summary`,
-    { preHandler: pre, schema: schema(metricsScopeQuery, 'metricsSummary', 'Metrics summary (Shape B)') },
+    { preHandler: pre, schema: schema(metricsScopeQuery, 'metricsSummary', 'Metrics summary') },
     async (req) => repo.summary(await scope(req.params.accountSid, req.query)),
   );
 
   app.get(
     `${base}/throughput`,
-    { preHandler: pre, schema: schema(throughputQuery, 'metricsThroughput', 'Throughput series (Shape B)') },
+    { preHandler: pre, schema: schema(throughputQuery, 'metricsThroughput', 'Throughput series') },
     async (req) => repo.throughput(await scope(req.params.accountSid, req.query), req.query.interval),
   );
 
@@ -81,7 +81,7 @@ export default async function metricsRoutes(fastify: FastifyInstance): Promise<v
     `${base}/performance`,
     {
       preHandler: pre,
-      schema: schema(performanceQuery, 'metricsPerformance', 'Response times per group (Shape B)'),
+      schema: schema(performanceQuery, 'metricsPerformance', 'Response times per group'),
     },
     async (req) =>
       repo.performance(
@@ -94,7 +94,7 @@ export default async function metricsRoutes(fastify: FastifyInstance): Promise<v
 
   app.get(
     `${base}/errors`,
-    { preHandler: pre, schema: schema(errorsQuery, 'metricsErrors', 'Errors (Shape B)') },
+    { preHandler: pre, schema: schema(errorsQuery, 'metricsErrors', 'Errors') },
     async (req) =>
       repo.errors(await scope(req.params.accountSid, req.query), req.query.statusCode, req.query.limit),
   );
@@ -103,11 +103,7 @@ export default async function metricsRoutes(fastify: FastifyInstance): Promise<v
     `${base}/shapeA/summary`,
     {
       preHandler: pre,
-      schema: schema(
-        metricsScopeQuery,
-        'metricsShapeASummary',
-        'Summary against the previous period (Shape A)',
-      ),
+      schema: schema(metricsScopeQuery, 'metricsShapeASummary', 'Summary against the previous period'),
     },
     async (req) => repo.comparisonSummary(await scope(req.params.accountSid, req.query)),
   );
@@ -116,7 +112,7 @@ export default async function metricsRoutes(fastify: FastifyInstance): Promise<v
     `${base}/shapeA/throughput`,
     {
       preHandler: pre,
-      schema: schema(throughputPeriodsQuery, 'metricsShapeAThroughput', 'Throughput periods (Shape A)'),
+      schema: schema(throughputPeriodsQuery, 'metricsShapeAThroughput', 'Throughput periods'),
     },
     async (req) =>
       repo.throughputPeriods(
@@ -130,11 +126,7 @@ export default async function metricsRoutes(fastify: FastifyInstance): Promise<v
     `${base}/shapeA/responseTime`,
     {
       preHandler: pre,
-      schema: schema(
-        responseTimePeriodsQuery,
-        'metricsShapeAResponseTime',
-        'Response-time periods (Shape A)',
-      ),
+      schema: schema(responseTimePeriodsQuery, 'metricsShapeAResponseTime', 'Response-time periods'),
     },
     async (req) =>
       repo.responseTimePeriods(await scope(req.params.accountSid, req.query), req.query.interval),

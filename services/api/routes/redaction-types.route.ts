@@ -20,7 +20,7 @@ export function registerRedactionTypesRoute(app: FastifyInstance): void {
         tags: ['redactions'],
         summary: 'List the predefined redaction types',
         description:
-          'Every predefined type a Shape A redaction rule can name in `type`, with its description, ' +
+          'Every predefined type a sensitive-data redaction can name in `type`, with its description, ' +
           'validation, what `partial` keeps and examples; also the valid `scopes` and `level`s (docs/rules.md).',
         params: accountParams,
         response: { 200: { $ref: 'redactionTypes#' } },

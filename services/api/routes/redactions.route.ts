@@ -1,11 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { accountParams } from '../../../schemas/common.schema.js';
-import {
-  SENSITIVE_REDACTION_ONLY,
-  FIELD_REDACTION_ONLY,
-  type SensitiveRedactionCreate,
-  type SensitiveRedactionUpdate,
-} from '../../../schemas/rules.schema.js';
+import type { SensitiveRedactionCreate, SensitiveRedactionUpdate } from '../../../schemas/rules.schema.js';
 import { AppError, validation } from '../../shared/errors.js';
 import { parseFieldPath } from '../../shared/rules.js';
 import {
@@ -15,19 +9,9 @@ import {
   isPredefinedType,
   validateSensitiveRule,
 } from '../../processor/sensitive/index.js';
-import { requireScope } from '../plugins/auth.plugin.js';
-import type { RuleListQuery } from '../rules/rule-table.js';
 import { RedactionsRepository, type RedactionInput } from '../rules/redactions.repository.js';
-import { assertSameShape, bodyShape, ruleListQuery, shapeValidatorCompiler } from './exclusions.route.js';
+import { registerRuleRoutes } from './rule-routes.js';
 import { registerRedactionTypesRoute } from './redaction-types.route.js';
-
-const oneParams = {
-  type: 'object',
-  required: ['accountSid', 'redactionSid'],
-  properties: { accountSid: { type: 'string' }, redactionSid: { type: 'string' } },
-} as const;
-
-type P = { accountSid: string; redactionSid: string };
 
 /** What the schema cannot say: the field path's syntax, and `replace` needing its value. */
 function checkRedaction(body: RedactionInput): void {
@@ -97,143 +81,57 @@ function checkSensitiveRedaction(body: SensitiveRedactionCreate | SensitiveRedac
   }
 }
 
-const FIELDS = { A: SENSITIVE_REDACTION_ONLY, B: FIELD_REDACTION_ONLY };
-
+/** Redaction rules (docs/rules.md): field redactions and sensitive-data redactions on the same routes. */
 export default async function redactionsRoutes(app: FastifyInstance): Promise<void> {
   const repo = new RedactionsRepository(app.deps.pg);
-  const tags = ['redactions'];
-  const shapes = {
-    what: 'a redaction',
-    contentOnly: SENSITIVE_REDACTION_ONLY,
-    pathOnly: FIELD_REDACTION_ONLY,
-  };
 
   // Static `/redactions/types` is matched before `/redactions/:redactionSid`.
   registerRedactionTypesRoute(app);
 
-  app.get<{ Params: { accountSid: string }; Querystring: RuleListQuery }>(
-    '/v1/accounts/:accountSid/redactions',
-    {
-      preHandler: requireScope('redactions:read'),
-      schema: {
-        tags,
-        summary: 'List redaction rules',
-        description:
-          'Both shapes, each rule in the shape it was created in (docs/rules.md). Soft-deleted Shape A ' +
-          'rules are left out unless `includeDeleted=true` (or `deleted=true`: only them).',
-        params: accountParams,
-        querystring: ruleListQuery(),
-        response: { 200: { $ref: 'redactionList#' } },
-      },
+  registerRuleRoutes<RedactionInput | SensitiveRedactionCreate>(app, {
+    kind: 'redaction',
+    rows: repo,
+    describe: {
+      list:
+        'Field and sensitive-data redactions, each in the shape it was created in (docs/rules.md). ' +
+        'Soft-deleted sensitive-data redactions are left out unless `includeDeleted=true` (or ' +
+        '`deleted=true`: only them).',
+      get:
+        'In the shape it was created in; a soft-deleted sensitive-data redaction is returned with its ' +
+        '`deletedAt`.',
+      create:
+        'A field redaction (`name`, `fieldPath`, `redactionType`, …) or a sensitive-data redaction ' +
+        '(`type`, `level`, `scopes`, `pattern`, `applyTo`, `enabled`), told apart by their fields; a ' +
+        'body mixing both is a 400. An unknown predefined type is a 400 listing the valid ones ' +
+        '(`details.validTypes`); a custom pattern RE2 cannot compile is a 400 naming it.',
+      replace:
+        'Full replace in the shape the rule has (a body of the other shape is a 400). Field redaction: ' +
+        'omitted description becomes empty, omitted replacementValue null. Sensitive-data redaction: ' +
+        'omitted description, pattern and applyTo become null, omitted scopes `["*"]`; a soft-deleted ' +
+        'rule is not found. Omitted redactAt/buckets/environments keep their value.',
+      delete:
+        'A field redaction is removed. A sensitive-data redaction is soft-deleted: `deletedAt` is set, ' +
+        'it is no longer applied (nor served to SDKs), and it is listed only with `includeDeleted=true`.',
     },
-    async (req) => repo.list(req.params.accountSid, req.query),
-  );
-
-  app.get<{ Params: P }>(
-    '/v1/accounts/:accountSid/redactions/:redactionSid',
-    {
-      preHandler: requireScope('redactions:read'),
-      schema: {
-        tags,
-        summary: 'Get a redaction rule',
-        description:
-          'In the shape it was created in; a soft-deleted Shape A rule is returned with its `deletedAt`.',
-        params: oneParams,
-        response: { 200: { $ref: 'redactionAny#' } },
-      },
-    },
-    async (req) => repo.get(req.params.accountSid, req.params.redactionSid),
-  );
-
-  app.post<{ Params: { accountSid: string }; Body: RedactionInput | SensitiveRedactionCreate }>(
-    '/v1/accounts/:accountSid/redactions',
-    {
-      preHandler: requireScope('redactions:write'),
-      validatorCompiler: shapeValidatorCompiler({
-        ...shapes,
-        contentSchema: 'redactionCreateA',
-        pathSchema: 'redactionCreate',
-      }),
-      schema: {
-        tags,
-        summary: 'Create a redaction rule',
-        description:
-          'Shape B (`name`, `fieldPath`, `redactionType`, …) or Shape A (`type`, `level`, `scopes`, ' +
-          '`pattern`, `applyTo`, `enabled`), told apart by their fields; a body mixing both is a 400. ' +
-          'An unknown predefined type is a 400 listing the valid ones (`details.validTypes`); a custom ' +
-          'pattern RE2 cannot compile is a 400 naming it.',
-        params: accountParams,
-        body: { $ref: 'redactionCreateAny#' },
-        response: { 201: { $ref: 'redactionAny#' } },
-      },
-    },
-    async (req, reply) => {
-      const { accountSid } = req.params;
-      if (bodyShape(req.body, SENSITIVE_REDACTION_ONLY) === 'A') {
-        const body = req.body as SensitiveRedactionCreate;
-        checkSensitiveRedaction(body);
-        return reply.status(201).send(await repo.createSensitive(accountSid, body));
+    async create(accountSid, body, shape) {
+      if (shape === 'A') {
+        const sensitive = body as SensitiveRedactionCreate;
+        checkSensitiveRedaction(sensitive);
+        return repo.createSensitive(accountSid, sensitive);
       }
-      const body = req.body as RedactionInput;
-      checkRedaction(body);
-      return reply.status(201).send(await repo.create(accountSid, body));
+      const field = body as RedactionInput;
+      checkRedaction(field);
+      return repo.create(accountSid, field);
     },
-  );
-
-  app.put<{ Params: P; Body: RedactionInput | SensitiveRedactionUpdate }>(
-    '/v1/accounts/:accountSid/redactions/:redactionSid',
-    {
-      preHandler: requireScope('redactions:write'),
-      validatorCompiler: shapeValidatorCompiler({
-        ...shapes,
-        contentSchema: 'redactionUpdateA',
-        pathSchema: 'redactionUpdate',
-      }),
-      schema: {
-        tags,
-        summary: 'Replace a redaction rule',
-        description:
-          'Full replace in the shape the rule has (a body of the other shape is a 400). Shape B: omitted ' +
-          'description becomes empty, omitted replacementValue null. Shape A: omitted description, ' +
-          'pattern and applyTo become null, omitted scopes `["*"]`; a soft-deleted rule is not found. ' +
-          'Omitted redactAt/buckets/environments keep their value.',
-        params: oneParams,
-        body: { $ref: 'redactionUpdateAny#' },
-        response: { 200: { $ref: 'redactionAny#' } },
-      },
-    },
-    async (req) => {
-      const { accountSid, redactionSid } = req.params;
-      const given = bodyShape(req.body, SENSITIVE_REDACTION_ONLY);
-      assertSameShape('Redaction', redactionSid, await repo.shapeOf(accountSid, redactionSid), given, FIELDS);
-      if (given === 'A') {
-        const body = req.body as SensitiveRedactionUpdate;
-        checkSensitiveRedaction(body);
-        return repo.updateSensitive(accountSid, redactionSid, body);
+    async replace(accountSid, sid, body, shape) {
+      if (shape === 'A') {
+        const sensitive = body as SensitiveRedactionUpdate;
+        checkSensitiveRedaction(sensitive);
+        return repo.updateSensitive(accountSid, sid, sensitive);
       }
-      const body = req.body as RedactionInput;
-      checkRedaction(body);
-      return repo.update(accountSid, redactionSid, body);
+      const field = body as RedactionInput;
+      checkRedaction(field);
+      return repo.update(accountSid, sid, field);
     },
-  );
-
-  app.delete<{ Params: P }>(
-    '/v1/accounts/:accountSid/redactions/:redactionSid',
-    {
-      preHandler: requireScope('redactions:delete'),
-      schema: {
-        tags,
-        summary: 'Delete a redaction rule',
-        description:
-          'A Shape B rule is removed. A Shape A rule is soft-deleted: `deletedAt` is set, it is no longer ' +
-          'applied (nor served to SDKs), and it is listed only with `includeDeleted=true`.',
-        params: oneParams,
-        response: { 200: { $ref: 'deleted#' } },
-      },
-    },
-    async (req) => {
-      await repo.delete(req.params.accountSid, req.params.redactionSid);
-      return { sid: req.params.redactionSid, deleted: true };
-    },
-  );
+  });
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { sidParams } from '../../../schemas/common.schema.js';
 import { ref } from '../../../schemas/index.js';
 import { IMPACT_WINDOW_LIMITS } from '../../../schemas/slo.schema.js';
 import { ImpactService } from '../../releases/impact.service.js';
@@ -6,11 +7,7 @@ import { ReleaseSettingsRepository, type ImpactWindows } from '../../releases/re
 import type { SchemaTypes } from '../api.types.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 
-const params = {
-  type: 'object',
-  required: ['accountSid', 'eventSid'],
-  properties: { accountSid: { type: 'string', maxLength: 64 }, eventSid: { type: 'string', maxLength: 64 } },
-} as const;
+const params = sidParams('accountSid', 'eventSid');
 
 /** Each length left out is the buckets' setting (releaseSettings below; 30, 30 and 2 by default). */
 const query = {
@@ -19,11 +16,7 @@ const query = {
   properties: IMPACT_WINDOW_LIMITS,
 } as const;
 
-const bucketParams = {
-  type: 'object',
-  required: ['accountSid', 'bucketSid'],
-  properties: { accountSid: { type: 'string', maxLength: 64 }, bucketSid: { type: 'string', maxLength: 64 } },
-} as const;
+const bucketParams = sidParams('accountSid', 'bucketSid');
 
 /** Release impact of deployment events and the per-bucket windows it uses (docs/releases.md). */
 export default async function releasesRoutes(fastify: FastifyInstance): Promise<void> {

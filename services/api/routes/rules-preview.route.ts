@@ -1,12 +1,6 @@
-import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { accountParams } from '../../../schemas/common.schema.js';
-import {
-  CRITERIA_EXCLUSION_ONLY,
-  PATH_EXCLUSION_ONLY,
-  SENSITIVE_REDACTION_ONLY,
-  FIELD_REDACTION_ONLY,
-} from '../../../schemas/rules.schema.js';
-import { shapeValidatorCompiler } from './exclusions.route.js';
+import { shapeValidatorCompiler, upperCaseMethod } from './rule-routes.js';
 import { forbidden, validation } from '../../shared/errors.js';
 import type { StoredRecord } from '../../processor/pipeline.js';
 import { requireScope } from '../plugins/auth.plugin.js';
@@ -26,13 +20,6 @@ interface Source {
   bucketSid?: string;
   requestSid?: string;
 }
-
-/** The rule's method is case-insensitive, as on the exclusions API (upperCaseMethod). */
-const upperCaseRuleMethod: preValidationAsyncHookHandler = async (req) => {
-  const rule = (req.body as { rule?: { method?: unknown } } | null | undefined)?.rule;
-  if (rule && typeof rule === 'object' && typeof rule.method === 'string')
-    rule.method = rule.method.toUpperCase();
-};
 
 /**
  * Designed endpoints (not in the spec): what a draft rule would do to one record, computed by the
@@ -64,9 +51,7 @@ export default async function rulesPreviewRoutes(app: FastifyInstance): Promise<
     {
       preHandler: requireScope('redactions:read'),
       validatorCompiler: shapeValidatorCompiler({
-        what: 'a redaction',
-        contentOnly: SENSITIVE_REDACTION_ONLY,
-        pathOnly: FIELD_REDACTION_ONLY,
+        kind: 'redaction',
         contentSchema: 'redactionPreviewBodyA',
         pathSchema: 'redactionPreviewBody',
         inside: 'rule',
@@ -93,12 +78,11 @@ export default async function rulesPreviewRoutes(app: FastifyInstance): Promise<
   app.post<{ Params: { accountSid: string }; Body: Source & { rule: ExclusionDraft } }>(
     '/v1/accounts/:accountSid/exclusions/preview',
     {
-      preValidation: upperCaseRuleMethod,
+      // The rule's method is case-insensitive, as on the exclusions API.
+      preValidation: upperCaseMethod('rule'),
       preHandler: requireScope('exclusions:read'),
       validatorCompiler: shapeValidatorCompiler({
-        what: 'an exclusion',
-        contentOnly: CRITERIA_EXCLUSION_ONLY,
-        pathOnly: PATH_EXCLUSION_ONLY,
+        kind: 'exclusion',
         contentSchema: 'exclusionPreviewBodyA',
         pathSchema: 'exclusionPreviewBody',
         inside: 'rule',

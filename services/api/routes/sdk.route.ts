@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { sidParams } from '../../../schemas/common.schema.js';
 import type { SchemaTypes } from '../api.types.js';
 import { ref } from '../../../schemas/index.js';
 import { requireScope } from '../plugins/auth.plugin.js';
@@ -6,11 +7,7 @@ import { BucketsRepository } from '../buckets/buckets.repository.js';
 import { registerSdkRoute } from '../sdk/sdk-bootstrap.js';
 import { SdkSettingsRepository } from '../sdk/sdk-settings.repository.js';
 
-const params = {
-  type: 'object',
-  required: ['accountSid', 'bucketSid'],
-  properties: { accountSid: { type: 'string', maxLength: 64 }, bucketSid: { type: 'string', maxLength: 64 } },
-} as const;
+const params = sidParams('accountSid', 'bucketSid');
 
 /**
  * The SDK bootstrap `GET /v1/buckets/{b}/sdk` (services/api/sdk/sdk-bootstrap.ts, shared with the

@@ -1,16 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { ref } from '../../../schemas/index.js';
-import { accountParams } from '../../../schemas/common.schema.js';
+import { accountParams, sidParams } from '../../../schemas/common.schema.js';
 import { sloStatus } from '../../slo/slo.status.js';
 import { SlosRepository, type SloInput } from '../../slo/slos.repository.js';
 import type { SchemaTypes } from '../api.types.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 
-const sloParams = {
-  type: 'object',
-  required: ['accountSid', 'sloSid'],
-  properties: { accountSid: { type: 'string', maxLength: 64 }, sloSid: { type: 'string', maxLength: 64 } },
-} as const;
+const sloParams = sidParams('accountSid', 'sloSid');
 
 const listQuery = {
   type: 'object',

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { accountParams } from '../../../schemas/common.schema.js';
 import type { SchemaTypes } from '../api.types.js';
 import { ref } from '../../../schemas/index.js';
 import { hashToken } from '../../shared/credentials.js';
@@ -12,11 +13,6 @@ const userParams = {
   type: 'object',
   required: ['accountSid', 'userSid'],
   properties: { accountSid: { type: 'string' }, userSid: { type: 'string', maxLength: 64 } },
-} as const;
-const accountParams = {
-  type: 'object',
-  required: ['accountSid'],
-  properties: { accountSid: { type: 'string', maxLength: 64 } },
 } as const;
 
 interface MemberRow {

@@ -1,7 +1,7 @@
 import protobuf from 'protobufjs';
 import { validation } from '../../shared/errors.js';
 import { depthError } from '../../shared/json-depth.js';
-import { OTLP_TRACE_DESCRIPTOR } from './otlp.descriptor.js';
+import OTLP_TRACE_DESCRIPTOR from '../../../schemas/otlp/trace.descriptor.json' with { type: 'json' };
 
 /** The two OTLP/HTTP encodings (OTLP specification, "OTLP/HTTP Request"). */
 export type OtlpEncoding = 'protobuf' | 'json';

@@ -1,15 +1,9 @@
 import { compileCustomPattern, SensitivePatternError } from './custom.js';
 import { DETECTORS, isPredefinedType } from './detectors.js';
 import { redactsIn } from '../rule-environment.js';
-import {
-  redactForm,
-  redactJsonText,
-  redactJsonValue,
-  redactUrl,
-  redactUserinfo,
-  redactXml,
-  type Hit,
-} from './formats.js';
+import { redactJsonText, redactJsonValue, type Hit } from './json-format.js';
+import { redactForm, redactUrl, redactUserinfo } from './url-formats.js';
+import { redactXml } from './xml-format.js';
 import {
   buildPlan,
   EMPTY_PLAN,

@@ -11,7 +11,7 @@ import {
   type Query,
   type TimeRange,
 } from '../../metrics/metrics-range.js';
-import { bucketFilter, bucketsInScope, ToolError, type ToolContext } from '../mcp.context.js';
+import { bucketFilter, bucketsInScope, ToolError, visibleEvent, type ToolContext } from '../mcp.context.js';
 import type { COMPARE_SORTS, PERFORMANCE_SORTS } from '../mcp.inputs.js';
 import {
   comparePeriodsInput,
@@ -409,19 +409,7 @@ async function periodsOf(ctx: ToolContext, args: CompareArgs) {
       throw new ToolError('Pass either eventSid or the four period dates, not both', {
         [other[0]!]: 'not allowed with eventSid',
       });
-    let ev;
-    try {
-      ev = await ctx.deps.events.get(ctx.scope.accountSid, args.eventSid);
-    } catch (err) {
-      if (!(err instanceof AppError && err.status === 404)) throw err;
-    }
-    const s = ctx.scope;
-    const visible =
-      ev &&
-      (ev.environmentSids.includes('*') || ev.environmentSids.includes(s.environmentSid)) &&
-      (!s.bucketSids.length || ev.bucketSids.some((b) => b === '*' || s.bucketSids.includes(b)));
-    if (!ev || !visible)
-      throw new ToolError(`Event ${args.eventSid} not found for this token`, { eventSid: 'unknown event' });
+    const ev = await visibleEvent(ctx, args.eventSid);
     // The marker's minute opens the "after" period: metrics have minute resolution.
     const t = Math.floor(Date.parse(ev.startedAt) / MINUTE) * MINUTE;
     const w = args.windowMinutes * MINUTE;

@@ -1,5 +1,5 @@
 import { AppError } from '../../../shared/errors.js';
-import { ToolError, checkBucketsInScope, type ToolContext } from '../mcp.context.js';
+import { ToolError, checkBucketsInScope, visibleEvent, type ToolContext } from '../mcp.context.js';
 import { defineTool } from './tool.js';
 
 /** Release impact and SLOs (docs/releases.md, docs/slos.md) for MCP, within the token's scope. */
@@ -58,18 +58,7 @@ export const RELEASE_TOOLS = [
     },
     async (ctx, args) => {
       const s = ctx.scope;
-      let ev;
-      try {
-        ev = await ctx.deps.events.get(s.accountSid, args.eventSid);
-      } catch (err) {
-        if (!(err instanceof AppError && err.status === 404)) throw err;
-      }
-      const visible =
-        ev &&
-        (ev.environmentSids.includes('*') || ev.environmentSids.includes(s.environmentSid)) &&
-        (!s.bucketSids.length || ev.bucketSids.some((b) => b === '*' || s.bucketSids.includes(b)));
-      if (!ev || !visible)
-        throw new ToolError(`Event ${args.eventSid} not found for this token`, { eventSid: 'unknown event' });
+      const ev = await visibleEvent(ctx, args.eventSid);
       if (ev.type !== 'deployment')
         throw new ToolError(`Event ${args.eventSid} is a ${ev.type} event: impact is for deployments`, {
           eventSid: 'not a deployment',
