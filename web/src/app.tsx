@@ -7,9 +7,9 @@ import { FrameOnly, Layout } from './components/layout';
 import { ErrorBox, Loading } from './components/state';
 import { SessionContext, type SessionContextValue } from './lib/session';
 import { ROUTES } from './routes';
-import { InvitePage } from './pages/invite';
-import { SetupPage } from './pages/setup';
-import { SignInPage } from './pages/signin';
+import { InvitePage } from './pages/auth/invite';
+import { SetupPage } from './pages/auth/setup';
+import { SignInPage } from './pages/auth/signin';
 
 const queryClient = new QueryClient({
   defaultOptions: {

@@ -1,26 +1,26 @@
 import type { ComponentType } from 'react';
-import { AlertsPage } from './pages/alerts';
-import { BucketsPage } from './pages/buckets';
-import { BucketSetupPage } from './pages/bucket-setup';
-import { AccountPage } from './pages/account';
-import { McpTokensPage, TokensPage } from './pages/tokens';
-import { ConsumerDetailPage } from './pages/consumer-detail';
-import { ConsumersPage } from './pages/consumers';
-import { EndpointsPage } from './pages/endpoints';
-import { ErrorsPage } from './pages/errors';
-import { EndpointDetailPage } from './pages/endpoint-detail';
-import { EventsPage } from './pages/events';
-import { ExclusionsPage } from './pages/exclusions';
-import { RedactionsPage } from './pages/redactions';
-import { MembersPage } from './pages/members';
-import { OverviewPage } from './pages/overview';
-import { ReleasePage, ReleasesPage } from './pages/releases';
-import { RequestPage } from './pages/request';
-import { SloPage, SlosPage } from './pages/slos';
-import { StreamPage } from './pages/stream';
-import { WorkflowsPage } from './pages/workflows';
-import { WorkflowEditPage } from './pages/workflows-edit';
-import { WorkflowExecutionsPage } from './pages/workflows-executions';
+import { AlertsPage } from './pages/alerts/alerts';
+import { BucketsPage } from './pages/buckets/buckets';
+import { BucketSetupPage } from './pages/buckets/bucket-setup';
+import { AccountPage } from './pages/account/account';
+import { McpTokensPage, TokensPage } from './pages/tokens/tokens';
+import { ConsumerDetailPage } from './pages/consumers/consumer-detail';
+import { ConsumersPage } from './pages/consumers/consumers';
+import { EndpointsPage } from './pages/endpoints/endpoints';
+import { ErrorsPage } from './pages/errors/errors';
+import { EndpointDetailPage } from './pages/endpoints/endpoint-detail';
+import { EventsPage } from './pages/events/events';
+import { ExclusionsPage } from './pages/rules/exclusions';
+import { RedactionsPage } from './pages/rules/redactions';
+import { MembersPage } from './pages/members/members';
+import { OverviewPage } from './pages/overview/overview';
+import { ReleasePage, ReleasesPage } from './pages/releases/releases';
+import { RequestPage } from './pages/request/request';
+import { SloPage, SlosPage } from './pages/slos/slos';
+import { StreamPage } from './pages/stream/stream';
+import { WorkflowsPage } from './pages/workflows/workflows';
+import { WorkflowEditPage } from './pages/workflows/workflows-edit';
+import { WorkflowExecutionsPage } from './pages/workflows/workflows-executions';
 
 /** Every signed-in page: its path, its component and, when it is in the navigation, its label. */
 export interface PageRoute {
