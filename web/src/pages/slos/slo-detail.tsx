@@ -108,6 +108,7 @@ export function SloPage() {
     </div>
   );
 }
+
 /** The slo_burn workflows that name this SLO and their latest executions. */
 function SloAlerts({ slo }: { slo: Slo }) {
   const accountSid = useAccountSid();

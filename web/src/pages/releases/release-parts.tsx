@@ -1,0 +1,17 @@
+import { useQuery } from '@tanstack/react-query';
+import { buckets } from '../../api/resources';
+import type { EventMarker } from '../../api/types';
+import { useAccountSid } from '../../lib/session';
+
+/** The buckets and environments a marker is shown on, buckets by name. */
+export function useScopeText(): (e: EventMarker) => string {
+  const a = useAccountSid();
+  const list = useQuery({ queryKey: ['buckets', a], queryFn: () => buckets.list(a) });
+  const names = new Map((list.data?.records ?? []).map((b) => [b.sid, b.name]));
+  return (e) => {
+    const b = e.bucketSids.includes('*')
+      ? 'all buckets'
+      : e.bucketSids.map((s) => names.get(s) ?? s).join(', ');
+    return e.environmentSids.includes('*') ? b : `${b} · ${e.environmentSids.join(', ')}`;
+  };
+}
