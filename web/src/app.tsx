@@ -10,6 +10,7 @@ import { ROUTES } from './routes';
 import { InvitePage } from './pages/auth/invite';
 import { SetupPage } from './pages/auth/setup';
 import { SignInPage } from './pages/auth/signin';
+import { setupStatusQuery } from './api/queries';
 
 const queryClient = new QueryClient({
   defaultOptions: {
@@ -71,7 +72,7 @@ function SignedIn({ children }: { children: ReactNode }) {
   }, [qc, location, navigate]);
   useEffect(() => setUnauthorizedHandler(toSignIn), [toSignIn]);
 
-  const setup = useQuery({ queryKey: ['setup'], queryFn: auth.setupStatus, staleTime: Infinity });
+  const setup = useQuery({ ...setupStatusQuery, staleTime: Infinity });
   const session = useQuery({
     queryKey: ['session'],
     queryFn: auth.session,

@@ -6,12 +6,13 @@ import { fieldErrors } from '../../api/client';
 import { Field, FormError } from '../../components/form';
 import { Loading } from '../../components/state';
 import { AuthCard } from './auth-card';
+import { setupStatusQuery } from '../../api/queries';
 
 /** First run: no account exists yet, so the first person creates one (and its administrator). */
 export function SetupPage() {
   const qc = useQueryClient();
   const [, navigate] = useLocation();
-  const status = useQuery({ queryKey: ['setup'], queryFn: auth.setupStatus });
+  const status = useQuery(setupStatusQuery);
   const [form, setForm] = useState({ name: '', email: '', password: '', accountName: '' });
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);

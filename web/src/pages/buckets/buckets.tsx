@@ -1,4 +1,4 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link } from 'wouter';
 import { fieldErrors } from '../../api/client';
@@ -10,6 +10,7 @@ import { Empty, QueryView } from '../../components/state';
 import { useAccountSid, useSession } from '../../lib/session';
 import { formatDateTime } from '../../lib/time';
 import { useSharedHref } from '../../lib/url-state';
+import { bucketsQuery, useBuckets } from '../../api/queries';
 
 /**
  * The account's buckets: create, rename, delete (typing the name), each with its setup page. A
@@ -20,12 +21,12 @@ export function BucketsPage() {
   const { can } = useSession();
   const href = useSharedHref();
   const qc = useQueryClient();
-  const list = useQuery({ queryKey: ['buckets', accountSid], queryFn: () => buckets.list(accountSid) });
+  const list = useBuckets();
   const [name, setName] = useState('');
   const [renaming, setRenaming] = useState<Bucket | null>(null);
   const [deleting, setDeleting] = useState<Bucket | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
-  const refresh = () => qc.invalidateQueries({ queryKey: ['buckets', accountSid] });
+  const refresh = () => qc.invalidateQueries({ queryKey: bucketsQuery(accountSid).queryKey });
   const create = useMutation({
     mutationFn: () => buckets.create(accountSid, { name }),
     onSuccess: async () => {

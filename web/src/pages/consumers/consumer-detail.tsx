@@ -1,7 +1,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useState } from 'react';
 import { Link } from 'wouter';
-import { consumers, metrics } from '../../api/resources';
+import { consumers } from '../../api/resources';
 import type { ConsumerDetail, ConsumerUpdate } from '../../api/types';
 import { Field, FormError } from '../../components/form';
 import { RangePicker } from '../../components/range-picker';
@@ -14,6 +14,7 @@ import { useAccountSid, useSession } from '../../lib/session';
 import { formatDateTime } from '../../lib/time';
 import { useQueryState, useSharedHref } from '../../lib/url-state';
 import { RecentRequests } from '../endpoints/endpoint-detail';
+import { responseTimeQuery, throughputQuery } from '../../api/queries';
 
 const CLASS_COLORS = { ok: '#2e9e5b', c4: '#e0a030', c5: '#d64545' } as const;
 
@@ -42,13 +43,11 @@ export function ConsumerDetailPage() {
     ...opts,
   });
   const thr = useQuery({
-    queryKey: ['throughput', a, scope, base.interval],
-    queryFn: () => metrics.throughput(a, scope, base.interval),
+    ...throughputQuery(a, scope, base.interval),
     ...opts,
   });
   const rt = useQuery({
-    queryKey: ['responseTime', a, scope, base.interval],
-    queryFn: () => metrics.responseTime(a, scope, base.interval),
+    ...responseTimeQuery(a, scope, base.interval),
     ...opts,
   });
   const series = useMemo(() => {

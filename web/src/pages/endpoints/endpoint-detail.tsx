@@ -11,6 +11,7 @@ import { useMetricsScope } from '../../lib/metrics-scope';
 import { useAccountSid } from '../../lib/session';
 import { formatDateTime, formatDay, formatTime, localDay, TIME_ZONE } from '../../lib/time';
 import { useQueryState, useRange, useSharedHref } from '../../lib/url-state';
+import { responseTimeQuery, throughputQuery } from '../../api/queries';
 
 /** Rows of the recent requests and recent errors panels. */
 const RECENT = 10;
@@ -34,13 +35,11 @@ export function EndpointDetailPage() {
     enabled: !!endpoint,
   };
   const thr = useQuery({
-    queryKey: ['throughput', accountSid, scope, base.interval],
-    queryFn: () => metrics.throughput(accountSid, scope, base.interval),
+    ...throughputQuery(accountSid, scope, base.interval),
     ...opts,
   });
   const rt = useQuery({
-    queryKey: ['responseTime', accountSid, scope, base.interval],
-    queryFn: () => metrics.responseTime(accountSid, scope, base.interval),
+    ...responseTimeQuery(accountSid, scope, base.interval),
     ...opts,
   });
   const series = useMemo(() => {

@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { Link } from 'wouter';
-import { buckets, metrics } from '../../api/resources';
+import { metrics } from '../../api/resources';
 import {
   MergeDialog,
   proposePattern,
@@ -16,6 +16,7 @@ import { bytes, count, ms, percent } from '../../lib/format';
 import { useMetricsScope } from '../../lib/metrics-scope';
 import { useAccountSid, useSession } from '../../lib/session';
 import { useQueryState, useSharedHref } from '../../lib/url-state';
+import { useBuckets } from '../../api/queries';
 
 const COLUMNS = [
   { key: 'requestCount', label: 'Requests', fmt: count },
@@ -46,11 +47,7 @@ export function EndpointsPage() {
   const method = get('method') ?? '';
   const filter = get('filter') ?? '';
   const { can } = useSession();
-  const bucketList = useQuery({
-    queryKey: ['buckets', accountSid],
-    queryFn: () => buckets.list(accountSid),
-    enabled: !scope.bucketSid,
-  });
+  const bucketList = useBuckets({ enabled: !scope.bucketSid });
   const only = bucketList.data?.records.length === 1 ? bucketList.data.records[0]!.sid : undefined;
   const bucket = scope.bucketSid ?? only;
   const mayMerge = bucket !== undefined && can('buckets:write');

@@ -11,6 +11,7 @@ import { INTERVAL_MS } from '../../lib/time';
 import { useMetricsScope } from '../../lib/metrics-scope';
 import { useAccountSid } from '../../lib/session';
 import { useQueryState, useSharedHref } from '../../lib/url-state';
+import { throughputQuery } from '../../api/queries';
 
 /** One empty list for every render: a new [] each time would re-run the chart's marker effect. */
 const NO_MARKERS: MetricsEvent[] = [];
@@ -27,8 +28,7 @@ export function ErrorsPage() {
   const { scope, interval, refetchInterval } = useMetricsScope();
   const bucket = get('bucket');
   const overTime = useQuery({
-    queryKey: ['throughput', accountSid, scope, interval],
-    queryFn: () => metrics.throughput(accountSid, scope, interval),
+    ...throughputQuery(accountSid, scope, interval),
     placeholderData: keepPreviousData,
     refetchInterval,
   });

@@ -12,6 +12,7 @@ import { formatDateTime } from '../../lib/time';
 import { useMetricsScope } from '../../lib/metrics-scope';
 import { useAccountSid, useSession } from '../../lib/session';
 import { useQueryState } from '../../lib/url-state';
+import { eventsQuery } from '../../api/queries';
 
 /** Event markers in the range, filtered by type and source; create, edit and delete. */
 export function EventsPage() {
@@ -37,8 +38,7 @@ export function EventsPage() {
     limit: 100,
   };
   const list = useQuery({
-    queryKey: ['events', accountSid, query],
-    queryFn: () => events.list(accountSid, query),
+    ...eventsQuery(accountSid, query),
     placeholderData: keepPreviousData,
   });
   const remove = useMutation({

@@ -14,6 +14,7 @@ import { INTERVAL_MS } from '../../lib/time';
 import { alignPrevious, useMetricsScope } from '../../lib/metrics-scope';
 import { useAccountSid, useSession } from '../../lib/session';
 import { useQueryState, useSharedHref } from '../../lib/url-state';
+import { responseTimeQuery, throughputQuery } from '../../api/queries';
 
 const CLASS_COLORS = { '200': '#2e9e5b', '300': '#3b82c4', '400': '#e0a030', '500': '#d64545' } as const;
 
@@ -41,25 +42,21 @@ export function OverviewPage() {
     ...common,
   });
   const throughput = useQuery({
-    queryKey: ['throughput', accountSid, scope, interval],
-    queryFn: () => metrics.throughput(accountSid, scope, interval),
+    ...throughputQuery(accountSid, scope, interval),
     ...common,
   });
   const rt = useQuery({
-    queryKey: ['responseTime', accountSid, scope, interval],
-    queryFn: () => metrics.responseTime(accountSid, scope, interval),
+    ...responseTimeQuery(accountSid, scope, interval),
     ...common,
   });
   // The period before the range, drawn faintly behind throughput and response time. It lies in
   // the past, so it is read again only when the range moves (each minute on a live range).
   const prevThroughput = useQuery({
-    queryKey: ['throughput', accountSid, previousScope, interval],
-    queryFn: () => metrics.throughput(accountSid, previousScope, interval),
+    ...throughputQuery(accountSid, previousScope, interval),
     placeholderData: keepPreviousData,
   });
   const prevRt = useQuery({
-    queryKey: ['responseTime', accountSid, previousScope, interval],
-    queryFn: () => metrics.responseTime(accountSid, previousScope, interval),
+    ...responseTimeQuery(accountSid, previousScope, interval),
     placeholderData: keepPreviousData,
   });
   const span = range.end.getTime() - range.start.getTime();

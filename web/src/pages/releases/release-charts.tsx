@@ -1,6 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
-import { metrics } from '../../api/resources';
 import type { EndpointImpact, ReleaseImpact } from '../../api/slos';
 import type { EventMarker } from '../../api/types';
 import { VerdictBadge } from '../../components/release-verdict';
@@ -10,6 +9,7 @@ import { ms, percent } from '../../lib/format';
 import { useAccountSid } from '../../lib/session';
 import { intervalFor, type TimeRange } from '../../lib/time';
 import { useQueryState } from '../../lib/url-state';
+import { responseTimeQuery, throughputQuery } from '../../api/queries';
 
 /**
  * Response time and error rate of one endpoint from the start of the before window to the end of
@@ -51,13 +51,11 @@ export function EndpointCharts({
   };
   const refetchInterval = impact.status === 'pending' ? 30_000 : false;
   const rt = useQuery({
-    queryKey: ['responseTime', a, scope, interval],
-    queryFn: () => metrics.responseTime(a, scope, interval),
+    ...responseTimeQuery(a, scope, interval),
     refetchInterval,
   });
   const thr = useQuery({
-    queryKey: ['throughput', a, scope, interval],
-    queryFn: () => metrics.throughput(a, scope, interval),
+    ...throughputQuery(a, scope, interval),
     refetchInterval,
   });
   const markers = useMemo(() => [event], [event]);

@@ -1,6 +1,5 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter';
-import { events } from '../../api/resources';
 import { RangePicker } from '../../components/range-picker';
 import { releaseHref, ReleaseVerdict } from '../../components/release-verdict';
 import { Empty, QueryView } from '../../components/state';
@@ -9,6 +8,7 @@ import { useAccountSid } from '../../lib/session';
 import { formatDateTime, relative } from '../../lib/time';
 import { useQueryState, useSharedHref } from '../../lib/url-state';
 import { useScopeText } from './release-parts';
+import { eventsQuery } from '../../api/queries';
 
 /** Deployments per page of the list: each row asks for its own verdict. */
 const PAGE = 20;
@@ -34,8 +34,7 @@ export function ReleasesPage() {
     page,
   };
   const list = useQuery({
-    queryKey: ['events', a, query],
-    queryFn: () => events.list(a, query),
+    ...eventsQuery(a, query),
     placeholderData: keepPreviousData,
   });
   return (

@@ -1,12 +1,9 @@
-import { useQuery } from '@tanstack/react-query';
-import { buckets } from '../../api/resources';
 import type { EventMarker } from '../../api/types';
-import { useAccountSid } from '../../lib/session';
+import { useBuckets } from '../../api/queries';
 
 /** The buckets and environments a marker is shown on, buckets by name. */
 export function useScopeText(): (e: EventMarker) => string {
-  const a = useAccountSid();
-  const list = useQuery({ queryKey: ['buckets', a], queryFn: () => buckets.list(a) });
+  const list = useBuckets();
   const names = new Map((list.data?.records ?? []).map((b) => [b.sid, b.name]));
   return (e) => {
     const b = e.bucketSids.includes('*')

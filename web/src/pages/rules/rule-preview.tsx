@@ -1,12 +1,13 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type ReactNode } from 'react';
 import { fieldErrors } from '../../api/client';
-import { buckets, requests } from '../../api/resources';
+import { requests } from '../../api/resources';
 import type { PreviewSource } from '../../api/rules';
 import { formatDateTime } from '../../lib/time';
 import { useAccountSid, useSession } from '../../lib/session';
 import { useQueryState } from '../../lib/url-state';
 import { FormError } from '../../components/form';
+import { useBuckets } from '../../api/queries';
 
 /**
  * Pieces shared by the exclusion and redaction editors: the bucket/environment scope fields, and
@@ -50,8 +51,7 @@ export function ScopeFields({
   onEnvironments: (text: string) => void;
   errors: Record<string, string>;
 }) {
-  const accountSid = useAccountSid();
-  const list = useQuery({ queryKey: ['buckets', accountSid], queryFn: () => buckets.list(accountSid) });
+  const list = useBuckets();
   const bucketError = Object.entries(errors).find(([k]) => k === 'buckets' || k.startsWith('buckets.'))?.[1];
   const envError =
     errors.environments ?? Object.entries(errors).find(([k]) => k.startsWith('environments.'))?.[1];
@@ -146,11 +146,7 @@ export function RulePreview<T>({
   const [mode, setMode] = useState<'paste' | 'stored'>(sampleRequest && mayReadRequests ? 'stored' : 'paste');
   const [text, setText] = useState(() => JSON.stringify(example, null, 2));
   const [parseError, setParseError] = useState<string | null>(null);
-  const bucketList = useQuery({
-    queryKey: ['buckets', accountSid],
-    queryFn: () => buckets.list(accountSid),
-    enabled: mode === 'stored',
-  });
+  const bucketList = useBuckets({ enabled: mode === 'stored' });
   const recent = useQuery({
     queryKey: ['preview-requests', accountSid, sampleBucket],
     queryFn: () => requests.list(accountSid, sampleBucket, { limit: 25 }),

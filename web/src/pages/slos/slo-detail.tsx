@@ -1,7 +1,6 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useLocation, useParams } from 'wouter';
-import { buckets } from '../../api/resources';
 import { slos, type Slo } from '../../api/slos';
 import { workflows, type Workflow } from '../../api/workflows';
 import { RemoveDialog } from '../../components/dialog';
@@ -13,6 +12,7 @@ import { ExecutionStatus, workflowHref } from '../workflows/workflows';
 import { pct, sliText, useSloStatus } from './slo-parts';
 import { SloDialog } from './slo-form';
 import { SloFigures } from './slo-figures';
+import { slosQuery, useBuckets } from '../../api/queries';
 
 /**
  * One SLO: its SLI per day and over the window so far against the objective, the error budget's
@@ -31,7 +31,7 @@ export function SloPage() {
     queryFn: () => slos.get(accountSid, sloSid),
   });
   const status = useSloStatus(sloSid);
-  const bucketList = useQuery({ queryKey: ['buckets', accountSid], queryFn: () => buckets.list(accountSid) });
+  const bucketList = useBuckets();
   const [editing, setEditing] = useState(false);
   const [deleting, setDeleting] = useState(false);
   const back = (
@@ -94,7 +94,7 @@ export function SloPage() {
           confirmLabel="Delete SLO"
           remove={() => slos.remove(accountSid, s.sid)}
           onDone={async () => {
-            await qc.invalidateQueries({ queryKey: ['slos', accountSid] });
+            await qc.invalidateQueries({ queryKey: slosQuery(accountSid).queryKey });
             navigate(href('/slos'));
           }}
           onClose={() => setDeleting(false)}

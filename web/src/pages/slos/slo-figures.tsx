@@ -1,6 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
-import { events } from '../../api/resources';
 import type { Slo, SloStatus } from '../../api/slos';
 import { ErrorBox } from '../../components/state';
 import { TimeChart } from '../../components/time-chart';
@@ -8,6 +7,7 @@ import { count } from '../../lib/format';
 import { useAccountSid } from '../../lib/session';
 import type { TimeRange } from '../../lib/time';
 import { StatusBadge, pct, rate, rateFmt } from './slo-parts';
+import { eventsQuery } from '../../api/queries';
 
 const BURN_WINDOWS = ['5m', '30m', '1h', '6h', '3d'] as const;
 const DAY = 86_400_000;
@@ -33,8 +33,7 @@ export function SloFigures({ slo, status }: { slo: Slo; status: SloStatus }) {
     limit: 100,
   };
   const markers = useQuery({
-    queryKey: ['events', accountSid, markerQuery],
-    queryFn: () => events.list(accountSid, markerQuery),
+    ...eventsQuery(accountSid, markerQuery),
   });
   const series = useMemo(() => {
     let total = 0;

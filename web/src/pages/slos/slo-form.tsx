@@ -1,11 +1,11 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { fieldErrors } from '../../api/client';
-import { buckets } from '../../api/resources';
 import { slos, type Slo, type SloBody } from '../../api/slos';
 import { Dialog } from '../../components/dialog';
 import { Field, FormError } from '../../components/form';
 import { useAccountSid } from '../../lib/session';
+import { slosQuery, useBuckets } from '../../api/queries';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
 const WINDOWS = [7, 28, 30] as const;
@@ -29,7 +29,7 @@ const FIELDS = [
 export function SloDialog({ existing, onClose }: { existing?: Slo; onClose: () => void }) {
   const accountSid = useAccountSid();
   const qc = useQueryClient();
-  const bucketList = useQuery({ queryKey: ['buckets', accountSid], queryFn: () => buckets.list(accountSid) });
+  const bucketList = useBuckets();
   const [name, setName] = useState(existing?.name ?? '');
   const [bucketSid, setBucketSid] = useState(existing?.bucketSid ?? '');
   const [environmentSid, setEnvironmentSid] = useState(existing?.environmentSid ?? '');
@@ -55,7 +55,7 @@ export function SloDialog({ existing, onClose }: { existing?: Slo; onClose: () =
       return existing ? slos.update(accountSid, existing.sid, body) : slos.create(accountSid, body);
     },
     onSuccess: async () => {
-      await qc.invalidateQueries({ queryKey: ['slos', accountSid] });
+      await qc.invalidateQueries({ queryKey: slosQuery(accountSid).queryKey });
       if (existing) {
         await qc.invalidateQueries({ queryKey: ['slo', accountSid, existing.sid] });
         await qc.invalidateQueries({ queryKey: ['sloStatus', accountSid, existing.sid] });

@@ -8,6 +8,7 @@ import { useAccountSid, useSession } from '../../lib/session';
 import { useSharedHref } from '../../lib/url-state';
 import { StatusBadge, pct, rate, sliText, sloHref, useSloStatus } from './slo-parts';
 import { SloDialog } from './slo-form';
+import { slosQuery } from '../../api/queries';
 
 /**
  * The account's SLOs, each with its status now: SLI, error budget left, the 1-hour burn rate and
@@ -17,7 +18,7 @@ export function SlosPage() {
   const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
-  const list = useQuery({ queryKey: ['slos', accountSid], queryFn: () => slos.list(accountSid) });
+  const list = useQuery(slosQuery(accountSid));
   const [editing, setEditing] = useState<Slo | 'new' | null>(null);
   const [deleting, setDeleting] = useState<Slo | null>(null);
   const mayWrite = can('workflows:write');
@@ -92,7 +93,7 @@ export function SlosPage() {
           title="Delete this SLO?"
           confirmLabel="Delete SLO"
           remove={() => slos.remove(accountSid, deleting.sid)}
-          onDone={() => qc.invalidateQueries({ queryKey: ['slos', accountSid] })}
+          onDone={() => qc.invalidateQueries({ queryKey: slosQuery(accountSid).queryKey })}
           onClose={() => setDeleting(null)}
         >
           <p>

@@ -1,8 +1,8 @@
-import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import { useInfiniteQuery } from '@tanstack/react-query';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { Link } from 'wouter';
 import { ApiError } from '../../api/client';
-import { buckets, requests } from '../../api/resources';
+import { requests } from '../../api/resources';
 import type { RequestRecord } from '../../api/types';
 import { IngestSnippet } from '../../components/ingest-snippet';
 import { RangePicker } from '../../components/range-picker';
@@ -15,6 +15,7 @@ import { BreakAfterSlashes, StreamRow } from './stream-row';
 import { SearchBar } from './search-bar';
 import { SavedViews } from './saved-views';
 import { LiveControl, MAX_ROWS, mergeRows, useLiveTail } from './live-tail';
+import { useBuckets } from '../../api/queries';
 
 const PAGE_SIZE = 100;
 
@@ -49,9 +50,8 @@ export function StreamPage() {
 }
 
 function PickBucket() {
-  const accountSid = useAccountSid();
   const href = useSharedHref();
-  const list = useQuery({ queryKey: ['buckets', accountSid], queryFn: () => buckets.list(accountSid) });
+  const list = useBuckets();
   return (
     <div className="page">
       <div className="page-head">

@@ -1,12 +1,12 @@
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { fieldErrors } from '../../api/client';
-import { buckets } from '../../api/resources';
 import { mcpTokens, type McpToken } from '../../api/settings';
 import { Field, FormError } from '../../components/form';
 import { useAccountSid } from '../../lib/session';
 import { useQueryState } from '../../lib/url-state';
 import { endOfDay } from './token-parts';
+import { useBuckets } from '../../api/queries';
 
 /** The MCP token form: name, environment, buckets and expiry. */
 export function CreateMcpToken({
@@ -18,7 +18,7 @@ export function CreateMcpToken({
 }) {
   const accountSid = useAccountSid();
   const { get } = useQueryState();
-  const bucketList = useQuery({ queryKey: ['buckets', accountSid], queryFn: () => buckets.list(accountSid) });
+  const bucketList = useBuckets();
   const [name, setName] = useState('');
   const [environmentSid, setEnvironmentSid] = useState(get('env') ?? '');
   const [allBuckets, setAllBuckets] = useState(true);

@@ -1,6 +1,5 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { buckets } from '../../api/resources';
 import { mcpTokens, type McpToken } from '../../api/settings';
 import { RemoveDialog } from '../../components/dialog';
 import { Empty, QueryView } from '../../components/state';
@@ -9,13 +8,14 @@ import { formatDateTime } from '../../lib/time';
 import { NewSecret, lastUsed } from './token-parts';
 import { McpConfigSnippet } from './mcp-config';
 import { CreateMcpToken } from './mcp-token-form';
+import { useBuckets } from '../../api/queries';
 
 export function McpTokensPage() {
   const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
   const list = useQuery({ queryKey: ['mcpTokens', accountSid], queryFn: () => mcpTokens.list(accountSid) });
-  const bucketList = useQuery({ queryKey: ['buckets', accountSid], queryFn: () => buckets.list(accountSid) });
+  const bucketList = useBuckets();
   const bucketName = (sid: string) => bucketList.data?.records.find((b) => b.sid === sid)?.name ?? sid;
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<McpToken | null>(null);

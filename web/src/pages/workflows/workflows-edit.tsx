@@ -2,7 +2,6 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Link, useLocation } from 'wouter';
 import { fieldErrors } from '../../api/client';
-import { buckets } from '../../api/resources';
 import { workflows, type Workflow, type WorkflowBody, type WorkflowTestResult } from '../../api/workflows';
 import { FormError } from '../../components/form';
 import { QueryView } from '../../components/state';
@@ -25,6 +24,7 @@ import { VariablePicker } from './workflow-variables';
 import { useAccountSid, useSession } from '../../lib/session';
 import { useQueryState, useSharedHref } from '../../lib/url-state';
 import { DeleteWorkflow, workflowHref } from './workflows';
+import { useBuckets } from '../../api/queries';
 
 interface Draft {
   name: string;
@@ -97,7 +97,7 @@ function WorkflowEditor({ stored }: { stored?: Workflow }) {
     setSaved(false);
     setD((x) => ({ ...x, ...patch }));
   };
-  const bucketList = useQuery({ queryKey: ['buckets', accountSid], queryFn: () => buckets.list(accountSid) });
+  const bucketList = useBuckets();
   const mayWrite = can('workflows:write');
 
   const build = (): WorkflowBody | null => {

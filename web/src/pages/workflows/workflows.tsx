@@ -1,7 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'wouter';
-import { buckets } from '../../api/resources';
 import { workflows, type Workflow, type WorkflowBody } from '../../api/workflows';
 import { ConfirmDialog } from '../../components/dialog';
 import { FormError } from '../../components/form';
@@ -10,6 +9,7 @@ import { triggerSummary } from '../../components/workflow-trigger';
 import { useAccountSid, useSession } from '../../lib/session';
 import { formatDateTime, relative } from '../../lib/time';
 import { useQueryState, useSharedHref } from '../../lib/url-state';
+import { useBuckets } from '../../api/queries';
 
 /** The path of a workflow's editor (and, with `/executions`, of its log). */
 export const workflowHref = (w: Pick<Workflow, 'bucketSid' | 'environmentSid' | 'sid'>) =>
@@ -68,7 +68,7 @@ export function WorkflowsPage() {
     queryKey: ['workflows', accountSid, bucket, env],
     queryFn: () => workflows.listAccount(accountSid, { bucketSid: bucket, environmentSid: env }),
   });
-  const bucketList = useQuery({ queryKey: ['buckets', accountSid], queryFn: () => buckets.list(accountSid) });
+  const bucketList = useBuckets();
   const bucketName = (sid: string) => bucketList.data?.records.find((b) => b.sid === sid)?.name ?? sid;
   const [deleting, setDeleting] = useState<Workflow | null>(null);
   const refresh = () => qc.invalidateQueries({ queryKey: ['workflows', accountSid] });
