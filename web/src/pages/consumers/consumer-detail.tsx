@@ -15,6 +15,7 @@ import { formatDateTime } from '../../lib/time';
 import { useQueryState, useSharedHref } from '../../lib/url-state';
 import { RecentRequests } from '../endpoints/endpoint-detail';
 import { responseTimeQuery, throughputQuery } from '../../api/queries';
+import { percentileSeries, throughputSeries } from '../../lib/series';
 
 const CLASS_COLORS = { ok: '#2e9e5b', c4: '#e0a030', c5: '#d64545' } as const;
 
@@ -51,24 +52,9 @@ export function ConsumerDetailPage() {
     ...opts,
   });
   const series = useMemo(() => {
-    const p = thr.data?.periods ?? [];
-    const r = rt.data?.periods ?? [];
-    return {
-      x: p.map((v) => Date.parse(v.startTime)),
-      ok: p.map((v) => v.httpStatus['200'].count + v.httpStatus['300'].count),
-      c4: p.map((v) => v.httpStatus['400'].count),
-      c5: p.map((v) => v.httpStatus['500'].count),
-      // A period without requests has no error rate: a gap, not "0 % errors".
-      errorRate: p.map((v) =>
-        v.total.count
-          ? ((v.httpStatus['400'].count + v.httpStatus['500'].count) / v.total.count) * 100
-          : null,
-      ),
-      rx: r.map((v) => Date.parse(v.startTime)),
-      p50: r.map((v) => (v.requests ? (v.percentiles?.['50']?.value ?? null) : null)),
-      p95: r.map((v) => (v.requests ? (v.percentiles?.['95']?.value ?? null) : null)),
-      p99: r.map((v) => (v.requests ? (v.percentiles?.['99']?.value ?? null) : null)),
-    };
+    const t = throughputSeries(thr.data?.periods);
+    const r = percentileSeries(rt.data?.periods);
+    return { ...t, rx: r.x, p50: r.p50, p95: r.p95, p99: r.p99 };
   }, [thr.data, rt.data]);
   const bucket = get('bucket');
   const c = detail.data;

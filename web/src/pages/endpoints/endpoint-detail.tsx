@@ -12,6 +12,7 @@ import { useAccountSid } from '../../lib/session';
 import { formatDateTime, formatDay, formatTime, localDay, TIME_ZONE } from '../../lib/time';
 import { useQueryState, useRange, useSharedHref } from '../../lib/url-state';
 import { responseTimeQuery, throughputQuery } from '../../api/queries';
+import { percentileSeries, throughputSeries } from '../../lib/series';
 
 /** Rows of the recent requests and recent errors panels. */
 const RECENT = 10;
@@ -43,18 +44,9 @@ export function EndpointDetailPage() {
     ...opts,
   });
   const series = useMemo(() => {
-    const p = thr.data?.periods ?? [];
-    const r = rt.data?.periods ?? [];
-    return {
-      x: p.map((v) => Date.parse(v.startTime)),
-      ok: p.map((v) => v.httpStatus['200'].count + v.httpStatus['300'].count),
-      c4: p.map((v) => v.httpStatus['400'].count),
-      c5: p.map((v) => v.httpStatus['500'].count),
-      rx: r.map((v) => Date.parse(v.startTime)),
-      p50: r.map((v) => (v.requests ? (v.percentiles?.['50']?.value ?? null) : null)),
-      p95: r.map((v) => (v.requests ? (v.percentiles?.['95']?.value ?? null) : null)),
-      p99: r.map((v) => (v.requests ? (v.percentiles?.['99']?.value ?? null) : null)),
-    };
+    const t = throughputSeries(thr.data?.periods);
+    const r = percentileSeries(rt.data?.periods);
+    return { ...t, rx: r.x, p50: r.p50, p95: r.p95, p99: r.p99 };
   }, [thr.data, rt.data]);
   const bucket = get('bucket');
   // The stream's search for this endpoint (and method).

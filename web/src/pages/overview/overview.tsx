@@ -15,6 +15,7 @@ import { alignPrevious, useMetricsScope } from '../../lib/metrics-scope';
 import { useAccountSid, useSession } from '../../lib/session';
 import { useQueryState, useSharedHref } from '../../lib/url-state';
 import { responseTimeQuery, throughputQuery } from '../../api/queries';
+import { percentileOf, percentileSeries, throughputSeries } from '../../lib/series';
 
 const CLASS_COLORS = { '200': '#2e9e5b', '300': '#3b82c4', '400': '#e0a030', '500': '#d64545' } as const;
 
@@ -62,27 +63,8 @@ export function OverviewPage() {
   const span = range.end.getTime() - range.start.getTime();
   const step = INTERVAL_MS[interval as keyof typeof INTERVAL_MS] ?? 60_000;
 
-  const throughputChart = useMemo(() => {
-    const periods = throughput.data?.periods ?? [];
-    const x = periods.map((p) => Date.parse(p.startTime));
-    const cls = (k: keyof typeof CLASS_COLORS) => periods.map((p) => p.httpStatus[k].count);
-    // A period without requests has no error rate: a gap, as the response-time chart leaves one,
-    // so that no traffic (an outage, say) never reads as "0 % errors".
-    const errorRate = periods.map((p) =>
-      p.total.count ? ((p.httpStatus['400'].count + p.httpStatus['500'].count) / p.total.count) * 100 : null,
-    );
-    return { x, c2: cls('200'), c3: cls('300'), c4: cls('400'), c5: cls('500'), errorRate };
-  }, [throughput.data]);
-  const responseTimeChart = useMemo(() => {
-    const periods = rt.data?.periods ?? [];
-    return {
-      x: periods.map((p) => Date.parse(p.startTime)),
-      // No requests, no response time: a gap in the line, not a 0 ms dip.
-      p50: periods.map((p) => (p.requests ? (p.percentiles?.['50']?.value ?? null) : null)),
-      p95: periods.map((p) => (p.requests ? (p.percentiles?.['95']?.value ?? null) : null)),
-      p99: periods.map((p) => (p.requests ? (p.percentiles?.['99']?.value ?? null) : null)),
-    };
-  }, [rt.data]);
+  const throughputChart = useMemo(() => throughputSeries(throughput.data?.periods), [throughput.data]);
+  const responseTimeChart = useMemo(() => percentileSeries(rt.data?.periods), [rt.data]);
   const prevTotal = useMemo(() => {
     const periods = prevThroughput.data?.periods ?? [];
     const values = alignPrevious(
@@ -99,7 +81,7 @@ export function OverviewPage() {
     const values = alignPrevious(
       responseTimeChart.x,
       periods.map((p) => Date.parse(p.startTime)),
-      periods.map((p) => (p.requests ? (p.percentiles?.['95']?.value ?? null) : null)),
+      periods.map((p) => percentileOf(p, '95')),
       span,
       step,
     );

@@ -10,6 +10,7 @@ import { useAccountSid } from '../../lib/session';
 import { intervalFor, type TimeRange } from '../../lib/time';
 import { useQueryState } from '../../lib/url-state';
 import { responseTimeQuery, throughputQuery } from '../../api/queries';
+import { percentileSeries, throughputSeries } from '../../lib/series';
 
 /**
  * Response time and error rate of one endpoint from the start of the before window to the end of
@@ -60,18 +61,9 @@ export function EndpointCharts({
   });
   const markers = useMemo(() => [event], [event]);
   const series = useMemo(() => {
-    const r = rt.data?.periods ?? [];
-    const p = thr.data?.periods ?? [];
-    return {
-      rx: r.map((v) => Date.parse(v.startTime)),
-      p50: r.map((v) => (v.requests ? (v.percentiles?.['50']?.value ?? null) : null)),
-      p95: r.map((v) => (v.requests ? (v.percentiles?.['95']?.value ?? null) : null)),
-      tx: p.map((v) => Date.parse(v.startTime)),
-      errors: p.map((v) => {
-        const n = v.total.count;
-        return n ? ((v.httpStatus['400'].count + v.httpStatus['500'].count) / n) * 100 : null;
-      }),
-    };
+    const t = throughputSeries(thr.data?.periods);
+    const r = percentileSeries(rt.data?.periods);
+    return { rx: r.x, p50: r.p50, p95: r.p95, tx: t.x, errors: t.errorRate };
   }, [rt.data, thr.data]);
   const name = `${x.method} ${x.endpoint}`;
   return (
