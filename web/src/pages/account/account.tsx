@@ -8,6 +8,7 @@ import { Empty, QueryView } from '../../components/state';
 import { useAccountSid, useSession } from '../../lib/session';
 import { formatDateTime, relative } from '../../lib/time';
 import { useSharedHref } from '../../lib/url-state';
+import { DataTable } from '../../components/data-table';
 
 const whole = new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 });
 const num = (n: number | null | undefined) => (n === null || n === undefined ? '–' : whole.format(n));
@@ -158,34 +159,21 @@ function EnvironmentsPanel({ account }: { account: Account }) {
           Records that carry an <code>environmentSid</code> show up here, with when it was last seen.
         </Empty>
       ) : (
-        <div className="table-wrap">
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">Environment</th>
-                <th scope="col">Last seen</th>
-                <th scope="col" className="num">
-                  Requests
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {envs.map((e) => (
-                <tr key={e.sid}>
-                  <td>
-                    <Link className="mono" href={href('/overview', { env: e.sid })}>
-                      {e.sid}
-                    </Link>
-                  </td>
-                  <td className="small">
-                    <span title={formatDateTime(e.lastSeenAt)}>{relative(e.lastSeenAt)}</span>
-                  </td>
-                  <td className="num">{num(e.count)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable columns={['Environment', 'Last seen', { label: 'Requests', numeric: true }]}>
+          {envs.map((e) => (
+            <tr key={e.sid}>
+              <td>
+                <Link className="mono" href={href('/overview', { env: e.sid })}>
+                  {e.sid}
+                </Link>
+              </td>
+              <td className="small">
+                <span title={formatDateTime(e.lastSeenAt)}>{relative(e.lastSeenAt)}</span>
+              </td>
+              <td className="num">{num(e.count)}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   );

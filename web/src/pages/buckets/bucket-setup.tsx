@@ -20,6 +20,7 @@ import { ErrorBox, Loading, QueryView } from '../../components/state';
 import { useAccountSid, useSession } from '../../lib/session';
 import { formatDateTime } from '../../lib/time';
 import { useSharedHref } from '../../lib/url-state';
+import { DataTable } from '../../components/data-table';
 
 /** The curl of one call in the existing SDKs' wire format (`POST /` on the ingest listener). */
 export function sdkCurl(ingest: string, bucketSid: string): string {
@@ -367,61 +368,38 @@ function SdkSettingsForm({ bucket, current }: { bucket: Bucket; current: BucketS
 function RedactionRules({ rules }: { rules: SdkSettings['redactionRules'] }) {
   if (rules.length === 0) return <p className="muted small">None.</p>;
   return (
-    <div className="table-wrap">
-      <table className="table">
-        <thead>
-          <tr>
-            <th scope="col">Field</th>
-            <th scope="col">Action</th>
-            <th scope="col">Environments</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rules.map((r) => (
-            <tr key={r.sid}>
-              <td className="mono">{r.field}</td>
-              <td>
-                {r.action}
-                {r.replacement !== undefined ? (
-                  <span className="muted">
-                    {' '}
-                    with <code>{r.replacement}</code>
-                  </span>
-                ) : null}
-              </td>
-              <td className="small">{r.environments ? r.environments.join(', ') : 'all'}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable columns={['Field', 'Action', 'Environments']}>
+      {rules.map((r) => (
+        <tr key={r.sid}>
+          <td className="mono">{r.field}</td>
+          <td>
+            {r.action}
+            {r.replacement !== undefined ? (
+              <span className="muted">
+                {' '}
+                with <code>{r.replacement}</code>
+              </span>
+            ) : null}
+          </td>
+          <td className="small">{r.environments ? r.environments.join(', ') : 'all'}</td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }
 
 function ExclusionRules({ rules }: { rules: SdkSettings['exclusionRules'] }) {
   if (rules.length === 0) return <p className="muted small">None: all traffic is kept.</p>;
   return (
-    <div className="table-wrap">
-      <table className="table">
-        <thead>
-          <tr>
-            <th scope="col">Path</th>
-            <th scope="col">Method</th>
-            <th scope="col">Status</th>
-            <th scope="col">Environments</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rules.map((r) => (
-            <tr key={r.sid}>
-              <td className="mono">{r.path}</td>
-              <td>{r.method}</td>
-              <td>{r.statusCode ?? 'any'}</td>
-              <td className="small">{r.environments ? r.environments.join(', ') : 'all'}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable columns={['Path', 'Method', 'Status', 'Environments']}>
+      {rules.map((r) => (
+        <tr key={r.sid}>
+          <td className="mono">{r.path}</td>
+          <td>{r.method}</td>
+          <td>{r.statusCode ?? 'any'}</td>
+          <td className="small">{r.environments ? r.environments.join(', ') : 'all'}</td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }

@@ -11,6 +11,7 @@ import { useAccountSid, useSession } from '../../lib/session';
 import { formatDateTime } from '../../lib/time';
 import { useSharedHref } from '../../lib/url-state';
 import { bucketsQuery, useBuckets } from '../../api/queries';
+import { DataTable } from '../../components/data-table';
 
 /**
  * The account's buckets: create, rename, delete (typing the name), each with its setup page. A
@@ -85,55 +86,40 @@ export function BucketsPage() {
           }
         >
           {(d) => (
-            <div className="table-wrap">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Sid</th>
-                    <th scope="col">Traffic</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">
-                      <span className="sr-only">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {d.records.map((b) => (
-                    <tr key={b.sid}>
-                      <td>
-                        <Link href={href(`/settings/buckets/${b.sid}`)}>{b.name}</Link>
-                      </td>
-                      <td className="mono small">{b.sid}</td>
-                      <td>
-                        <span className={`badge ${b.appIsConnected ? 'badge-ok' : 'badge-pending'}`}>
-                          {b.appIsConnected ? 'connected' : 'waiting'}
-                        </span>
-                      </td>
-                      <td className="small">{formatDateTime(b.createdAt)}</td>
-                      <td>
-                        <div className="row-actions">
-                          {can('buckets:write') ? (
-                            <button type="button" className="btn btn-small" onClick={() => setRenaming(b)}>
-                              Rename
-                            </button>
-                          ) : null}
-                          {can('buckets:delete') ? (
-                            <button
-                              type="button"
-                              className="btn btn-small btn-danger-ghost"
-                              onClick={() => setDeleting(b)}
-                            >
-                              Delete
-                            </button>
-                          ) : null}
-                        </div>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable columns={['Name', 'Sid', 'Traffic', 'Created', '']}>
+              {d.records.map((b) => (
+                <tr key={b.sid}>
+                  <td>
+                    <Link href={href(`/settings/buckets/${b.sid}`)}>{b.name}</Link>
+                  </td>
+                  <td className="mono small">{b.sid}</td>
+                  <td>
+                    <span className={`badge ${b.appIsConnected ? 'badge-ok' : 'badge-pending'}`}>
+                      {b.appIsConnected ? 'connected' : 'waiting'}
+                    </span>
+                  </td>
+                  <td className="small">{formatDateTime(b.createdAt)}</td>
+                  <td>
+                    <div className="row-actions">
+                      {can('buckets:write') ? (
+                        <button type="button" className="btn btn-small" onClick={() => setRenaming(b)}>
+                          Rename
+                        </button>
+                      ) : null}
+                      {can('buckets:delete') ? (
+                        <button
+                          type="button"
+                          className="btn btn-small btn-danger-ghost"
+                          onClick={() => setDeleting(b)}
+                        >
+                          Delete
+                        </button>
+                      ) : null}
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           )}
         </QueryView>
       </section>

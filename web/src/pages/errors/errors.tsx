@@ -12,6 +12,7 @@ import { useMetricsScope } from '../../lib/metrics-scope';
 import { useAccountSid } from '../../lib/session';
 import { useQueryState, useSharedHref } from '../../lib/url-state';
 import { throughputQuery } from '../../api/queries';
+import { DataTable } from '../../components/data-table';
 
 /** One empty list for every render: a new [] each time would re-run the chart's marker effect. */
 const NO_MARKERS: MetricsEvent[] = [];
@@ -143,41 +144,32 @@ export function ErrorsPage() {
               </section>
               <section className="panel">
                 <h2>By endpoint</h2>
-                <div className="table-wrap">
-                  <table className="table">
-                    <thead>
-                      <tr>
-                        <th scope="col">Endpoint</th>
-                        <th scope="col" className="num">
-                          Errors
-                        </th>
-                        <th scope="col" className="num">
-                          Rate
-                        </th>
-                        <th scope="col">Most common</th>
+                <DataTable
+                  columns={[
+                    'Endpoint',
+                    { label: 'Errors', numeric: true },
+                    { label: 'Rate', numeric: true },
+                    'Most common',
+                  ]}
+                >
+                  {d.errorsByEndpoint.map((e) => {
+                    const to = streamLink(`endpoint:"${e.endpoint}" status:>=400`);
+                    return (
+                      <tr key={e.endpoint}>
+                        <td className="mono">{to ? <Link href={to}>{e.endpoint}</Link> : e.endpoint}</td>
+                        <td className="num">{count(e.errorCount)}</td>
+                        <td className="num">{percent(e.errorRate)}</td>
+                        <td>
+                          {e.mostCommonErrors.map((c) => (
+                            <span key={c} className={`status status-${String(c)[0]}xx`}>
+                              {c}
+                            </span>
+                          ))}
+                        </td>
                       </tr>
-                    </thead>
-                    <tbody>
-                      {d.errorsByEndpoint.map((e) => {
-                        const to = streamLink(`endpoint:"${e.endpoint}" status:>=400`);
-                        return (
-                          <tr key={e.endpoint}>
-                            <td className="mono">{to ? <Link href={to}>{e.endpoint}</Link> : e.endpoint}</td>
-                            <td className="num">{count(e.errorCount)}</td>
-                            <td className="num">{percent(e.errorRate)}</td>
-                            <td>
-                              {e.mostCommonErrors.map((c) => (
-                                <span key={c} className={`status status-${String(c)[0]}xx`}>
-                                  {c}
-                                </span>
-                              ))}
-                            </td>
-                          </tr>
-                        );
-                      })}
-                    </tbody>
-                  </table>
-                </div>
+                    );
+                  })}
+                </DataTable>
               </section>
             </div>
           </>

@@ -9,6 +9,7 @@ import { Field, FormError } from '../../components/form';
 import { Empty, QueryView } from '../../components/state';
 import { useAccountSid, useSession } from '../../lib/session';
 import { formatDateTime } from '../../lib/time';
+import { DataTable } from '../../components/data-table';
 
 const ROLES = [
   { id: 'administrator', label: 'Administrator', hint: 'every setting, tokens and members' },
@@ -66,67 +67,51 @@ export function MembersPage() {
           empty={<Empty title="No members yet" />}
         >
           {(d) => (
-            <div className="table-wrap">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th scope="col">Email</th>
-                    <th scope="col">Name</th>
-                    <th scope="col">Role</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Last sign-in</th>
-                    <th scope="col">
-                      <span className="sr-only">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {d.users.map((u) => (
-                    <tr key={u.sid}>
-                      <td>{u.email}</td>
-                      <td>{[u.firstName, u.lastName].filter(Boolean).join(' ') || '–'}</td>
-                      <td>
-                        {can('users:write') && u.sid !== session.user?.sid && u.status === 'active' ? (
-                          <select
-                            aria-label={`Role of ${u.email}`}
-                            value={u.role}
-                            onChange={(e) => setRole.mutate({ sid: u.sid, role: e.target.value })}
-                          >
-                            {ROLES.map((r) => (
-                              <option key={r.id} value={r.id}>
-                                {r.label}
-                              </option>
-                            ))}
-                          </select>
-                        ) : (
-                          u.role
-                        )}
-                      </td>
-                      <td>
-                        <span className={`badge ${u.status === 'invited' ? 'badge-pending' : 'badge-ok'}`}>
-                          {u.status}
-                        </span>
-                      </td>
-                      <td className="small">{u.lastSignInAt ? formatDateTime(u.lastSignInAt) : '–'}</td>
-                      {/* The flex box sits inside the cell: a flex <td> loses its table borders. */}
-                      <td>
-                        <div className="row-actions">
-                          {can('users:delete') && u.sid !== session.user?.sid ? (
-                            <button
-                              type="button"
-                              className="btn btn-small btn-danger-ghost"
-                              onClick={() => setRemoving(u)}
-                            >
-                              Remove
-                            </button>
-                          ) : null}
-                        </div>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable columns={['Email', 'Name', 'Role', 'Status', 'Last sign-in', '']}>
+              {d.users.map((u) => (
+                <tr key={u.sid}>
+                  <td>{u.email}</td>
+                  <td>{[u.firstName, u.lastName].filter(Boolean).join(' ') || '–'}</td>
+                  <td>
+                    {can('users:write') && u.sid !== session.user?.sid && u.status === 'active' ? (
+                      <select
+                        aria-label={`Role of ${u.email}`}
+                        value={u.role}
+                        onChange={(e) => setRole.mutate({ sid: u.sid, role: e.target.value })}
+                      >
+                        {ROLES.map((r) => (
+                          <option key={r.id} value={r.id}>
+                            {r.label}
+                          </option>
+                        ))}
+                      </select>
+                    ) : (
+                      u.role
+                    )}
+                  </td>
+                  <td>
+                    <span className={`badge ${u.status === 'invited' ? 'badge-pending' : 'badge-ok'}`}>
+                      {u.status}
+                    </span>
+                  </td>
+                  <td className="small">{u.lastSignInAt ? formatDateTime(u.lastSignInAt) : '–'}</td>
+                  {/* The flex box sits inside the cell: a flex <td> loses its table borders. */}
+                  <td>
+                    <div className="row-actions">
+                      {can('users:delete') && u.sid !== session.user?.sid ? (
+                        <button
+                          type="button"
+                          className="btn btn-small btn-danger-ghost"
+                          onClick={() => setRemoving(u)}
+                        >
+                          Remove
+                        </button>
+                      ) : null}
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           )}
         </QueryView>
       </section>

@@ -17,6 +17,7 @@ import { useAccountSid, useSession } from '../../lib/session';
 import { CriteriaExclusionForm, criteriaExclusionLabel } from './content-rules';
 import { RuleFormEnd, RuleRowEnd } from './rule-row';
 import { useRuleList } from './rule-list';
+import { DataTable } from '../../components/data-table';
 
 const METHODS = ['*', 'GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT'];
 
@@ -162,60 +163,45 @@ export function ExclusionsPage() {
           }
         >
           {(d) => (
-            <div className="table-wrap">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Method</th>
-                    <th scope="col">Path pattern</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Scope</th>
-                    <th scope="col">Active</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {d.records.map((x) => (
-                    <tr key={x.sid} className={activeOf(x) ? undefined : 'muted'}>
-                      {isCriteriaExclusion(x) ? (
-                        <>
-                          <td>
-                            <strong>{x.description || 'By criteria'}</strong>
-                          </td>
-                          <td colSpan={3}>
-                            <span className="small muted">criteria </span>
-                            <code className="mono">{x.criteria}</code>
-                          </td>
-                        </>
-                      ) : (
-                        <>
-                          <td>
-                            <strong>{x.name}</strong>
-                            {x.description ? <div className="small muted">{x.description}</div> : null}
-                          </td>
-                          <td className="mono">{x.method}</td>
-                          <td className="mono">{x.pathPattern}</td>
-                          <td>{x.statusCode ?? 'any'}</td>
-                        </>
-                      )}
-                      <RuleRowEnd
-                        label={labelOf(x)}
-                        buckets={x.buckets}
-                        environments={x.environments}
-                        active={activeOf(x)}
-                        canWrite={can('exclusions:write')}
-                        canDelete={can('exclusions:delete')}
-                        toggling={toggle.isPending}
-                        onToggle={() => toggle.mutate(x)}
-                        onOpen={() => open(x.sid)}
-                        onDelete={() => setDeleting(x)}
-                      />
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable columns={['Name', 'Method', 'Path pattern', 'Status', 'Scope', 'Active', 'Actions']}>
+              {d.records.map((x) => (
+                <tr key={x.sid} className={activeOf(x) ? undefined : 'muted'}>
+                  {isCriteriaExclusion(x) ? (
+                    <>
+                      <td>
+                        <strong>{x.description || 'By criteria'}</strong>
+                      </td>
+                      <td colSpan={3}>
+                        <span className="small muted">criteria </span>
+                        <code className="mono">{x.criteria}</code>
+                      </td>
+                    </>
+                  ) : (
+                    <>
+                      <td>
+                        <strong>{x.name}</strong>
+                        {x.description ? <div className="small muted">{x.description}</div> : null}
+                      </td>
+                      <td className="mono">{x.method}</td>
+                      <td className="mono">{x.pathPattern}</td>
+                      <td>{x.statusCode ?? 'any'}</td>
+                    </>
+                  )}
+                  <RuleRowEnd
+                    label={labelOf(x)}
+                    buckets={x.buckets}
+                    environments={x.environments}
+                    active={activeOf(x)}
+                    canWrite={can('exclusions:write')}
+                    canDelete={can('exclusions:delete')}
+                    toggling={toggle.isPending}
+                    onToggle={() => toggle.mutate(x)}
+                    onOpen={() => open(x.sid)}
+                    onDelete={() => setDeleting(x)}
+                  />
+                </tr>
+              ))}
+            </DataTable>
           )}
         </QueryView>
       </section>

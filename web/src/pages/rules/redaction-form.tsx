@@ -16,6 +16,7 @@ import {
   labelOf,
   validate,
 } from './redaction-draft';
+import { DataTable } from '../../components/data-table';
 
 const TYPES: { value: RedactionType; label: string }[] = [
   { value: 'mask', label: 'mask: letters and digits become *' },
@@ -255,28 +256,17 @@ function RedactionResult({ result, clientSide }: { result: RedactionPreview; cli
         </p>
       ) : null}
       {result.changes.length ? (
-        <div className="table-wrap">
-          <table className="table" aria-label="Changed fields">
-            <thead>
-              <tr>
-                <th scope="col">Field</th>
-                <th scope="col">Before</th>
-                <th scope="col">After</th>
-              </tr>
-            </thead>
-            <tbody>
-              {result.changes.map((c) => (
-                <tr key={c.path}>
-                  <td className="mono">{c.path}</td>
-                  <td className="mono break">{show(c.before)}</td>
-                  <td className="mono break">
-                    <mark className="changed">{c.kind === 'removed' ? '(removed)' : show(c.after)}</mark>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable columns={['Field', 'Before', 'After']} aria-label="Changed fields">
+          {result.changes.map((c) => (
+            <tr key={c.path}>
+              <td className="mono">{c.path}</td>
+              <td className="mono break">{show(c.before)}</td>
+              <td className="mono break">
+                <mark className="changed">{c.kind === 'removed' ? '(removed)' : show(c.after)}</mark>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       ) : null}
       <h3>The record after the rule</h3>
       <HighlightedJson value={result.after} changed={changed} />

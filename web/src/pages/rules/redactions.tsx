@@ -10,6 +10,7 @@ import { useRuleList } from './rule-list';
 import { RECOMMENDED_REDACTIONS } from '../../../../schemas/recommended-redactions';
 import { activeOf, bodyOf, draftOf, labelOf } from './redaction-draft';
 import { RedactionForm } from './redaction-form';
+import { DataTable } from '../../components/data-table';
 
 /** The same rule with its active flag flipped, in its own shape (PUT keeps the shape). */
 function toggled(accountSid: string, x: AnyRedaction): Promise<AnyRedaction> {
@@ -131,76 +132,71 @@ export function RedactionsPage() {
           }
         >
           {(d) => (
-            <div className="table-wrap">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Field path or type</th>
-                    <th scope="col">Action or level</th>
-                    <th scope="col">Applied by</th>
-                    <th scope="col">Scope</th>
-                    <th scope="col">Active</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {d.records.map((x) => (
-                    <tr key={x.sid} className={activeOf(x) ? undefined : 'muted'}>
-                      {isSensitiveRedaction(x) ? (
-                        <>
-                          <td>
-                            <strong>{x.description || 'By data type'}</strong>
-                          </td>
-                          <td>
-                            <span className="mono">{x.type}</span>
-                            {x.pattern !== null ? (
-                              <div className="small muted">
-                                {x.applyTo === 'key' ? 'keys matching ' : 'values matching '}
-                                <code>{x.pattern}</code>
-                              </div>
-                            ) : null}
-                            <div className="small muted">in {x.scopes.join(', ')}</div>
-                          </td>
-                          <td>{x.level}</td>
-                          <td>{x.redactAt === 'server' ? 'Tapline' : 'SDKs and Tapline'}</td>
-                        </>
-                      ) : (
-                        <>
-                          <td>
-                            <strong>{x.name}</strong>
-                            {x.description ? <div className="small muted">{x.description}</div> : null}
-                          </td>
-                          <td className="mono">{x.fieldPath}</td>
-                          <td>
-                            {x.redactionType}
-                            {x.redactionType === 'replace' && x.replacementValue !== null ? (
-                              <span className="muted">
-                                {' '}
-                                with <code>{x.replacementValue}</code>
-                              </span>
-                            ) : null}
-                          </td>
-                          <td>{x.redactAt === 'server' ? 'Tapline' : 'SDKs'}</td>
-                        </>
-                      )}
-                      <RuleRowEnd
-                        label={labelOf(x)}
-                        buckets={x.buckets}
-                        environments={x.environments}
-                        active={activeOf(x)}
-                        canWrite={can('redactions:write')}
-                        canDelete={can('redactions:delete')}
-                        toggling={toggle.isPending}
-                        onToggle={() => toggle.mutate(x)}
-                        onOpen={() => open(x.sid)}
-                        onDelete={() => setDeleting(x)}
-                      />
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              columns={[
+                'Name',
+                'Field path or type',
+                'Action or level',
+                'Applied by',
+                'Scope',
+                'Active',
+                'Actions',
+              ]}
+            >
+              {d.records.map((x) => (
+                <tr key={x.sid} className={activeOf(x) ? undefined : 'muted'}>
+                  {isSensitiveRedaction(x) ? (
+                    <>
+                      <td>
+                        <strong>{x.description || 'By data type'}</strong>
+                      </td>
+                      <td>
+                        <span className="mono">{x.type}</span>
+                        {x.pattern !== null ? (
+                          <div className="small muted">
+                            {x.applyTo === 'key' ? 'keys matching ' : 'values matching '}
+                            <code>{x.pattern}</code>
+                          </div>
+                        ) : null}
+                        <div className="small muted">in {x.scopes.join(', ')}</div>
+                      </td>
+                      <td>{x.level}</td>
+                      <td>{x.redactAt === 'server' ? 'Tapline' : 'SDKs and Tapline'}</td>
+                    </>
+                  ) : (
+                    <>
+                      <td>
+                        <strong>{x.name}</strong>
+                        {x.description ? <div className="small muted">{x.description}</div> : null}
+                      </td>
+                      <td className="mono">{x.fieldPath}</td>
+                      <td>
+                        {x.redactionType}
+                        {x.redactionType === 'replace' && x.replacementValue !== null ? (
+                          <span className="muted">
+                            {' '}
+                            with <code>{x.replacementValue}</code>
+                          </span>
+                        ) : null}
+                      </td>
+                      <td>{x.redactAt === 'server' ? 'Tapline' : 'SDKs'}</td>
+                    </>
+                  )}
+                  <RuleRowEnd
+                    label={labelOf(x)}
+                    buckets={x.buckets}
+                    environments={x.environments}
+                    active={activeOf(x)}
+                    canWrite={can('redactions:write')}
+                    canDelete={can('redactions:delete')}
+                    toggling={toggle.isPending}
+                    onToggle={() => toggle.mutate(x)}
+                    onOpen={() => open(x.sid)}
+                    onDelete={() => setDeleting(x)}
+                  />
+                </tr>
+              ))}
+            </DataTable>
           )}
         </QueryView>
       </section>

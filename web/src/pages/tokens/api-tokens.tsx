@@ -9,6 +9,7 @@ import { useAccountSid, useSession } from '../../lib/session';
 import { formatDateTime } from '../../lib/time';
 import { NewSecret, lastUsed } from './token-parts';
 import { CreateApiToken, type Draft, EMPTY_DRAFT } from './api-token-form';
+import { DataTable } from '../../components/data-table';
 
 /** API tokens: list, create (scope grid and presets, value shown once), (de)activate, delete. */
 export function TokensPage() {
@@ -84,98 +85,81 @@ export function TokensPage() {
           }
         >
           {(d) => (
-            <div className="table-wrap tokens-table">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Token</th>
-                    <th scope="col">Scopes</th>
-                    <th scope="col">Role</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Last used</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col">
-                      <span className="sr-only">Actions</span>
-                    </th>
+            <DataTable
+              columns={['Name', 'Token', 'Scopes', 'Role', 'Status', 'Last used', 'Expires', '']}
+              wrapClassName="tokens-table"
+            >
+              {d.records.map((t) => {
+                const expired = t.expiresAt !== null && Date.parse(t.expiresAt) < Date.now();
+                return (
+                  <tr key={t.sid}>
+                    <td>
+                      <strong>{t.name}</strong>
+                      {t.description ? <div className="muted small">{t.description}</div> : null}
+                      {t.environmentSid ? (
+                        <div className="muted small">environment {t.environmentSid}</div>
+                      ) : null}
+                    </td>
+                    <td className="mono small nowrap" title={`Record ${t.sid}; the value was shown once`}>
+                      at_…••••
+                    </td>
+                    <td className="small" title={t.scopes.join(', ')}>
+                      {scopeSummary(t.scopes, t.role)}
+                    </td>
+                    <td>
+                      <span className="badge">{t.role}</span>
+                    </td>
+                    <td>
+                      {expired ? (
+                        <span className="badge badge-off">expired</span>
+                      ) : t.isActive ? (
+                        <span className="badge badge-ok">active</span>
+                      ) : (
+                        <span className="badge badge-pending">inactive</span>
+                      )}
+                    </td>
+                    <td className="small nowrap">{lastUsed(t.lastUsedAt)}</td>
+                    <td className="small nowrap">{t.expiresAt ? formatDateTime(t.expiresAt) : 'never'}</td>
+                    <td>
+                      <div className="row-actions">
+                        {can('tokens:write') ? (
+                          <>
+                            <button
+                              type="button"
+                              className="btn btn-small"
+                              disabled={toggle.isPending}
+                              onClick={() => toggle.mutate(t)}
+                              aria-label={`${t.isActive ? 'Deactivate' : 'Activate'} ${t.name}`}
+                            >
+                              {t.isActive ? 'Deactivate' : 'Activate'}
+                            </button>
+                            <button
+                              type="button"
+                              className="btn btn-small"
+                              title="Scopes and expiry cannot be changed: create a new token with the same scopes"
+                              onClick={() => replace(t)}
+                              aria-label={`Replace ${t.name}`}
+                            >
+                              Replace
+                            </button>
+                          </>
+                        ) : null}
+                        {can('tokens:delete') ? (
+                          <button
+                            type="button"
+                            className="btn btn-small btn-danger-ghost"
+                            onClick={() => setDeleting(t)}
+                            aria-label={`Delete ${t.name}`}
+                          >
+                            Delete
+                          </button>
+                        ) : null}
+                      </div>
+                    </td>
                   </tr>
-                </thead>
-                <tbody>
-                  {d.records.map((t) => {
-                    const expired = t.expiresAt !== null && Date.parse(t.expiresAt) < Date.now();
-                    return (
-                      <tr key={t.sid}>
-                        <td>
-                          <strong>{t.name}</strong>
-                          {t.description ? <div className="muted small">{t.description}</div> : null}
-                          {t.environmentSid ? (
-                            <div className="muted small">environment {t.environmentSid}</div>
-                          ) : null}
-                        </td>
-                        <td className="mono small nowrap" title={`Record ${t.sid}; the value was shown once`}>
-                          at_…••••
-                        </td>
-                        <td className="small" title={t.scopes.join(', ')}>
-                          {scopeSummary(t.scopes, t.role)}
-                        </td>
-                        <td>
-                          <span className="badge">{t.role}</span>
-                        </td>
-                        <td>
-                          {expired ? (
-                            <span className="badge badge-off">expired</span>
-                          ) : t.isActive ? (
-                            <span className="badge badge-ok">active</span>
-                          ) : (
-                            <span className="badge badge-pending">inactive</span>
-                          )}
-                        </td>
-                        <td className="small nowrap">{lastUsed(t.lastUsedAt)}</td>
-                        <td className="small nowrap">
-                          {t.expiresAt ? formatDateTime(t.expiresAt) : 'never'}
-                        </td>
-                        <td>
-                          <div className="row-actions">
-                            {can('tokens:write') ? (
-                              <>
-                                <button
-                                  type="button"
-                                  className="btn btn-small"
-                                  disabled={toggle.isPending}
-                                  onClick={() => toggle.mutate(t)}
-                                  aria-label={`${t.isActive ? 'Deactivate' : 'Activate'} ${t.name}`}
-                                >
-                                  {t.isActive ? 'Deactivate' : 'Activate'}
-                                </button>
-                                <button
-                                  type="button"
-                                  className="btn btn-small"
-                                  title="Scopes and expiry cannot be changed: create a new token with the same scopes"
-                                  onClick={() => replace(t)}
-                                  aria-label={`Replace ${t.name}`}
-                                >
-                                  Replace
-                                </button>
-                              </>
-                            ) : null}
-                            {can('tokens:delete') ? (
-                              <button
-                                type="button"
-                                className="btn btn-small btn-danger-ghost"
-                                onClick={() => setDeleting(t)}
-                                aria-label={`Delete ${t.name}`}
-                              >
-                                Delete
-                              </button>
-                            ) : null}
-                          </div>
-                        </td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
-            </div>
+                );
+              })}
+            </DataTable>
           )}
         </QueryView>
       </section>

@@ -9,6 +9,7 @@ import { NewSecret, lastUsed } from './token-parts';
 import { McpConfigSnippet } from './mcp-config';
 import { CreateMcpToken } from './mcp-token-form';
 import { useBuckets } from '../../api/queries';
+import { DataTable } from '../../components/data-table';
 
 export function McpTokensPage() {
   const accountSid = useAccountSid();
@@ -71,69 +72,54 @@ export function McpTokensPage() {
           }
         >
           {(d) => (
-            <div className="table-wrap tokens-table">
-              <table className="table">
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Token</th>
-                    <th scope="col">Environment</th>
-                    <th scope="col">Buckets</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Last used</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col">
-                      <span className="sr-only">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {d.records.map((t) => (
-                    <tr key={t.sid}>
-                      <td>
-                        <strong>{t.name}</strong>
-                        <div className="muted small">created {formatDateTime(t.createdAt)}</div>
-                      </td>
-                      <td className="mono small nowrap">{t.token}</td>
-                      <td className="mono">{t.environmentSid}</td>
-                      <td className="small">
-                        {t.bucketSids.length === 0 ? 'all buckets' : t.bucketSids.map(bucketName).join(', ')}
-                      </td>
-                      <td>
-                        {t.isRevoked ? (
-                          <span
-                            className="badge badge-off"
-                            title={t.revokedAt ? formatDateTime(t.revokedAt) : ''}
-                          >
-                            revoked
-                          </span>
-                        ) : t.expiresAt !== null && Date.parse(t.expiresAt) < Date.now() ? (
-                          <span className="badge badge-off">expired</span>
-                        ) : (
-                          <span className="badge badge-ok">active</span>
-                        )}
-                      </td>
-                      <td className="small nowrap">{lastUsed(t.lastUsedAt)}</td>
-                      <td className="small nowrap">{t.expiresAt ? formatDateTime(t.expiresAt) : 'never'}</td>
-                      <td>
-                        {can('mcpTokens:delete') && !t.isRevoked ? (
-                          <div className="row-actions">
-                            <button
-                              type="button"
-                              className="btn btn-small btn-danger-ghost"
-                              onClick={() => setRevoking(t)}
-                              aria-label={`Revoke ${t.name}`}
-                            >
-                              Revoke
-                            </button>
-                          </div>
-                        ) : null}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              columns={['Name', 'Token', 'Environment', 'Buckets', 'Status', 'Last used', 'Expires', '']}
+              wrapClassName="tokens-table"
+            >
+              {d.records.map((t) => (
+                <tr key={t.sid}>
+                  <td>
+                    <strong>{t.name}</strong>
+                    <div className="muted small">created {formatDateTime(t.createdAt)}</div>
+                  </td>
+                  <td className="mono small nowrap">{t.token}</td>
+                  <td className="mono">{t.environmentSid}</td>
+                  <td className="small">
+                    {t.bucketSids.length === 0 ? 'all buckets' : t.bucketSids.map(bucketName).join(', ')}
+                  </td>
+                  <td>
+                    {t.isRevoked ? (
+                      <span
+                        className="badge badge-off"
+                        title={t.revokedAt ? formatDateTime(t.revokedAt) : ''}
+                      >
+                        revoked
+                      </span>
+                    ) : t.expiresAt !== null && Date.parse(t.expiresAt) < Date.now() ? (
+                      <span className="badge badge-off">expired</span>
+                    ) : (
+                      <span className="badge badge-ok">active</span>
+                    )}
+                  </td>
+                  <td className="small nowrap">{lastUsed(t.lastUsedAt)}</td>
+                  <td className="small nowrap">{t.expiresAt ? formatDateTime(t.expiresAt) : 'never'}</td>
+                  <td>
+                    {can('mcpTokens:delete') && !t.isRevoked ? (
+                      <div className="row-actions">
+                        <button
+                          type="button"
+                          className="btn btn-small btn-danger-ghost"
+                          onClick={() => setRevoking(t)}
+                          aria-label={`Revoke ${t.name}`}
+                        >
+                          Revoke
+                        </button>
+                      </div>
+                    ) : null}
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           )}
         </QueryView>
       </section>

@@ -25,6 +25,7 @@ import { useAccountSid, useSession } from '../../lib/session';
 import { useQueryState, useSharedHref } from '../../lib/url-state';
 import { DeleteWorkflow, workflowHref } from './workflows';
 import { useBuckets } from '../../api/queries';
+import { DataTable } from '../../components/data-table';
 
 interface Draft {
   name: string;
@@ -411,37 +412,29 @@ function TestResults({ result }: { result: WorkflowTestResult }) {
         Sample: {result.sample.description}. Execution header{' '}
         <code className="break">{result.executionSid}</code>
       </p>
-      <div className="table-wrap wf-table">
-        <table className="table" aria-label="Test results">
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">Action</th>
-              <th scope="col">Result</th>
-              <th scope="col">Answer</th>
-            </tr>
-          </thead>
-          <tbody>
-            {result.results.map((r) => (
-              <tr key={r.index}>
-                <td>{r.index + 1}</td>
-                <td>{r.type}</td>
-                <td>
-                  <span className={`badge ${r.status === 'succeeded' ? 'badge-ok' : 'badge-off'}`}>
-                    {r.status}
-                  </span>
-                </td>
-                <td className="small">
-                  {r.statusCode !== null ? <span className="mono nowrap">HTTP {r.statusCode}</span> : null}
-                  {r.messageId ? <span className="mono">sent {r.messageId}</span> : null}
-                  {r.error ? <div className="wf-wrap">{r.error}</div> : null}
-                  <div className="muted">{r.durationMs} ms</div>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        columns={['#', 'Action', 'Result', 'Answer']}
+        wrapClassName="wf-table"
+        aria-label="Test results"
+      >
+        {result.results.map((r) => (
+          <tr key={r.index}>
+            <td>{r.index + 1}</td>
+            <td>{r.type}</td>
+            <td>
+              <span className={`badge ${r.status === 'succeeded' ? 'badge-ok' : 'badge-off'}`}>
+                {r.status}
+              </span>
+            </td>
+            <td className="small">
+              {r.statusCode !== null ? <span className="mono nowrap">HTTP {r.statusCode}</span> : null}
+              {r.messageId ? <span className="mono">sent {r.messageId}</span> : null}
+              {r.error ? <div className="wf-wrap">{r.error}</div> : null}
+              <div className="muted">{r.durationMs} ms</div>
+            </td>
+          </tr>
+        ))}
+      </DataTable>
     </div>
   );
 }
