@@ -7,9 +7,10 @@ import { FrameOnly, Layout } from './components/layout';
 import { ErrorBox, Loading } from './components/state';
 import { SessionContext, type SessionContextValue } from './lib/session';
 import { ROUTES } from './routes';
-import { InvitePage } from './pages/invite';
-import { SetupPage } from './pages/setup';
-import { SignInPage } from './pages/signin';
+import { InvitePage } from './pages/auth/invite';
+import { SetupPage } from './pages/auth/setup';
+import { SignInPage } from './pages/auth/signin';
+import { setupStatusQuery } from './api/queries';
 
 const queryClient = new QueryClient({
   defaultOptions: {
@@ -71,7 +72,7 @@ function SignedIn({ children }: { children: ReactNode }) {
   }, [qc, location, navigate]);
   useEffect(() => setUnauthorizedHandler(toSignIn), [toSignIn]);
 
-  const setup = useQuery({ queryKey: ['setup'], queryFn: auth.setupStatus, staleTime: Infinity });
+  const setup = useQuery({ ...setupStatusQuery, staleTime: Infinity });
   const session = useQuery({
     queryKey: ['session'],
     queryFn: auth.session,

@@ -1,10 +1,10 @@
 import { useQuery } from '@tanstack/react-query';
-import { auth } from '../api/resources';
 import { CopyButton } from './copy-button';
+import { setupStatusQuery } from '../api/queries';
 
 /** The ingest URL: announced by the API (`GET /v1/setup`), else the same host on port 8081. */
 export function useIngestUrl(): string {
-  const setup = useQuery({ queryKey: ['setup'], queryFn: auth.setupStatus, staleTime: Infinity });
+  const setup = useQuery({ ...setupStatusQuery, staleTime: Infinity });
   const announced = setup.data?.ingestUrl;
   return announced ?? `${window.location.protocol}//${window.location.hostname}:8081`;
 }
@@ -37,6 +37,7 @@ export function AppSnippets({ bucketSid }: { bucketSid: string }) {
   const ingest = useIngestUrl();
   const node = `// npm install @tapline/node (from a Tapline clone: npm pack -w @tapline/node)
 import { Tapline } from '@tapline/node';
+import { setupStatusQuery } from '../api/queries';
 
 const tapline = new Tapline({
   endpoint: '${ingest}',

@@ -1,7 +1,7 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type ReactNode } from 'react';
 import { Link, useLocation } from 'wouter';
-import { auth, buckets } from '../api/resources';
+import { auth } from '../api/resources';
 import { account } from '../api/settings';
 import { ConsumerFilter } from './consumer-filter';
 import { RateLimitNotice } from './rate-limit';
@@ -9,6 +9,7 @@ import { useAccountSid, useSession } from '../lib/session';
 import { setThemePref, useThemePref, type ThemePref } from '../lib/theme';
 import { useQueryState, useSharedHref } from '../lib/url-state';
 import { ROUTES } from '../routes';
+import { useBuckets } from '../api/queries';
 
 /** Header (account, bucket, environment and consumer filters, sign-out), navigation, page. */
 export function Layout({ children }: { children: ReactNode }) {
@@ -145,9 +146,8 @@ function AccountSwitcher() {
  * exactly one bucket has nothing to pick: that bucket is put in the URL, so no page asks for one.
  */
 function BucketSwitcher() {
-  const accountSid = useAccountSid();
   const { get, set } = useQueryState();
-  const list = useQuery({ queryKey: ['buckets', accountSid], queryFn: () => buckets.list(accountSid) });
+  const list = useBuckets();
   const records = list.data?.records ?? [];
   const only = records.length === 1 ? records[0]!.sid : null;
   const current = get('bucket');
