@@ -13,6 +13,7 @@ import type { EventsRepository } from '../events/events.repository.js';
 import { checkBucketsInScope, ToolError, type McpDeps, type McpScope } from './mcp.context.js';
 import { failure, fitList, json } from './mcp.output.js';
 import { CONSUMER_TOOLS } from './tools/consumers.tools.js';
+import { comparePeriods } from './tools/compare-periods.tools.js';
 import { METRICS_TOOLS } from './tools/metrics.tools.js';
 import { REQUEST_TOOLS } from './tools/requests.tools.js';
 import type { ToolSpec } from './tools/tool.js';
@@ -23,10 +24,14 @@ export type { McpDeps, McpScope } from './mcp.context.js';
 
 /** The read-only tools over traffic, requests and workflows, by name. */
 const READ_TOOLS = new Map<string, ToolSpec<never>>(
-  [...METRICS_TOOLS, ...REQUEST_TOOLS, ...WORKFLOW_TOOLS, ...CONSUMER_TOOLS, ...RELEASE_TOOLS].map((t) => [
-    t.tool.name,
-    t as ToolSpec<never>,
-  ]),
+  [
+    ...METRICS_TOOLS,
+    comparePeriods,
+    ...REQUEST_TOOLS,
+    ...WORKFLOW_TOOLS,
+    ...CONSUMER_TOOLS,
+    ...RELEASE_TOOLS,
+  ].map((t) => [t.tool.name, t as ToolSpec<never>]),
 );
 
 interface ListArgs {
