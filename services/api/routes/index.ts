@@ -11,7 +11,6 @@ import eventsRoutes from './events.route.js';
 import mcpRoutes from '../mcp/mcp.route.js';
 import streamViewsRoutes, { streamViewCriteria } from './stream-views.route.js';
 import requestsRoutes from './requests.route.js';
-import requestsLiveRoutes from './requests-live.route.js';
 import pipelineStatsRoutes from './pipeline-stats.route.js';
 import exclusionsRoutes from './exclusions.route.js';
 import redactionsRoutes from './redactions.route.js';
@@ -45,7 +44,6 @@ export const ROUTES: {
   { plugin: bucketsRoutes },
   { plugin: bucketStatsRoutes },
   { plugin: requestsRoutes, opts: (app) => ({ criteria: streamViewCriteria(app.deps.pg) }) },
-  { plugin: requestsLiveRoutes, opts: (app) => ({ criteria: streamViewCriteria(app.deps.pg) }) },
   { plugin: eventsRoutes },
   { plugin: streamViewsRoutes },
   { plugin: mcpRoutes },

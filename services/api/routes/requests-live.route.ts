@@ -3,10 +3,10 @@ import type { SchemaTypes } from '../api.types.js';
 import { ref } from '../../../schemas/index.js';
 import { bearerToken } from '../../shared/bearer.js';
 import { AppError, validation } from '../../shared/errors.js';
-import { BucketsRepository } from '../buckets/buckets.repository.js';
+import type { BucketsRepository } from '../buckets/buckets.repository.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 import { SESSION_COOKIE } from '../auth/sessions.service.js';
-import { RequestsRepository } from '../requests/requests.repository.js';
+import type { RequestsRepository } from '../requests/requests.repository.js';
 import type { CriteriaResolver } from './requests.route.js';
 
 /** How often a live connection asks ClickHouse for rows stored since its cursor. */
@@ -27,17 +27,18 @@ function parseCursor(v: string | undefined): { storedAt: string; sid: string } |
 }
 
 /**
- * Live tail of a bucket's stored requests as server-sent events (docs/search.md, "Live tail").
- * It reads what the processor stored (already redacted, exclusions already applied) through the
- * same repository as the list endpoint; it never reads the Kafka stream.
+ * Live tail of a bucket's stored requests as server-sent events (docs/search.md, "Live tail"),
+ * registered by the requests routes beside the list. It reads what the processor stored (already
+ * redacted, exclusions already applied) through the list's repository; it never reads the Kafka
+ * stream.
  */
-export default async function requestsLiveRoutes(
+export function liveTailRoutes(
   fastify: FastifyInstance,
+  repo: RequestsRepository,
+  buckets: BucketsRepository,
   opts: { criteria?: CriteriaResolver },
-): Promise<void> {
+): void {
   const app = fastify.withTypeProvider<SchemaTypes>();
-  const repo = new RequestsRepository(app.deps.ch, app.deps.pg);
-  const buckets = new BucketsRepository(app.deps.pg);
   const open = new Map<string, number>();
   const closing = new Set<() => void>();
   app.addHook('onClose', async () => {

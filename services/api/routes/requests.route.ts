@@ -8,6 +8,7 @@ import { parseTimeCursor } from '../tables/pagination.js';
 import { requireScope } from '../plugins/auth.plugin.js';
 import { BucketsRepository } from '../buckets/buckets.repository.js';
 import { REQUEST_SORTS, RequestsRepository, type RequestFilters } from '../requests/requests.repository.js';
+import { liveTailRoutes } from './requests-live.route.js';
 
 const params = {
   type: 'object',
@@ -170,4 +171,6 @@ export default async function requestsRoutes(
       return { sid: req.params.requestSid, deleted: true };
     },
   );
+
+  liveTailRoutes(fastify, repo, buckets, opts);
 }
