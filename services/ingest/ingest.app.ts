@@ -116,7 +116,7 @@ export function buildIngestApp(deps: IngestDeps): FastifyInstance {
   // Ingest bodies are large and many: Fastify's default parser scans every body with two
   // regular expressions for prototype poisoning. A plain substring test is as strict and cheaper:
   // only a body that contains one of the two words takes the checking path, which refuses it as
-  // Fastify would. Measured: 38 -> 31 CPU µs per record parsed (test/bench/hot-paths.ts).
+  // Fastify would (test/bench/hot-paths.ts times the parse; its figures are in bench/README.md).
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     try {
