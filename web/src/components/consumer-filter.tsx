@@ -18,7 +18,7 @@ const DEBOUNCE_MS = 250;
  * it; emptying the field or "Clear" removes it.
  */
 export function ConsumerFilter() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const { get, set } = useQueryState();
   const { scope } = useMetricsScope();
@@ -43,8 +43,8 @@ export function ConsumerFilter() {
   };
   // Asked only while the field is in use: a page view costs nothing until someone types.
   const suggestions = useQuery({
-    queryKey: ['consumers', a, 'filter', query],
-    queryFn: () => consumers.list(a, query),
+    queryKey: ['consumers', accountSid, 'filter', query],
+    queryFn: () => consumers.list(accountSid, query),
     enabled: focused && can('metrics:read'),
     placeholderData: keepPreviousData,
     staleTime: 30_000,

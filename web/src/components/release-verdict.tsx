@@ -52,10 +52,10 @@ export function summaryClass(impact: ReleaseImpact): string {
 
 /** The impact of one deployment, shared by the Releases page and every chart's marker card. */
 export function useImpact(eventSid: string, opts: { enabled?: boolean } = {}) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   return useQuery({
-    queryKey: ['impact', a, eventSid],
-    queryFn: () => releases.impact(a, eventSid),
+    queryKey: ['impact', accountSid, eventSid],
+    queryFn: () => releases.impact(accountSid, eventSid),
     enabled: opts.enabled ?? true,
     staleTime: 60_000,
     // A pending verdict is asked again until it is ready.
@@ -68,20 +68,20 @@ export function useImpact(eventSid: string, opts: { enabled?: boolean } = {}) {
  * marker card draws it on hover or focus only), then kept in the query cache.
  */
 export function ReleaseVerdict({ eventSid }: { eventSid: string }) {
-  const q = useImpact(eventSid);
-  if (q.isPending)
+  const impactQuery = useImpact(eventSid);
+  if (impactQuery.isPending)
     return (
       <span className="muted" data-testid="release-verdict">
         Judging the release…
       </span>
     );
-  if (q.error && !q.data)
+  if (impactQuery.error && !impactQuery.data)
     return (
       <span className="field-error" data-testid="release-verdict">
-        {q.error instanceof Error ? q.error.message : 'The verdict could not be read'}
+        {impactQuery.error instanceof Error ? impactQuery.error.message : 'The verdict could not be read'}
       </span>
     );
-  const impact = q.data!;
+  const impact = impactQuery.data!;
   return (
     <span className={`badge badge-plain ${summaryClass(impact)}`} data-testid="release-verdict">
       {verdictSummary(impact)}

@@ -19,10 +19,10 @@ const MAX_SOURCES = 10;
  * computed by the API with the processor's code (a credential shows as its keyed-hash id).
  */
 export function ConsumerIdentificationPanel({ bucketSid }: { bucketSid: string }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const current = useQuery({
-    queryKey: ['consumerIdentification', a, bucketSid],
-    queryFn: () => consumers.identification(a, bucketSid),
+    queryKey: ['consumerIdentification', accountSid, bucketSid],
+    queryFn: () => consumers.identification(accountSid, bucketSid),
   });
   return (
     <section className="panel" aria-labelledby="identification-title">
@@ -40,7 +40,7 @@ export function ConsumerIdentificationPanel({ bucketSid }: { bucketSid: string }
 }
 
 function IdentificationForm({ bucketSid, current }: { bucketSid: string; current: ConsumerIdentification }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
   const editable = can('buckets:write');
@@ -48,8 +48,9 @@ function IdentificationForm({ bucketSid, current }: { bucketSid: string; current
   // A save elsewhere (another tab, settings as code) refills the form.
   useEffect(() => setDrafts(current.sources.map(toDraft)), [current]);
   const save = useMutation({
-    mutationFn: (sources: IdentificationSource[]) => consumers.setIdentification(a, bucketSid, sources),
-    onSuccess: (saved) => qc.setQueryData(['consumerIdentification', a, bucketSid], saved),
+    mutationFn: (sources: IdentificationSource[]) =>
+      consumers.setIdentification(accountSid, bucketSid, sources),
+    onSuccess: (saved) => qc.setQueryData(['consumerIdentification', accountSid, bucketSid], saved),
   });
   const sources = drafts.map(toSource);
   // Compared in the form's own shape (field order, defaults), so a saved list reads as unchanged.

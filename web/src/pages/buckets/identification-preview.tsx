@@ -35,16 +35,17 @@ export function IdentificationPreviewForm({
   bucketSid: string;
   sources: IdentificationSource[];
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const recent = useQuery({
-    queryKey: ['requests', a, bucketSid, 'identification-samples'],
-    queryFn: () => requests.list(a, bucketSid, { limit: SAMPLES }),
+    queryKey: ['requests', accountSid, bucketSid, 'identification-samples'],
+    queryFn: () => requests.list(accountSid, bucketSid, { limit: SAMPLES }),
     enabled: can('requests:read'),
   });
   const [picked, setPicked] = useState('');
   const preview = useMutation({
-    mutationFn: (requestSid: string) => consumers.previewIdentification(a, bucketSid, sources, requestSid),
+    mutationFn: (requestSid: string) =>
+      consumers.previewIdentification(accountSid, bucketSid, sources, requestSid),
   });
   // A changed draft makes the last answer stale: it is cleared rather than shown for other sources.
   const draftKey = JSON.stringify(sources);

@@ -45,11 +45,11 @@ const asText = (s: ReleaseSettingsUpdate) => ({
  * before and after a deployment marker are, and how many minutes after it are left out.
  */
 export function ReleaseSettingsPanel({ bucket }: { bucket: Bucket }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const href = useSharedHref();
-  const q = useQuery({
-    queryKey: ['releaseSettings', a, bucket.sid],
-    queryFn: () => releaseSettings.get(a, bucket.sid),
+  const settings = useQuery({
+    queryKey: ['releaseSettings', accountSid, bucket.sid],
+    queryFn: () => releaseSettings.get(accountSid, bucket.sid),
   });
   return (
     <section className="panel" aria-labelledby="release-settings-title">
@@ -59,22 +59,22 @@ export function ReleaseSettingsPanel({ bucket }: { bucket: Bucket }) {
         traffic after it (<Link href={href('/releases')}>Releases</Link>). When a marker covers several
         buckets, each length is the largest among them.
       </p>
-      <QueryView query={q}>{(s) => <ReleaseSettingsForm bucket={bucket} current={s} />}</QueryView>
+      <QueryView query={settings}>{(s) => <ReleaseSettingsForm bucket={bucket} current={s} />}</QueryView>
     </section>
   );
 }
 
 function ReleaseSettingsForm({ bucket, current }: { bucket: Bucket; current: ReleaseSettings }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
   const editable = can('buckets:write');
   const [text, setText] = useState(() => asText(current));
   const [tried, setTried] = useState(false);
   const save = useMutation({
-    mutationFn: (body: ReleaseSettingsUpdate) => releaseSettings.update(a, bucket.sid, body),
+    mutationFn: (body: ReleaseSettingsUpdate) => releaseSettings.update(accountSid, bucket.sid, body),
     onSuccess: (updated) => {
-      qc.setQueryData(['releaseSettings', a, bucket.sid], updated);
+      qc.setQueryData(['releaseSettings', accountSid, bucket.sid], updated);
       setText(asText(updated));
     },
   });

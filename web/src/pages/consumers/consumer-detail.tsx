@@ -25,7 +25,7 @@ const CLASS_COLORS = { ok: '#2e9e5b', c4: '#e0a030', c5: '#d64545' } as const;
  * the stream filtered to it, and a form that names it and sets its group.
  */
 export function ConsumerDetailPage() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { get } = useQueryState();
   const href = useSharedHref();
   const id = get('id') ?? '';
@@ -39,16 +39,16 @@ export function ConsumerDetailPage() {
   };
   const opts = { placeholderData: keepPreviousData, refetchInterval: base.refetchInterval, enabled: !!id };
   const detail = useQuery({
-    queryKey: ['consumer', a, id, detailScope],
-    queryFn: () => consumers.get(a, id, detailScope),
+    queryKey: ['consumer', accountSid, id, detailScope],
+    queryFn: () => consumers.get(accountSid, id, detailScope),
     ...opts,
   });
   const thr = useQuery({
-    ...throughputQuery(a, scope, base.interval),
+    ...throughputQuery(accountSid, scope, base.interval),
     ...opts,
   });
   const rt = useQuery({
-    ...responseTimeQuery(a, scope, base.interval),
+    ...responseTimeQuery(accountSid, scope, base.interval),
     ...opts,
   });
   const series = useMemo(() => {
@@ -250,7 +250,7 @@ export function ConsumerDetailPage() {
  * the API's message is shown when it refuses.
  */
 function NameForm({ consumer }: { consumer: ConsumerDetail }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { can } = useSession();
   const qc = useQueryClient();
   const [name, setName] = useState(consumer.name ?? '');
@@ -267,10 +267,10 @@ function NameForm({ consumer }: { consumer: ConsumerDetail }) {
   if (group.trim() !== (consumer.group ?? '')) changes.group = group.trim() || null;
   const changed = Object.keys(changes).length > 0;
   const save = useMutation({
-    mutationFn: (body: ConsumerUpdate) => consumers.update(a, consumer.id, body),
+    mutationFn: (body: ConsumerUpdate) => consumers.update(accountSid, consumer.id, body),
     onSuccess: () => {
-      void qc.invalidateQueries({ queryKey: ['consumer', a, consumer.id] });
-      void qc.invalidateQueries({ queryKey: ['consumers', a] });
+      void qc.invalidateQueries({ queryKey: ['consumer', accountSid, consumer.id] });
+      void qc.invalidateQueries({ queryKey: ['consumers', accountSid] });
     },
   });
   const editable = can('buckets:write');

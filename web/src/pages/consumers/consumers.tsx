@@ -29,7 +29,7 @@ const SORTS: readonly SortKey[] = ['requests', 'errorRate', 'p95', 'lastSeen', '
  * paged by the API. A consumer first seen inside the range is marked "new".
  */
 export function ConsumersPage() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { get, set } = useQueryState();
   const href = useSharedHref();
   const metricsScope = useMetricsScope();
@@ -56,15 +56,15 @@ export function ConsumersPage() {
     endDate: scope.endDate,
   };
   const list = useQuery({
-    queryKey: ['consumers', a, listScope, sort, order, q, page],
+    queryKey: ['consumers', accountSid, listScope, sort, order, q, page],
     queryFn: () =>
-      consumers.list(a, { ...listScope, sort, order, q: q || undefined, page, limit: PAGE_SIZE }),
+      consumers.list(accountSid, { ...listScope, sort, order, q: q || undefined, page, limit: PAGE_SIZE }),
     placeholderData: keepPreviousData,
     refetchInterval,
   });
   const series = useQuery({
-    queryKey: ['performance', a, scope, 'consumer', interval],
-    queryFn: () => metrics.performance(a, scope, 'consumer', SPARK_BATCH, { interval }),
+    queryKey: ['performance', accountSid, scope, 'consumer', interval],
+    queryFn: () => metrics.performance(accountSid, scope, 'consumer', SPARK_BATCH, { interval }),
     placeholderData: keepPreviousData,
     refetchInterval,
   });
@@ -244,12 +244,12 @@ function ConsumerRow({
 
 /** The sparkline of a consumer outside the busiest ones, read for that consumer alone. */
 function OwnSparkline({ id, label }: { id: string; label: string }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { scope, interval } = useMetricsScope();
   const one = { ...scope, consumer: id };
   const perf = useQuery({
-    queryKey: ['performance', a, one, 'consumer', interval],
-    queryFn: () => metrics.performance(a, one, 'consumer', 1, { interval }),
+    queryKey: ['performance', accountSid, one, 'consumer', interval],
+    queryFn: () => metrics.performance(accountSid, one, 'consumer', 1, { interval }),
     placeholderData: keepPreviousData,
   });
   const values = perf.data?.metrics[0]?.throughput;

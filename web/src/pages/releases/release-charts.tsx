@@ -25,7 +25,7 @@ export function EndpointCharts({
   impact: ReleaseImpact;
   x: EndpointImpact;
 }) {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { get } = useQueryState();
   const range = useMemo<TimeRange>(
     () => ({
@@ -52,11 +52,11 @@ export function EndpointCharts({
   };
   const refetchInterval = impact.status === 'pending' ? 30_000 : false;
   const rt = useQuery({
-    ...responseTimeQuery(a, scope, interval),
+    ...responseTimeQuery(accountSid, scope, interval),
     refetchInterval,
   });
   const thr = useQuery({
-    ...throughputQuery(a, scope, interval),
+    ...throughputQuery(accountSid, scope, interval),
     refetchInterval,
   });
   const markers = useMemo(() => [event], [event]);

@@ -15,10 +15,13 @@ import { ImpactView } from './release-impact';
  * the marker.
  */
 export function ReleasePage() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const href = useSharedHref();
   const { eventSid = '' } = useParams<{ eventSid: string }>();
-  const event = useQuery({ queryKey: ['event', a, eventSid], queryFn: () => releases.event(a, eventSid) });
+  const event = useQuery({
+    queryKey: ['event', accountSid, eventSid],
+    queryFn: () => releases.event(accountSid, eventSid),
+  });
   const impact = useImpact(eventSid, { enabled: event.data?.type === 'deployment' });
   const scopeText = useScopeText();
   const back = (

@@ -18,7 +18,7 @@ const PAGE = 20;
  * regressed", or pending until its after window has passed), linking to the release page.
  */
 export function ReleasesPage() {
-  const a = useAccountSid();
+  const accountSid = useAccountSid();
   const { get, set } = useQueryState();
   const href = useSharedHref();
   const { scope } = useMetricsScope();
@@ -34,7 +34,7 @@ export function ReleasesPage() {
     page,
   };
   const list = useQuery({
-    ...eventsQuery(a, query),
+    ...eventsQuery(accountSid, query),
     placeholderData: keepPreviousData,
   });
   return (
