@@ -56,7 +56,7 @@ describe('action secrets', () => {
     {
       type: 'webhook',
       order: 0,
-      config: { url: hook, headers: { Authorization: 'Bearer xyz' }, body: { a: 1 } },
+      config: { url: hook, headers: { Authorization: 'Bearer xyz-secret-4d1f' }, body: { a: 1 } },
     },
     { type: 'email', order: 1, config: { to: ['a@example.com'], subject: 'hi' } },
   ];
@@ -78,7 +78,7 @@ describe('action secrets', () => {
     const sealed = sealActions(actions, box);
     const text = JSON.stringify(sealed);
     expect(text).not.toContain('T0123456789ABCDEFGHIJ');
-    expect(text).not.toContain('xyz');
+    expect(text).not.toContain('xyz-secret-4d1f');
     expect(sealed[1]).toEqual(actions[1]);
     expect(openActions(sealed, box)).toEqual(actions);
     const other = openActions(sealed, new SecretBox(Buffer.alloc(32, 9)));
