@@ -1,6 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import { validator } from '../shared/schemas.js';
 import type { StoredRecord } from './pipeline.js';
+import { copyWith } from './record-copy.js';
 
 /** A message or record line the processor cannot use, for the dead-letter topic. */
 export interface DeadLetter {
@@ -67,7 +68,7 @@ export class Decoder {
         if ('reason' in parsed) out.dead.push({ reason: parsed.reason, partition, offset, value: text });
         else {
           const record = parsed.value as StoredRecord;
-          const received = { ...record };
+          const received = copyWith(record);
           record.accountSid = accountSid;
           record.bucketSid = bucketSid;
           out.records.push({ record, line: value.subarray(start, end), received });

@@ -5,7 +5,7 @@ import { NO_RULES, type BucketRules } from './compiled-rules.js';
  * Pipeline steps are copy-on-write functions: they never change the record they are given (nor
  * any object it holds) and return a result instead of throwing (PostHog's ingestion model):
  * - `ok(record, {jobs})`: the record to carry on with, the one received or a copy holding the
- *   step's changes (`{...record, field}`, a part copied before one of its members is replaced);
+ *   step's changes (`copyWith(record, {field})`, record-copy.ts; a part copied before one of its members is replaced);
  * - `exclude(ruleSid)`: dropped by an exclusion rule (counted per bucket in `excluded_minute`);
  * - `drop(reason)`: dropped silently, for one of the reasons of `DropReason`;
  * - `dlq(reason)`: sent to the dead-letter topic with the reason.

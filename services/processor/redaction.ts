@@ -8,6 +8,7 @@ import {
 import type { RedactionRule, RedactionType } from './rule-snapshot.js';
 import { isAuthorizationKey, isSecretKey } from './sensitive/detectors.js';
 import { replaceUserinfoPassword } from './url-userinfo.js';
+import { copyWith } from './record-copy.js';
 
 /**
  * Server-side redaction (docs/rules.md). A rule's `fieldPath` is parsed once (services/shared/field-path.ts)
@@ -496,7 +497,7 @@ export function redactRecord(record: RedactTarget, rules: readonly CompiledRedac
 
 /** A part copied so that redactRecord's changes to it (and to its flat maps) land in the copy. */
 function partCopy(part: Record<string, unknown>, bodyRules: boolean): Record<string, unknown> {
-  const copy = { ...part };
+  const copy = copyWith(part);
   if (isObject(copy.headers)) copy.headers = { ...copy.headers };
   if (isObject(copy.queryString)) copy.queryString = { ...copy.queryString };
   // A parsed JSON body is redacted in place at any depth: it gets a deep copy when rules read it.
@@ -513,7 +514,7 @@ function partCopy(part: Record<string, unknown>, bodyRules: boolean): Record<str
 export function redactedCopy<T extends RedactTarget>(record: T, rules: readonly CompiledRedaction[]): T {
   const reqBody = rules.some((r) => r.parts.includes('request.body'));
   const resBody = rules.some((r) => r.parts.includes('response.body'));
-  const copy = { ...record, request: partCopy(record.request, reqBody) };
+  const copy = copyWith(record, { request: partCopy(record.request, reqBody) } as Partial<T>);
   if (record.response) copy.response = partCopy(record.response, resBody);
   redactRecord(copy, rules);
   return copy;

@@ -217,7 +217,7 @@ function processorPath(
     const c0 = process.cpuUsage();
     for (const line of input) {
       const record = JSON.parse(line.text) as StoredRecord;
-      const received = { ...record };
+      const received = Object.assign({}, record);
       record.accountSid = ctx.accountSid;
       record.bucketSid = ctx.bucketSid;
       const res = m.runSteps(record, ctx, m.PROCESSOR_STEPS);

@@ -28,6 +28,7 @@ import {
   type SensitiveScope,
   type SensitiveTarget,
 } from './types.js';
+import { copyWith } from '../record-copy.js';
 
 /**
  * Sensitive-data redaction (docs/rules.md; docs/sensitive-data.md): compile an account's rules once,
@@ -373,7 +374,7 @@ export function redactSensitive<T extends SensitiveTarget>(
   let req = record.request;
   const setReq = (k: string, v: unknown) => {
     if (req[k] === v) return;
-    if (req === record.request) req = { ...req };
+    if (req === record.request) req = copyWith(req);
     req[k] = v;
   };
   const reqCt = () => contentTypeOf(record.request);
@@ -447,7 +448,7 @@ export function redactSensitive<T extends SensitiveTarget>(
     const original = res;
     const setRes = (k: string, v: unknown) => {
       if (res![k] === v) return;
-      if (res === original) res = { ...original };
+      if (res === original) res = copyWith(original);
       res![k] = v;
     };
     if (!isEmptyPlan(plans['response.headers']) && isObject(res.headers))
@@ -460,7 +461,7 @@ export function redactSensitive<T extends SensitiveTarget>(
   }
 
   if (changes.length === 0) return { record, changes, redacted: false };
-  const out = { ...record, request: req, ...top } as T;
+  const out = copyWith(record, { request: req, ...top } as Partial<T>);
   if (res !== record.response) out.response = res;
   return { record: out, changes, redacted: true };
 }

@@ -1,4 +1,5 @@
 import { ok, type Step } from '../pipeline.js';
+import { copyWith } from '../record-copy.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const NUMERIC = /^\d+$/;
@@ -41,17 +42,17 @@ export function endpointTemplate(path: string): string {
  * The record's endpoint: a non-empty one the client sent (an SDK that knows the framework's route)
  * is kept as it is; otherwise the first of the bucket's endpoint template rules matching the path
  * (and method) names it, and without a match the automatic template does. The record is copied
- * with the new field, so the sink stores it (pipeline.ts).
+ * with the new field (copyWith), so the sink stores it (pipeline.ts).
  */
 export const endpointStep: Step = (record, ctx) => {
   if (typeof record.endpoint === 'string' && record.endpoint !== '') return ok(record);
   const path = typeof record.request.path === 'string' ? record.request.path : '';
-  if (!path) return ok({ ...record, endpoint: '' });
+  if (!path) return ok(copyWith(record, { endpoint: '' }));
   const rules = ctx.rules.endpointTemplates;
   if (rules !== null) {
     const method = typeof record.request.method === 'string' ? record.request.method.toUpperCase() : '';
     const matched = rules.match(pathWithoutQuery(path), method);
-    if (matched !== null) return ok({ ...record, endpoint: matched });
+    if (matched !== null) return ok(copyWith(record, { endpoint: matched }));
   }
-  return ok({ ...record, endpoint: endpointTemplate(path) });
+  return ok(copyWith(record, { endpoint: endpointTemplate(path) }));
 };

@@ -1,5 +1,6 @@
 import { identify } from '../consumer-identification.js';
 import { ok, type Step } from '../pipeline.js';
+import { copyWith } from '../record-copy.js';
 
 /**
  * Consumer identification (docs/consumers.md), before redaction so a header a rule redacts still
@@ -10,5 +11,5 @@ export const identifyStep: Step = (record, ctx) => {
   const rules = ctx.rules.identification;
   if (rules === null || record.consumer != null) return ok(record);
   const consumer = identify(rules, record.request);
-  return consumer ? ok({ ...record, consumer }) : ok(record);
+  return consumer ? ok(copyWith(record, { consumer })) : ok(record);
 };

@@ -1,5 +1,6 @@
 import { ok, type Step } from '../pipeline.js';
 import { evaluateTriggers } from '../triggers.js';
+import { copyWith } from '../record-copy.js';
 
 /**
  * Request/error workflow triggers, last step (the record is final and redacted): each hit becomes
@@ -16,5 +17,5 @@ export const triggersStep: Step = (record, ctx) => {
     workflowSid: j.workflowSid,
     triggerType: j.trigger.type,
   }));
-  return ok({ ...record, workflowExecutions }, { jobs });
+  return ok(copyWith(record, { workflowExecutions }), { jobs });
 };
