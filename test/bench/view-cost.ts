@@ -1,0 +1,78 @@
+/**
+ * chDB's CPU per record of the processor's inserts under a chosen set of ClickHouse migrations,
+ * to see what a materialized view costs on every insert:
+ *
+ *   npx tsx test/bench/view-cost.ts 007|nokey|all [blocks = 20] [rows per block = 10000]
+ *
+ * `007`: migrations up to 007 (the consumer columns and views); `nokey`: and 008 without
+ * `requests_key_rollup_mv`; `all`: every migration. A fresh chDB database in a temporary
+ * directory each run; the blocks go through `RequestsWriter` as the processor's do; prints the
+ * median and mean CPU µs per record of the inserts after the first two. Run the variants
+ * alternated: one process holds one chDB engine.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { CH_MIGRATIONS_DIR, createClickHouse, migrateClickHouse } from '../../services/shared/clickhouse.js';
+import { RequestsWriter } from '../../services/processor/requests.writer.js';
+import { toRow } from '../../services/processor/row.mapper.js';
+import { endpointTemplate } from '../../services/processor/steps/endpoint.step.js';
+import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
+import { ingestRecord, rng } from './records.js';
+const [variant, blocksArg, rowsArg] = process.argv.slice(2);
+if (!['007', 'nokey', 'all'].includes(variant ?? ''))
+  throw new Error('usage: view-cost.ts 007|nokey|all [blocks] [rows per block]');
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'viewcost-'));
+const mig = path.join(tmp, 'mig');
+fs.mkdirSync(mig);
+for (const f of fs.readdirSync(CH_MIGRATIONS_DIR)) {
+  if (variant === '007' && f >= '008') continue;
+  let sql = fs.readFileSync(path.join(CH_MIGRATIONS_DIR, f), 'utf8');
+  if (variant === 'nokey' && f.startsWith('008'))
+    sql = sql.slice(0, sql.indexOf('CREATE MATERIALIZED VIEW IF NOT EXISTS requests_key_rollup_mv'));
+  fs.writeFileSync(path.join(mig, f), sql);
+}
+const cfg = embeddedClickHouse(path.join(tmp, 'ch'));
+const ch = createClickHouse(cfg);
+await migrateClickHouse(ch, cfg, pino({ level: 'silent' }), undefined, mig);
+const writer = new RequestsWriter(ch);
+const r = rng(7);
+const now = Date.now();
+const B = Number(blocksArg ?? 20),
+  N = Number(rowsArg ?? 10000);
+let off = 0;
+const per: number[] = [];
+for (let b = 0; b < B; b++) {
+  const rows = Array.from({ length: N }, (_, i) => {
+    const rec = {
+      ...ingestRecord(r, { environments: ['prod01', 'stag01', 'dev001'], now }),
+      sid: `req_v${b}_${i}`,
+      receivedAt: new Date(now).toISOString(),
+      accountSid: 'acc_1',
+      bucketSid: 'bkt_1',
+    } as never;
+    (rec as { endpoint: string }).endpoint = endpointTemplate(
+      (rec as { request: { path: string } }).request.path,
+    );
+    return toRow(rec, 0, off++);
+  });
+  const c0 = process.cpuUsage();
+  await writer.insert(rows, `t:0:${off - N}-${off - 1}`);
+  const u = process.cpuUsage(c0);
+  if (b >= 2) per.push((u.user + u.system) / N);
+}
+per.sort((a, b) => a - b);
+console.log(
+  JSON.stringify({
+    variant,
+    medianUsPerRecord: +per[per.length >> 1]!.toFixed(1),
+    mean: +(per.reduce((a, b) => a + b, 0) / per.length).toFixed(1),
+  }),
+);
+try {
+  fs.rmSync(tmp, { recursive: true, force: true });
+} catch {
+  /* chDB still closing */
+}
+process.exit(0);
