@@ -228,6 +228,8 @@ async function queryBench(): Promise<void> {
                          toUInt64(floor(${CONSUMERS} * pow((h % 1000003) / 1000003, 3))) AS k
                   FROM (SELECT number AS i FROM numbers(${Math.ceil(ROWS / chunks)}))
                   WHERE ${j} + i * ${chunks} < ${ROWS})`,
+          // as the processor inserts (requests.writer.ts)
+          clickhouse_settings: { optimize_on_insert: 0 },
         });
         console.log(
           `chunk ${j + 1} of ${chunks} loaded, ${((performance.now() - t0) / 1000).toFixed(0)} s, load average ${loadavg()}`,

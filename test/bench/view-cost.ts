@@ -3,9 +3,12 @@
  * to see what a materialized view costs on every insert:
  *
  *   npx tsx test/bench/view-cost.ts 007|nokey|all [blocks = 20] [rows per block = 10000]
+ *                                   [--consumers=N] [--drop=view,view]
  *
  * `007`: migrations up to 007 (the consumer columns and views); `nokey`: and 008 without
- * `requests_key_rollup_mv`; `all`: every migration. A fresh chDB database in a temporary
+ * `requests_key_rollup_mv`; `all`: every migration. `--consumers=N`: every record carries a
+ * consumer among N (as test/bench/loadgen.ts picks them: a few busy, most rare); `--drop`: the
+ * named materialized views are not created (what each one costs). A fresh chDB database in a temporary
  * directory each run; the blocks go through `RequestsWriter` as the processor's do; prints the
  * median and mean CPU µs per record of the inserts after the first two. Run the variants
  * alternated: one process holds one chDB engine.
@@ -20,7 +23,11 @@ import { toRow } from '../../services/processor/row.mapper.js';
 import { endpointTemplate } from '../../services/processor/steps/endpoint.step.js';
 import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 import { ingestRecord, rng } from './records.js';
-const [variant, blocksArg, rowsArg] = process.argv.slice(2);
+const flags = process.argv.slice(2).filter((a) => a.startsWith('--'));
+const [variant, blocksArg, rowsArg] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const flag = (name: string) => flags.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const CONSUMERS = Number(flag('consumers') ?? 0);
+const DROP = (flag('drop') ?? '').split(',').filter(Boolean);
 if (!['007', 'nokey', 'all'].includes(variant ?? ''))
   throw new Error('usage: view-cost.ts 007|nokey|all [blocks] [rows per block]');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'viewcost-'));
@@ -31,6 +38,10 @@ for (const f of fs.readdirSync(CH_MIGRATIONS_DIR)) {
   let sql = fs.readFileSync(path.join(CH_MIGRATIONS_DIR, f), 'utf8');
   if (variant === 'nokey' && f.startsWith('008'))
     sql = sql.slice(0, sql.indexOf('CREATE MATERIALIZED VIEW IF NOT EXISTS requests_key_rollup_mv'));
+  for (const view of DROP) {
+    const at = sql.indexOf(`CREATE MATERIALIZED VIEW IF NOT EXISTS ${view} `);
+    if (at >= 0) sql = sql.slice(0, at) + sql.slice(sql.indexOf(';', at) + 1);
+  }
   fs.writeFileSync(path.join(mig, f), sql);
 }
 const cfg = embeddedClickHouse(path.join(tmp, 'ch'));
@@ -52,6 +63,8 @@ for (let b = 0; b < B; b++) {
       accountSid: 'acc_1',
       bucketSid: 'bkt_1',
     } as never;
+    if (CONSUMERS)
+      (rec as { consumer?: object }).consumer = { id: `cus_${Math.floor(CONSUMERS * r() ** 3)}` };
     (rec as { endpoint: string }).endpoint = endpointTemplate(
       (rec as { request: { path: string } }).request.path,
     );
@@ -66,6 +79,8 @@ per.sort((a, b) => a - b);
 console.log(
   JSON.stringify({
     variant,
+    consumers: CONSUMERS,
+    drop: DROP,
     medianUsPerRecord: +per[per.length >> 1]!.toFixed(1),
     mean: +(per.reduce((a, b) => a + b, 0) / per.length).toFixed(1),
   }),
