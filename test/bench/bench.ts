@@ -49,6 +49,9 @@ const PHASES = [
   'limits',
   'query',
   'dashboard',
+  // Opt-in (not in the default run: it loads its own 10M-record set): the consumers list, a
+  // consumer's page and a consumer's metrics at scale (test/bench/consumers.ts).
+  'consumers',
 ] as const;
 type Phase = (typeof PHASES)[number];
 
@@ -84,7 +87,14 @@ const { values: opt } = parseArgs({
     'range-rounds': { type: 'string', default: '8' },
     'skip-large': { type: 'boolean', default: false },
     sets: { type: 'string', default: '1000000,10000000' },
-    only: { type: 'string', default: PHASES.join(',') },
+    only: { type: 'string', default: PHASES.filter((p) => p !== 'consumers').join(',') },
+    // The consumers phase's set: records, distinct consumers, days, calls per query, and the chDB
+    // directory it is kept in between runs (loaded once; default .cache/consumers-<records>).
+    'consumer-records': { type: 'string', default: '10000000' },
+    'consumer-count': { type: 'string', default: '100000' },
+    'consumer-days': { type: 'string', default: '30' },
+    'consumer-runs': { type: 'string', default: '20' },
+    'consumer-dir': { type: 'string' },
     json: { type: 'string' },
     profile: { type: 'boolean', default: false },
     'service-log-level': { type: 'string', default: 'warn' },
@@ -1378,6 +1388,39 @@ function printTable(figures: Record<string, unknown>, result: Record<string, unk
   const w2 = Math.max(...rows.map((r) => r[1].length));
   console.log(`${'figure'.padEnd(w)}  ${'value'.padStart(w2)}  target`);
   for (const [k, v, t] of rows) console.log(`${k.padEnd(w)}  ${v.padStart(w2)}  ${t}`);
+}
+
+/**
+ * The consumers phase: test/bench/consumers.ts in a process of its own (it opens its own chDB
+ * directory, never the service's), loading the set at the first run and timing the queries.
+ */
+function consumersPhase(): void {
+  const records = String(num('consumer-records'));
+  const dir = path.resolve(opt['consumer-dir'] ?? path.join(ROOT, '.cache', `consumers-${records}`));
+  fs.mkdirSync(dir, { recursive: true });
+  log(
+    `consumers: ${records} records, ${opt['consumer-count']} consumers over ${opt['consumer-days']} d in ${dir}`,
+  );
+  execFileSync(
+    path.join(ROOT, 'node_modules', '.bin', 'tsx'),
+    [
+      path.join(ROOT, 'test', 'bench', 'consumers.ts'),
+      records,
+      `--consumers=${num('consumer-count')}`,
+      `--days=${num('consumer-days')}`,
+      `--runs=${num('consumer-runs')}`,
+      '--only=query',
+      `--dir=${dir}`,
+      '--keep',
+    ],
+    { stdio: 'inherit', cwd: ROOT },
+  );
+}
+
+if (only.has('consumers')) {
+  consumersPhase();
+  only.delete('consumers');
+  if (only.size === 0) process.exit(0);
 }
 
 main().catch((err: Error) => {
