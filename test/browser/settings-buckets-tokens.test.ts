@@ -227,6 +227,8 @@ describe('dashboard settings: buckets and tokens', () => {
       mcpServers: { tapline: { url: string; headers: Record<string, string> } };
     };
     expect(config.mcpServers.tapline.headers.Authorization).toBe(`Bearer ${value}`);
+    // The configuration is shown once: the generic one (with `mcp_…`) returns when the new one closes.
+    expect(await page.getByTestId('mcp-config').count()).toBe(0);
     const row = page.getByRole('row').filter({ hasText: 'assistant' });
     await row.getByText(`${value.slice(0, 8)}…${value.slice(-4)}`).waitFor();
     await row.getByText('all buckets').waitFor();
@@ -251,6 +253,7 @@ describe('dashboard settings: buckets and tokens', () => {
     expect(listed.text).toContain('list_events');
 
     await page.getByRole('button', { name: 'I have copied it' }).click();
+    await page.getByTestId('mcp-config').waitFor();
     await row.getByRole('button', { name: 'Revoke assistant' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke token' }).click();
     await row.getByText('revoked').waitFor();

@@ -187,7 +187,6 @@ export function ConsumerDetailPage() {
                 </caption>
                 <thead>
                   <tr>
-                    <th scope="col">Method</th>
                     <th scope="col">Endpoint</th>
                     <th scope="col" className="num">
                       Requests
@@ -203,8 +202,9 @@ export function ConsumerDetailPage() {
                 <tbody>
                   {d.endpoints.map((e) => (
                     <tr key={`${e.method} ${e.endpoint}`}>
-                      <td className="mono">{e.method}</td>
-                      <td>
+                      {/* Method and path in one cell that wraps anywhere: the table fits a phone's width. */}
+                      <td className="cell-path">
+                        <span className="mono">{e.method}</span>{' '}
                         <Link
                           href={href('/endpoints/detail', { endpoint: e.endpoint, method: e.method })}
                           className="mono"

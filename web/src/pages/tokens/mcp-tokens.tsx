@@ -123,16 +123,19 @@ export function McpTokensPage() {
           )}
         </QueryView>
       </section>
-      <section className="panel" aria-labelledby="mcp-config-title">
-        <h2 id="mcp-config-title">MCP client configuration</h2>
-        <p className="hint">
-          Tapline speaks MCP over Streamable HTTP (stateless, JSON answers) at{' '}
-          <code>{window.location.origin}/mcp</code>; its tools (search requests, errors, metrics, workflows
-          and their executions, events) are listed in docs/events-mcp.md. Replace <code>mcp_…</code> with your
-          token (or copy the configuration shown when you create one).
-        </p>
-        <McpConfigSnippet token="mcp_…" testId="mcp-config" />
-      </section>
+      {/* While a new token's own configuration is shown above, the generic one would only repeat it. */}
+      {created ? null : (
+        <section className="panel" aria-labelledby="mcp-config-title">
+          <h2 id="mcp-config-title">MCP client configuration</h2>
+          <p className="hint">
+            Tapline speaks MCP over Streamable HTTP (stateless, JSON answers) at{' '}
+            <code>{window.location.origin}/mcp</code>; its tools (search requests, errors, metrics, workflows
+            and their executions, events) are listed in docs/events-mcp.md. Replace <code>mcp_…</code> with
+            your token (or copy the configuration shown when you create one).
+          </p>
+          <McpConfigSnippet token="mcp_…" testId="mcp-config" />
+        </section>
+      )}
       {revoking ? (
         <RevokeMcpToken token={revoking} onClose={() => setRevoking(null)} onDone={refresh} />
       ) : null}
