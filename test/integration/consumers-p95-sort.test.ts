@@ -4,14 +4,14 @@ import { api, ingest, makeRecord, newAccount, waitFor, type TestAccount } from '
 
 /**
  * The consumers list sorted by p95 (docs/consumers.md) merges the duration histograms of a few
- * candidates picked by a bound of the p95 (the smallest or largest duration of each consumer),
- * growing the candidates until no other consumer can reach the page. Every page here must equal
+ * candidates picked by a bound of the p95 (from the count, sum, smallest and largest duration of
+ * each consumer), growing the candidates until no other consumer can reach the page. Every page here must equal
  * the one the per-consumer figures give: the consumers' own figures (read through the list sorted
  * by requests, whose percentiles are merged per consumer on its page) sorted by p95, then id.
  *
  * The set makes the bound order differ from the p95 order: "spiky" consumers (stag01) have a large
- * largest duration and a small p95, so with every environment the first candidates by bound are the
- * spiky ones and the candidates must grow; in prod01 alone the first candidates suffice. Consumers
+ * upper bound (~520 ms: two calls at or above the p95 share the sum) and a small p95, so with every
+ * environment the first candidates by bound are the spiky ones and the candidates must grow; in prod01 alone the first candidates suffice. Consumers
  * without a duration (p95 null) sort first ascending and last descending.
  */
 

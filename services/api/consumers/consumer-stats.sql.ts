@@ -54,7 +54,7 @@ const VALUE_COLUMNS = [
 /** The columns of the counts alone. */
 const COUNT_COLUMNS = ['requests', 'errors'];
 /** The columns a percentile's bounds read: no histogram. */
-export const BOUND_COLUMNS = ['requests', 'duration_count', 'duration_min', 'duration_max'];
+export const BOUND_COLUMNS = ['requests', 'duration_count', 'duration_sum', 'duration_min', 'duration_max'];
 
 /** Block lengths (minutes) of consumers_rollup: single minutes, 10 minutes, an hour, a UTC day. */
 const CONSUMER_LEVELS = [1440, 60, 10, 1] as const;

@@ -38,6 +38,31 @@ const isoOf = (ms: number | null): string | null =>
 /** The most candidates the list sorted by p95 merges histograms for before it merges every consumer's. */
 const MAX_P95_CANDIDATES = 1000;
 
+/*
+ * Bounds of a consumer's p95 from its count n, sum, min and max of durations (no histogram).
+ * The p95 is picked at rank r = floor(0.95 n) + 1 of the sorted durations (MERGE.percentiles):
+ * its value x has k = n - r + 1 durations at or above it and r at or below it. Durations are never
+ * negative, so
+ *   sum >= k x + (n - k) min   ->  x <= (sum - (n - k) min) / k   (Markov's inequality, sharpened)
+ *   sum <= r x + (n - r) max   ->  x >= (sum - (n - r) max) / r
+ * The answer is x's grid value (within 0.69%, so a factor 1.01 covers it) clamped into [min, max].
+ * Under 21 calls k is 1 and the upper bound is max itself; for a busy consumer it is about 20
+ * times its mean, far below its slowest call, so the busy consumers whose largest duration is
+ * high but whose p95 is ordinary are no longer candidates. A deletion leaves min and max wider and
+ * the sum and count exact, which only loosens the bounds.
+ */
+const P95_RANK = 'toInt64(floor(0.95 * sum(duration_count))) + 1';
+const P95_UPPER_BOUND = `if(sum(duration_count) > 0,
+  least(ifNull(max(duration_max), 1e308),
+        (sum(duration_sum) - (${P95_RANK} - 1) * ifNull(min(duration_min), 0))
+          / (sum(duration_count) - ${P95_RANK} + 1) * 1.01),
+  -1)`;
+const P95_LOWER_BOUND = `if(sum(duration_count) > 0,
+  greatest(ifNull(min(duration_min), -1),
+           (sum(duration_sum) - (sum(duration_count) - ${P95_RANK}) * ifNull(max(duration_max), 1e300))
+             / (${P95_RANK}) / 1.01),
+  -1)`;
+
 export class ConsumersRepository extends ConsumerSettingsRepository {
   constructor(
     private readonly ch: ClickHouseClient,
@@ -128,10 +153,10 @@ export class ConsumersRepository extends ConsumerSettingsRepository {
   /**
    * The rows `offset` to `offset + limit` (one more for `hasMore`) of the list sorted by p95,
    * merging the duration histograms of a few candidates instead of every consumer in range.
-   * A consumer's p95 lies between the smallest and the largest duration of its rows (the picked
-   * value is clamped into them; MERGE.percentiles), and those two are cheap to aggregate:
-   * 1. read the `n` consumers with the best bound (descending: the highest largest duration;
-   *    ascending: the lowest smallest duration), from counts, min and max only;
+   * A consumer's p95 lies between bounds computed from the count, sum, min and max of its
+   * durations (P95_UPPER_BOUND, P95_LOWER_BOUND), which are cheap to aggregate:
+   * 1. read the `n` consumers with the best bound (descending: the highest upper bound;
+   *    ascending: the lowest lower bound), without the histogram column;
    * 2. merge the histograms of those `n` and sort them as the list does: the last row the page
    *    needs has the sort key `tau`;
    * 3. every other consumer's bound is no better than the (n+1)-th's, and its p95 no better than
@@ -150,10 +175,7 @@ export class ConsumersRepository extends ConsumerSettingsRepository {
     const need = offset + limit + 1;
     const key = (r: StatsRow) => r.pct[1] ?? -1;
     const { source, params } = consumerSource(s, this.retentionDays, {}, BOUND_COLUMNS);
-    const bound =
-      order === 'asc'
-        ? 'if(sum(duration_count) > 0, ifNull(min(duration_min), -1), -1)'
-        : 'if(sum(duration_count) > 0, ifNull(max(duration_max), 1e308), -1)';
+    const bound = order === 'asc' ? P95_LOWER_BOUND : P95_UPPER_BOUND;
     const bounds = await this.rows<{ cid: string; bd: number }>({
       query: `SELECT consumer_id AS cid, ${bound} AS bd
         FROM (${source})
