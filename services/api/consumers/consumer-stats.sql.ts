@@ -56,6 +56,32 @@ const COUNT_COLUMNS = ['requests', 'errors'];
 /** The columns a percentile's bounds read: no histogram. */
 export const BOUND_COLUMNS = ['requests', 'duration_count', 'duration_sum', 'duration_min', 'duration_max'];
 
+/*
+ * Bounds of a consumer's p95 from the count n, sum, min and max of its durations (BOUND_COLUMNS;
+ * no histogram). The p95 is picked at rank r = floor(0.95 n) + 1 of the sorted durations
+ * (MERGE.percentiles): its value x has k = n - r + 1 durations at or above it and r at or below
+ * it. Durations are never negative, so
+ *   sum >= k x + (n - k) min   ->  x <= (sum - (n - k) min) / k   (Markov's inequality, sharpened)
+ *   sum <= r x + (n - r) max   ->  x >= (sum - (n - r) max) / r
+ * The answer is x's grid value (within 0.69%: a factor 1.01 covers it) clamped into [min, max].
+ * Under 21 calls k is 1 and the upper bound is max itself; for a busy consumer it is about 20
+ * times its mean, below its slowest call. A deletion leaves min and max wider and the sum and
+ * count exact, which only loosens the bounds. test/unit/consumer-p95-bounds.test.ts checks both
+ * against every consumer's p95.
+ */
+const N = 'sum(duration_count)';
+const P95_RANK = `(toInt64(floor(0.95 * ${N})) + 1)`;
+/** An upper bound of the consumer's p95 (an aggregate over rows of BOUND_COLUMNS); -1 without durations. */
+export const P95_UPPER_BOUND = `if(${N} > 0,
+  least(ifNull(max(duration_max), 1e308),
+        (sum(duration_sum) - (${P95_RANK} - 1) * ifNull(min(duration_min), 0)) / (${N} - ${P95_RANK} + 1) * 1.01),
+  -1)`;
+/** A lower bound of the consumer's p95; -1 without durations. */
+export const P95_LOWER_BOUND = `if(${N} > 0,
+  greatest(ifNull(min(duration_min), -1),
+           (sum(duration_sum) - (${N} - ${P95_RANK}) * ifNull(max(duration_max), 1e300)) / ${P95_RANK} / 1.01),
+  -1)`;
+
 /** Block lengths (minutes) of consumers_rollup: single minutes, 10 minutes, an hour, a UTC day. */
 const CONSUMER_LEVELS = [1440, 60, 10, 1] as const;
 /** Block lengths of consumer_endpoints_rollup; its single minutes are read from consumers_minute. */

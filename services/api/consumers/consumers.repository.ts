@@ -9,6 +9,8 @@ import { labelsSql, overrideParams, type Override } from './consumer-labels.js';
 import { ConsumerSettingsRepository } from './consumer-settings.repository.js';
 import {
   BOUND_COLUMNS,
+  P95_LOWER_BOUND,
+  P95_UPPER_BOUND,
   ENDPOINT_LEVELS,
   blockRows,
   consumerSource,
@@ -37,31 +39,6 @@ const isoOf = (ms: number | null): string | null =>
 
 /** The most candidates the list sorted by p95 merges histograms for before it merges every consumer's. */
 const MAX_P95_CANDIDATES = 1000;
-
-/*
- * Bounds of a consumer's p95 from its count n, sum, min and max of durations (no histogram).
- * The p95 is picked at rank r = floor(0.95 n) + 1 of the sorted durations (MERGE.percentiles):
- * its value x has k = n - r + 1 durations at or above it and r at or below it. Durations are never
- * negative, so
- *   sum >= k x + (n - k) min   ->  x <= (sum - (n - k) min) / k   (Markov's inequality, sharpened)
- *   sum <= r x + (n - r) max   ->  x >= (sum - (n - r) max) / r
- * The answer is x's grid value (within 0.69%, so a factor 1.01 covers it) clamped into [min, max].
- * Under 21 calls k is 1 and the upper bound is max itself; for a busy consumer it is about 20
- * times its mean, far below its slowest call, so the busy consumers whose largest duration is
- * high but whose p95 is ordinary are no longer candidates. A deletion leaves min and max wider and
- * the sum and count exact, which only loosens the bounds.
- */
-const P95_RANK = 'toInt64(floor(0.95 * sum(duration_count))) + 1';
-const P95_UPPER_BOUND = `if(sum(duration_count) > 0,
-  least(ifNull(max(duration_max), 1e308),
-        (sum(duration_sum) - (${P95_RANK} - 1) * ifNull(min(duration_min), 0))
-          / (sum(duration_count) - ${P95_RANK} + 1) * 1.01),
-  -1)`;
-const P95_LOWER_BOUND = `if(sum(duration_count) > 0,
-  greatest(ifNull(min(duration_min), -1),
-           (sum(duration_sum) - (sum(duration_count) - ${P95_RANK}) * ifNull(max(duration_max), 1e300))
-             / (${P95_RANK}) / 1.01),
-  -1)`;
 
 export class ConsumersRepository extends ConsumerSettingsRepository {
   constructor(

@@ -1,0 +1,138 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  BOUND_COLUMNS,
+  P95_LOWER_BOUND,
+  P95_UPPER_BOUND,
+  consumerSource,
+} from '../../services/api/consumers/consumer-stats.sql.js';
+import { resolveRange } from '../../services/api/metrics/metrics-range.js';
+import type { StoredRecord } from '../../services/processor/pipeline.js';
+import { RequestsWriter } from '../../services/processor/requests.writer.js';
+import { toRow } from '../../services/processor/row.mapper.js';
+import {
+  createClickHouse,
+  migrateClickHouse,
+  type ClickHouseClient,
+} from '../../services/shared/clickhouse.js';
+import { MERGE } from '../../services/shared/metrics-sql.js';
+import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
+
+/**
+ * The bounds of a consumer's p95 that the consumers list sorted by p95 picks its candidates by
+ * (consumer-stats.sql.ts P95_UPPER_BOUND / P95_LOWER_BOUND), against a real chDB: for every
+ * consumer, from 1 to 1,500 calls with heavy-tailed durations over two days, the lower bound ≤ the
+ * p95 the list answers ≤ the upper bound. A bound below a consumer's p95 would leave it out of a
+ * page it belongs on.
+ */
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapline-p95-bounds-'));
+const cfg = embeddedClickHouse(dir);
+let ch: ClickHouseClient;
+const NOW = Date.now();
+const ACCOUNT = 'acc_p95bounds';
+const BUCKET = 'bkt_p95bounds';
+const CONSUMERS = 400;
+
+/** Deterministic uniform numbers in [0, 1) (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+beforeAll(async () => {
+  ch = createClickHouse(cfg);
+  await migrateClickHouse(ch, cfg, pino({ level: 'silent' }));
+  const r = rng(42);
+  const records: StoredRecord[] = [];
+  for (let c = 0; c < CONSUMERS; c++) {
+    // Five busy consumers (1,500 calls), the others 1 to 60.
+    const calls = c < 5 ? 1500 : 1 + ((c * 7) % 60);
+    for (let k = 0; k < calls; k++) {
+      // Log-normal-like durations (a few very slow calls), some calls without a duration, and
+      // every fifth consumer with all its calls in one minute (a single block).
+      const u = Math.max(r(), 1e-9);
+      const duration =
+        k % 23 === 22
+          ? undefined
+          : Math.round(
+              40 * Math.exp(1.4 * Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * r())) * 1000,
+            ) / 1000;
+      const at = c % 5 === 0 ? NOW - 3_600_000 : NOW - Math.floor(r() * 2 * 86_400_000);
+      records.push({
+        sid: `req_${String(records.length).padStart(27, '0')}`,
+        accountSid: ACCOUNT,
+        bucketSid: BUCKET,
+        environmentSid: 'prod01',
+        contextSid: null,
+        direction: 'in',
+        createdAt: new Date(at).toISOString(),
+        receivedAt: new Date().toISOString(),
+        endpoint: `/v1/things/{id}`,
+        request: { method: 'get', host: 'api.example.com', path: `/v1/things/${k}`, body: null },
+        response: { statusCode: 200, body: null },
+        timings: duration === undefined ? {} : { duration },
+        tags: [],
+        firewall: { blocked: false },
+        consumer: { id: `cus_${c}` },
+      } as StoredRecord);
+    }
+  }
+  const writer = new RequestsWriter(ch);
+  for (let i = 0; i < records.length; i += 1000)
+    await writer.insert(
+      records.slice(i, i + 1000).map((rec, j) => toRow(rec, 0, i + j)),
+      `unit:p95-bounds:${i}`,
+    );
+}, 120_000);
+
+afterAll(async () => {
+  await ch?.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('bounds of a consumer p95 (chDB)', () => {
+  it('hold every consumer p95 between them, over 24 hours and over the whole span', async () => {
+    for (const startDate of [new Date(NOW - 86_400_000), new Date(NOW - 3 * 86_400_000)]) {
+      const range = resolveRange({ startDate: startDate.toISOString() }, NOW + 60_000);
+      const { source, params } = consumerSource(
+        { accountSid: ACCOUNT, bucketSid: BUCKET, range },
+        30,
+        { wide: true },
+        [...BOUND_COLUMNS, 'duration_hist'],
+      );
+      const rows = await (
+        await ch.query({
+          query: `SELECT consumer_id AS cid, toInt64(sum(duration_count)) AS n, max(duration_max) AS mx,
+                    ${P95_LOWER_BOUND} AS lb, ${MERGE.percentiles}[2] AS p95, ${P95_UPPER_BOUND} AS ub
+                  FROM (${source}) GROUP BY consumer_id`,
+          query_params: params,
+          format: 'JSONEachRow',
+        })
+      ).json<{ cid: string; n: string; mx: number | null; lb: number; p95: number | null; ub: number }>();
+      expect(rows.length).toBeGreaterThan(CONSUMERS / 2);
+      let belowMax = 0;
+      for (const row of rows) {
+        if (row.p95 === null) {
+          expect(row.ub, row.cid).toBe(-1);
+          continue;
+        }
+        expect(row.lb, `${row.cid} lower bound`).toBeLessThanOrEqual(row.p95);
+        expect(row.p95, `${row.cid} upper bound`).toBeLessThanOrEqual(row.ub);
+        // Under 21 calls the p95 is the slowest call and the upper bound that call itself.
+        if (Number(row.n) <= 20) expect(row.ub, row.cid).toBe(row.mx);
+        if (row.ub < row.mx!) belowMax++;
+      }
+      // The sum's bound is below the slowest call for the busy consumers at least (for a few
+      // dozen calls of these heavy-tailed durations it rarely is).
+      expect(belowMax).toBeGreaterThanOrEqual(4);
+    }
+  });
+});
