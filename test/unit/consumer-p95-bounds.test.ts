@@ -19,6 +19,7 @@ import {
   type ClickHouseClient,
 } from '../../services/shared/clickhouse.js';
 import { MERGE } from '../../services/shared/metrics-sql.js';
+import { rng } from '../bench/records.js';
 import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 /**
@@ -35,17 +36,6 @@ const NOW = Date.now();
 const ACCOUNT = 'acc_p95bounds';
 const BUCKET = 'bkt_p95bounds';
 const CONSUMERS = 400;
-
-/** Deterministic uniform numbers in [0, 1) (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 beforeAll(async () => {
   ch = createClickHouse(cfg);
