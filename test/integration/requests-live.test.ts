@@ -1,3 +1,4 @@
+import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { api, ingest, makeRecord, newAccount, testEnv, waitFor } from '../helpers/client.js';
 
@@ -5,6 +6,22 @@ interface LiveEvent {
   id: string;
   event: string;
   data: string;
+}
+
+interface OpenApiDoc {
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>
+  >;
+}
+
+/** The schema the published OpenAPI document gives one live-tail event. */
+async function liveEventSchema(): Promise<object> {
+  const doc = (await api().get<OpenApiDoc>('/v1/openapi.json')).body;
+  const op = doc.paths['/v1/accounts/{accountSid}/buckets/{bucketSid}/requests/live']?.get;
+  const schema = op?.responses['200']?.content?.['text/event-stream']?.schema;
+  expect(schema, 'live tail documents its event').toBeDefined();
+  return schema!;
 }
 
 /** Opens the live tail and collects its events until `close()` (a real HTTP stream). */
@@ -88,6 +105,11 @@ describe('live tail (server-sent events)', () => {
     await waitFor(() => all.sids().length >= 2, { what: 'two live events', timeoutMs: 10_000 });
     await waitFor(() => errorsOnly.sids().length >= 1, { what: 'filtered live event', timeoutMs: 10_000 });
     expect(all.arrivals[1]!).toBeGreaterThanOrEqual(sent);
+
+    // Each event is what the OpenAPI document says one event is (schema checkers such as
+    // Schemathesis validate every event of a stream against it).
+    const validEvent = new Ajv({ strict: false }).compile(await liveEventSchema());
+    for (const e of all.events) expect(validEvent(e), JSON.stringify(validEvent.errors)).toBe(true);
 
     const first = all.events.filter((e) => e.event === 'request');
     const paths = first.map((e) => (JSON.parse(e.data) as { request: { path: string } }).request.path).sort();

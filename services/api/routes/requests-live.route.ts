@@ -70,7 +70,28 @@ export function liveTailRoutes(
         response: {
           200: {
             description: 'An event stream (text/event-stream) of stored request records',
-            content: { 'text/event-stream': { schema: { type: 'string' } } },
+            // One server-sent event, as OpenAPI before 3.2 describes an event stream: the schema
+            // is an event's fields, and `data` carries one request record as JSON.
+            content: {
+              'text/event-stream': {
+                schema: {
+                  type: 'object',
+                  required: ['event', 'data'],
+                  properties: {
+                    event: { type: 'string', enum: ['request'] },
+                    data: {
+                      type: 'string',
+                      description: 'One request record as JSON, the list endpoint item shape',
+                    },
+                    id: {
+                      type: 'string',
+                      description: 'Resume cursor: send it back as Last-Event-ID or since',
+                    },
+                    retry: { type: 'integer', description: 'Reconnect delay in ms' },
+                  },
+                },
+              },
+            },
           },
         },
       } as const,
