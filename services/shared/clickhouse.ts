@@ -121,6 +121,7 @@ export const REBUILD_METRICS_AFTER: ReadonlySet<string> = new Set([
   '005_six_hour_rollup.sql',
   '006_duration_grid_all_environments.sql',
   '008_consumer_and_key_rollups.sql',
+  '009_consumer_duration_moments.sql',
 ]);
 
 /**

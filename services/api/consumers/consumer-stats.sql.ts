@@ -53,33 +53,64 @@ const VALUE_COLUMNS = [
 ];
 /** The columns of the counts alone. */
 const COUNT_COLUMNS = ['requests', 'errors'];
-/** The columns a percentile's bounds read: no histogram. */
-export const BOUND_COLUMNS = ['requests', 'duration_count', 'duration_sum', 'duration_min', 'duration_max'];
+/** The columns a percentile's bounds read: no histogram (consumers_rollup only). */
+export const BOUND_COLUMNS = [
+  'requests',
+  'duration_count',
+  'duration_sum',
+  'duration_min',
+  'duration_max',
+  'duration_sumsq',
+  'sumsq_count',
+  'deleted',
+];
 
 /*
- * Bounds of a consumer's p95 from the count n, sum, min and max of its durations (BOUND_COLUMNS;
- * no histogram). The p95 is picked at rank r = floor(0.95 n) + 1 of the sorted durations
- * (MERGE.percentiles): its value x has k = n - r + 1 durations at or above it and r at or below
- * it. Durations are never negative, so
- *   sum >= k x + (n - k) min   ->  x <= (sum - (n - k) min) / k   (Markov's inequality, sharpened)
- *   sum <= r x + (n - r) max   ->  x >= (sum - (n - r) max) / r
+ * Bounds of a consumer's p95 from sums of its durations (BOUND_COLUMNS; no histogram). The p95 is
+ * picked at rank r = floor(0.95 n) + 1 of the n sorted durations (MERGE.percentiles): its value x
+ * has k = n - r + 1 durations at or above it and r at or below it. With sum s, minimum min and
+ * maximum max (durations are never negative):
+ *   s >= k x + (n - k) min   ->  x <= (s - (n - k) min) / k   (Markov's inequality, sharpened)
+ *   s <= r x + (n - r) max   ->  x >= (s - (n - r) max) / r
+ * With the sum of squares too (mean m, standard deviation d of the n durations), Cantelli's
+ * inequality bounds the share of durations at or above x > m by d^2 / (d^2 + (x - m)^2), and that
+ * share is at least k / n:
+ *   x <= m + d sqrt(n / k - 1)
+ * Without deletions the slowest call is one of the durations, so the same bound holds for the
+ * other n - 1 durations (sums less the slowest call), among which x is (k-1)-th largest: a single
+ * very slow call then no longer widens the bound of a consumer with a few dozen calls.
  * The answer is x's grid value (within 0.69%: a factor 1.01 covers it) clamped into [min, max].
- * Under 21 calls k is 1 and the upper bound is max itself; for a busy consumer it is about 20
- * times its mean, below its slowest call. A deletion leaves min and max wider and the sum and
- * count exact, which only loosens the bounds. test/unit/consumer-p95-bounds.test.ts checks both
- * against every consumer's p95.
+ * Under 21 calls k is 1 and the upper bound is max itself. The moments are used only when every
+ * duration in range is in them (`sumsq_count` = n: rows aggregated before they existed are not,
+ * 009_consumer_duration_moments.sql); the slowest call is taken out only without a deletion in
+ * range (`deleted` = 0: a deletion cannot undo max). A deletion leaves min and max wider and the
+ * sums exact, which only loosens the other bounds. test/unit/consumer-p95-bounds.test.ts checks
+ * both bounds against every consumer's p95.
  */
 const N = 'sum(duration_count)';
 const P95_RANK = `(toInt64(floor(0.95 * ${N})) + 1)`;
+const K = `(${N} - ${P95_RANK} + 1)`;
+const S = 'sum(duration_sum)';
+const SS = 'sum(duration_sumsq)';
+const MAX = 'ifNull(max(duration_max), 0)';
+/** Cantelli's bound of the k-th largest of n values with sum s and sum of squares ss. */
+const cantelli = (n: string, s: string, ss: string, k: string) =>
+  `((${s}) / (${n}) + sqrt(greatest((${ss}) / (${n}) - pow((${s}) / (${n}), 2), 0)) * sqrt(greatest((${n}) / (${k}) - 1, 0)))`;
+const MOMENTS = `sum(sumsq_count) = ${N}`;
+const NONE = '1e308';
 /** An upper bound of the consumer's p95 (an aggregate over rows of BOUND_COLUMNS); -1 without durations. */
 export const P95_UPPER_BOUND = `if(${N} > 0,
   least(ifNull(max(duration_max), 1e308),
-        (sum(duration_sum) - (${P95_RANK} - 1) * ifNull(min(duration_min), 0)) / (${N} - ${P95_RANK} + 1) * 1.01),
+        least((${S} - (${P95_RANK} - 1) * ifNull(min(duration_min), 0)) / ${K},
+              least(if(${MOMENTS}, ${cantelli(N, S, SS, K)}, ${NONE}),
+                    if(${MOMENTS} AND sum(deleted) = 0 AND ${K} >= 2,
+                       ${cantelli(`(${N} - 1)`, `${S} - ${MAX}`, `${SS} - pow(${MAX}, 2)`, `(${K} - 1)`)},
+                       ${NONE}))) * 1.01),
   -1)`;
 /** A lower bound of the consumer's p95; -1 without durations. */
 export const P95_LOWER_BOUND = `if(${N} > 0,
   greatest(ifNull(min(duration_min), -1),
-           (sum(duration_sum) - (${N} - ${P95_RANK}) * ifNull(max(duration_max), 1e300)) / ${P95_RANK} / 1.01),
+           (${S} - (${N} - ${P95_RANK}) * ifNull(max(duration_max), 1e300)) / ${P95_RANK} / 1.01),
   -1)`;
 
 /** Block lengths (minutes) of consumers_rollup: single minutes, 10 minutes, an hour, a UTC day. */

@@ -1,0 +1,128 @@
+-- The second moment of each consumer's durations, for the consumers list sorted by p95
+-- (services/api/consumers/consumer-stats.sql.ts P95_UPPER_BOUND, docs/consumers.md).
+--
+-- The list sorted by p95 merges the duration histograms of a few candidates only, picked by an
+-- upper bound of each consumer's p95 computed from plain sums. The count, sum, min and max alone
+-- bound a consumer with a few dozen calls no lower than its slowest call; with the sum of squares
+-- the bound follows the spread of its durations (Cantelli's inequality), and with the slowest call
+-- taken out of the sums it no longer depends on that one call.
+--
+-- `consumers_minute` and `consumers_rollup` gain:
+-- - `duration_sumsq`: the sum of the squared durations (ms^2), negated for a deleted request as
+--   `duration_sum` is;
+-- - `sumsq_count`: the durations counted in `duration_sumsq` (+1 per stored duration, -1 per
+--   deleted one). Rows aggregated before this migration read 0 here while their `duration_count`
+--   is not 0, so a consumer with such rows is told apart and bounded without the moment;
+-- - `deleted`: requests deleted (the deletion view's count; 0 from stored requests). A deletion
+--   cannot undo `duration_max`, so the bound takes the slowest call out of the sums only for a
+--   consumer with no deletion in range.
+--
+-- Schema only: the three views that fill these tables from raw rows and minute rows are dropped
+-- and created again with the new columns (005_six_hour_rollup.sql says why not MODIFY QUERY).
+-- Blocks aggregated before this migration keep 0 in the new columns;
+-- `npm run admin -- rebuild-metrics` rewrites them (docs/operations.md "Rebuilding the metrics").
+ALTER TABLE consumers_minute ADD COLUMN IF NOT EXISTS duration_sumsq SimpleAggregateFunction(sum, Float64);
+ALTER TABLE consumers_minute ADD COLUMN IF NOT EXISTS sumsq_count SimpleAggregateFunction(sum, Int64);
+ALTER TABLE consumers_minute ADD COLUMN IF NOT EXISTS deleted SimpleAggregateFunction(sum, Int64);
+ALTER TABLE consumers_rollup ADD COLUMN IF NOT EXISTS duration_sumsq SimpleAggregateFunction(sum, Float64);
+ALTER TABLE consumers_rollup ADD COLUMN IF NOT EXISTS sumsq_count SimpleAggregateFunction(sum, Int64);
+ALTER TABLE consumers_rollup ADD COLUMN IF NOT EXISTS deleted SimpleAggregateFunction(sum, Int64);
+
+DROP VIEW IF EXISTS consumers_minute_mv;
+DROP VIEW IF EXISTS consumers_deleted_minute_mv;
+DROP VIEW IF EXISTS consumers_rollup_mv;
+
+-- consumers_minute_mv as in 007_consumers.sql (see the comments there), with the moment.
+CREATE MATERIALIZED VIEW IF NOT EXISTS consumers_minute_mv TO consumers_minute AS
+SELECT
+    account_sid,
+    bucket_sid,
+    consumer_id,
+    toDateTime(toStartOfMinute(created_at), 'UTC') AS minute,
+    environment_sid,
+    method,
+    status_code,
+    endpoint,
+    toInt64(count()) AS requests,
+    toInt64(countIf(status_code >= 400)) AS errors,
+    toInt64(sum(blocked)) AS blocked,
+    toInt64(sum(request_size + response_size)) AS bytes,
+    sumIf(assumeNotNull(duration), isNotNull(duration)) AS duration_sum,
+    toInt64(countIf(isNotNull(duration))) AS duration_count,
+    min(duration) AS duration_min,
+    max(duration) AS duration_max,
+    sumMapIf(
+        map(if(assumeNotNull(duration) > 0,
+               toInt16(greatest(-32767, least(32767, round(log2(assumeNotNull(duration)) * 50)))),
+               toInt16(-32768)),
+            toInt64(1)),
+        isNotNull(duration)) AS duration_hist,
+    sumIf(assumeNotNull(duration) * assumeNotNull(duration), isNotNull(duration)) AS duration_sumsq,
+    toInt64(countIf(isNotNull(duration))) AS sumsq_count,
+    toInt64(0) AS deleted
+FROM requests
+WHERE consumer_id != ''
+GROUP BY account_sid, bucket_sid, consumer_id, minute, environment_sid, method, status_code, endpoint;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS consumers_deleted_minute_mv TO consumers_minute AS
+SELECT
+    account_sid,
+    bucket_sid,
+    consumer_id,
+    toDateTime(toStartOfMinute(created_at), 'UTC') AS minute,
+    environment_sid,
+    method,
+    status_code,
+    endpoint,
+    -toInt64(count()) AS requests,
+    -toInt64(countIf(status_code >= 400)) AS errors,
+    -toInt64(sum(blocked)) AS blocked,
+    -toInt64(sum(request_size + response_size)) AS bytes,
+    -sumIf(assumeNotNull(duration), isNotNull(duration)) AS duration_sum,
+    -toInt64(countIf(isNotNull(duration))) AS duration_count,
+    CAST(NULL AS Nullable(Float64)) AS duration_min,
+    CAST(NULL AS Nullable(Float64)) AS duration_max,
+    sumMapIf(
+        map(if(assumeNotNull(duration) > 0,
+               toInt16(greatest(-32767, least(32767, round(log2(assumeNotNull(duration)) * 50)))),
+               toInt16(-32768)),
+            toInt64(-1)),
+        isNotNull(duration)) AS duration_hist,
+    -sumIf(assumeNotNull(duration) * assumeNotNull(duration), isNotNull(duration)) AS duration_sumsq,
+    -toInt64(countIf(isNotNull(duration))) AS sumsq_count,
+    toInt64(count()) AS deleted
+FROM requests_deleted
+WHERE consumer_id != ''
+GROUP BY account_sid, bucket_sid, consumer_id, minute, environment_sid, method, status_code, endpoint;
+
+-- consumers_rollup_mv as in 008_consumer_and_key_rollups.sql (see the comments there), with the
+-- new columns summed.
+CREATE MATERIALIZED VIEW IF NOT EXISTS consumers_rollup_mv TO consumers_rollup AS
+SELECT
+    account_sid,
+    bucket_sid,
+    lv AS level,
+    toDateTime(intDiv(toUInt32(m), lv * 60) * lv * 60, 'UTC') AS t,
+    consumer_id,
+    environment_sid,
+    sum(n) AS requests,
+    sum(e) AS errors,
+    sum(b) AS blocked,
+    sum(bt) AS bytes,
+    sum(ds) AS duration_sum,
+    sum(dc) AS duration_count,
+    min(dmin) AS duration_min,
+    max(dmax) AS duration_max,
+    sumMap(h) AS duration_hist,
+    sum(dss) AS duration_sumsq,
+    sum(ssc) AS sumsq_count,
+    sum(del) AS deleted
+FROM
+(
+    SELECT account_sid, bucket_sid, consumer_id, environment_sid, minute AS m, requests AS n, errors AS e,
+        blocked AS b, bytes AS bt, duration_sum AS ds, duration_count AS dc, duration_min AS dmin,
+        duration_max AS dmax, duration_hist AS h, duration_sumsq AS dss, sumsq_count AS ssc, deleted AS del
+    FROM consumers_minute
+)
+ARRAY JOIN [toUInt16(1), 10, 60, 1440] AS lv
+GROUP BY account_sid, bucket_sid, level, t, consumer_id, environment_sid;
