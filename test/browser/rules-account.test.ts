@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Response } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createAccount } from '../../services/api/accounts/accounts.service.js';
 import { launchBrowser, openPage, screenshot, type OpenedPage, signIn } from '../helpers/browser.js';
@@ -446,16 +446,34 @@ describe('dashboard: SDK settings, rules with previews, events, account', () => 
     await expect
       .poll(() => select.locator('option').allTextContents(), { timeout: 15_000 })
       .toEqual(['All environments', 'acct01']);
-    // The throughput answer for the environment picked (the previous scope's stays on screen,
-    // dimmed and marked busy, until it arrives).
-    const envThroughput = page.waitForResponse(
-      (r) => r.url().includes('/metrics/shapeA/throughput') && r.url().includes('environmentSid=acct01'),
-    );
+    // The throughput answers for the environment picked (the previous scope's stays on screen,
+    // dimmed and marked busy, until they arrive): the range's and the period before it, which
+    // the chart draws faintly behind, in whichever order they finish.
+    const startOf = (r: Response) => Date.parse(new URL(r.url()).searchParams.get('startDate') ?? '');
+    const envThroughput = new Promise<Response[]>((resolve) => {
+      // The first answer of each period (a live range also reads its own again every 10 s).
+      const got = new Map<number, Response>();
+      const on = (r: Response) => {
+        if (!r.url().includes('/metrics/shapeA/throughput') || !r.url().includes('environmentSid=acct01'))
+          return;
+        if (!got.has(startOf(r))) got.set(startOf(r), r);
+        if (got.size < 2) return;
+        page.off('response', on);
+        resolve([...got.values()]);
+      };
+      page.on('response', on);
+    });
     await select.selectOption('acct01');
     await page.waitForURL(/[?&]env=acct01/);
-    const periods = ((await (await envThroughput).json()) as { periods: { total: { count: number } }[] })
-      .periods;
-    expect(periods.reduce((n, p) => n + p.total.count, 0)).toBe(1);
+    const [previous, current] = (await envThroughput).sort((a, b) => startOf(a) - startOf(b));
+    const count = async (r: Response) =>
+      ((await r.json()) as { periods: { total: { count: number } }[] }).periods.reduce(
+        (n, p) => n + p.total.count,
+        0,
+      );
+    expect(startOf(previous!)).toBeLessThan(startOf(current!));
+    expect(await count(current!)).toBe(1);
+    expect(await count(previous!)).toBe(0);
     await expect.poll(() => page.locator('[aria-busy="true"]').count()).toBe(0);
     expect(await page.getByTestId('tile-Requests').textContent()).toBe('1');
     await screenshot(page, '54-env-filter');
