@@ -249,8 +249,8 @@ describe('consumers: identified on the record', () => {
     const a = await newAccount();
     const ctx = `days-${tag()}`;
     const now = Math.floor(Date.now() / 60_000) * 60_000;
-    // Every 7 min 13 s over the last 3 days (minutes, 10-minute blocks, hours and UTC days of the
-    // rollups alike); two consumers, two environments, two endpoints, 5xx and 4xx.
+    // Every 40 min 50 s over the last 17 days (minutes, 10-minute blocks, hours, UTC days and
+    // weeks of the rollups alike); two consumers, two environments, two endpoints, 5xx and 4xx.
     interface Sent {
       id: string;
       at: number;
@@ -264,7 +264,7 @@ describe('consumers: identified on the record', () => {
     for (let i = 0; i < 600; i++) {
       sent.push({
         id: i % 3 === 0 ? 'cus_north' : 'cus_south',
-        at: now - 1000 - i * 433_000,
+        at: now - 1000 - i * 2_450_000,
         env: i % 4 === 0 ? 'stag01' : 'prod01',
         method: i % 2 ? 'POST' : 'GET',
         endpoint: i % 2 ? '/orders' : '/users/{id}',
@@ -301,8 +301,8 @@ describe('consumers: identified on the record', () => {
       },
       {
         label: 'whole span',
-        query: `startDate=${iso(now - 4 * 86_400_000)}`,
-        from: now - 4 * 86_400_000,
+        query: `startDate=${iso(now - 18 * 86_400_000)}`,
+        from: now - 18 * 86_400_000,
         to: now + 59_999,
       },
     ];

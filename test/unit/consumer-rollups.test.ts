@@ -77,19 +77,20 @@ async function compare(
   table: string,
   levels: number[],
   keys: string,
+  sums = SUMS,
 ): Promise<{ rollup: unknown[]; minute: unknown[] }> {
   const rollup: unknown[] = [];
   const minute: unknown[] = [];
   for (const lv of levels) {
     rollup.push(
       ...(await rows(
-        `SELECT ${lv} AS lv, toUInt32(t) AS b, ${keys}, ${SUMS} FROM ${table}
+        `SELECT ${lv} AS lv, toUInt32(t) AS b, ${keys}, ${sums} FROM ${table}
          WHERE level = ${lv} GROUP BY b, ${keys} ORDER BY b, ${keys}`,
       )),
     );
     minute.push(
       ...(await rows(
-        `SELECT ${lv} AS lv, intDiv(toUInt32(minute), ${lv * 60}) * ${lv * 60} AS b, ${keys}, ${SUMS}
+        `SELECT ${lv} AS lv, intDiv(toUInt32(minute), ${lv * 60}) * ${lv * 60} AS b, ${keys}, ${sums}
          FROM consumers_minute GROUP BY b, ${keys} ORDER BY b, ${keys}`,
       )),
     );
@@ -98,7 +99,15 @@ async function compare(
 }
 
 async function expectRollupsEqualMinutes(): Promise<void> {
-  const perConsumer = await compare('consumers_rollup', [1, 10, 60, 1440], 'consumer_id, environment_sid');
+  // consumers_rollup also sums the duration moments (009_consumer_duration_moments.sql; the
+  // durations are multiples of 0.1 ms, so the sum of squares times 100 is a whole number).
+  const perConsumer = await compare(
+    'consumers_rollup',
+    [1, 10, 60, 1440, 10080],
+    'consumer_id, environment_sid',
+    `${SUMS}, toInt64(round(sum(duration_sumsq) * 100)) AS ss, toInt64(sum(sumsq_count)) AS sc,
+      toInt64(sum(deleted)) AS dl`,
+  );
   expect(perConsumer.rollup.length).toBeGreaterThan(0);
   expect(perConsumer.rollup).toEqual(perConsumer.minute);
   const perEndpoint = await compare(
@@ -110,7 +119,7 @@ async function expectRollupsEqualMinutes(): Promise<void> {
   expect(perEndpoint.rollup).toEqual(perEndpoint.minute);
 }
 
-describe('consumer rollups (008_consumer_and_key_rollups.sql, chDB)', () => {
+describe('consumer rollups (008_consumer_and_key_rollups.sql, 009_consumer_duration_moments.sql, chDB)', () => {
   it('hold the sums of consumers_minute per consumer and block at every level, from records with a consumer only', async () => {
     const writer = new RequestsWriter(ch);
     const records = Array.from({ length: 600 }, (_, i) => record(i));
@@ -133,6 +142,7 @@ describe('consumer rollups (008_consumer_and_key_rollups.sql, chDB)', () => {
       [10, withConsumer],
       [60, withConsumer],
       [1440, withConsumer],
+      [10080, withConsumer],
     ]);
     await expectRollupsEqualMinutes();
   }, 60_000);
@@ -140,7 +150,8 @@ describe('consumer rollups (008_consumer_and_key_rollups.sql, chDB)', () => {
   it('are kept when the migration runs again, rebuilt by rebuild-metrics, and follow a deletion', async () => {
     const before = await compare('consumers_rollup', [1, 60], 'consumer_id');
     await ch.command({
-      query: `ALTER TABLE tapline.schema_migrations DELETE WHERE name = '008_consumer_and_key_rollups.sql'`,
+      // The newest migration of these views (it drops and creates them again).
+      query: `ALTER TABLE tapline.schema_migrations DELETE WHERE name = '009_consumer_duration_moments.sql'`,
       clickhouse_settings: { mutations_sync: '2' },
     });
     expect(await migrateClickHouse(ch, cfg, log)).toBe(1);

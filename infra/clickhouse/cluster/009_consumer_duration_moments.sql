@@ -124,5 +124,5 @@ FROM
         duration_max AS dmax, duration_hist AS h, duration_sumsq AS dss, sumsq_count AS ssc, deleted AS del
     FROM consumers_minute_local
 )
-ARRAY JOIN [toUInt16(1), 10, 60, 1440] AS lv
+ARRAY JOIN [toUInt16(1), 10, 60, 1440, 10080] AS lv
 GROUP BY account_sid, bucket_sid, level, t, consumer_id, environment_sid;

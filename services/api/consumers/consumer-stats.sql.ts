@@ -113,8 +113,11 @@ export const P95_LOWER_BOUND = `if(${N} > 0,
            (${S} - (${N} - ${P95_RANK}) * ifNull(max(duration_max), 1e300)) / ${P95_RANK} / 1.01),
   -1)`;
 
-/** Block lengths (minutes) of consumers_rollup: single minutes, 10 minutes, an hour, a UTC day. */
-const CONSUMER_LEVELS = [1440, 60, 10, 1] as const;
+/**
+ * Block lengths (minutes) of consumers_rollup: single minutes, 10 minutes, an hour, a UTC day and
+ * a week (7 UTC days from an epoch-aligned Thursday; 009_consumer_duration_moments.sql).
+ */
+const CONSUMER_LEVELS = [10080, 1440, 60, 10, 1] as const;
 /** Block lengths of consumer_endpoints_rollup; its single minutes are read from consumers_minute. */
 export const ENDPOINT_LEVELS = [1440, 60] as const;
 
@@ -139,7 +142,7 @@ export function blockRows(
   const blocks: string[] = [];
   const minutes: string[] = [];
   const ownMinutes = levels.includes(1);
-  segmentsOf(scope.from, scope.to, 1440, levels).forEach((seg, k) => {
+  segmentsOf(scope.from, scope.to, Math.max(...levels), levels).forEach((seg, k) => {
     params[`sf${k}`] = seg.from;
     params[`st${k}`] = seg.to;
     const col = seg.level === 1 && !ownMinutes ? 'minute' : 't';
