@@ -271,9 +271,15 @@ async function queryBench(): Promise<void> {
         range: resolveRange({ startDate: new Date(now - DAYS * 86400_000).toISOString() }, now),
       },
     ];
+    // Each call runs once untimed first (the caches a dashboard that is in use keeps warm: marks,
+    // uncompressed blocks, the page cache), then RUNS times timed; the first call's time is
+    // printed beside them.
     const time = async (fn: () => Promise<unknown>) => {
       const ms: number[] = [];
       const cpu: number[] = [];
+      const f0 = performance.now();
+      await fn();
+      const first = performance.now() - f0;
       for (let i = 0; i < RUNS; i++) {
         const c0 = process.cpuUsage();
         const t0 = performance.now();
@@ -282,13 +288,15 @@ async function queryBench(): Promise<void> {
         const c = process.cpuUsage(c0);
         cpu.push((c.user + c.system) / 1000);
       }
-      return { median: median(ms), p95: p95(ms), cpu: median(cpu) };
+      return { first, median: median(ms), p95: p95(ms), cpu: median(cpu) };
     };
     /** The issue's targets for the list and a consumer's page: p95 ≤ 200 ms over 24 h, ≤ 1 s over the span. */
     const target = (label: string, name: string) =>
       name.startsWith('metrics') ? undefined : label === '24 h' ? 200 : 1000;
     console.log(`\nload average ${loadavg()} on ${os.cpus().length} cores`);
-    console.log(`query time, ${RUNS} calls each: wall median / p95, CPU median (ms), p95 / target`);
+    console.log(
+      `query time, ${RUNS} calls each after a first untimed one: wall median / p95, CPU median, first call (ms), p95 / target`,
+    );
     for (const { label, range } of ranges) {
       const scope = { accountSid: ACCOUNT, bucketSid: BUCKET, range };
       const rows: [string, () => Promise<unknown>][] = [
@@ -320,7 +328,7 @@ async function queryBench(): Promise<void> {
         const t = await time(fn);
         const goal = target(label, name);
         console.log(
-          `  ${label.padEnd(8)} ${name.padEnd(32)} ${t.median.toFixed(1).padStart(8)} ${t.p95.toFixed(1).padStart(8)}   cpu ${t.cpu.toFixed(1).padStart(8)}${goal ? `   ${(t.p95 / goal).toFixed(2)} of ${goal} ms` : ''}`,
+          `  ${label.padEnd(8)} ${name.padEnd(32)} ${t.median.toFixed(1).padStart(8)} ${t.p95.toFixed(1).padStart(8)}   cpu ${t.cpu.toFixed(1).padStart(8)}   first ${t.first.toFixed(0).padStart(6)}${goal ? `   ${(t.p95 / goal).toFixed(2)} of ${goal} ms` : ''}`,
         );
       }
     }
