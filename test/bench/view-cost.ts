@@ -2,11 +2,12 @@
  * chDB's CPU per record of the processor's inserts under a chosen set of ClickHouse migrations,
  * to see what a materialized view costs on every insert:
  *
- *   npx tsx test/bench/view-cost.ts 007|nokey|all [blocks = 20] [rows per block = 10000]
- *                                   [--consumers=N] [--drop=view,view]
+ *   npx tsx test/bench/view-cost.ts 007|nokey|008|all [blocks = 20] [rows per block = 10000]
+ *                                   [--consumers=N] [--drop=view,view] [--noweek]
  *
  * `007`: migrations up to 007 (the consumer columns and views); `nokey`: and 008 without
- * `requests_key_rollup_mv`; `all`: every migration. `--consumers=N`: every record carries a
+ * `requests_key_rollup_mv`; `008`: up to 008 (no duration moments, no week blocks); `all`: every
+ * migration; `--noweek`: without 009's week level in consumers_rollup. `--consumers=N`: every record carries a
  * consumer among N (as test/bench/loadgen.ts picks them: a few busy, most rare); `--drop`: the
  * named materialized views are not created (what each one costs). A fresh chDB database in a temporary
  * directory each run; the blocks go through `RequestsWriter` as the processor's do; prints the
@@ -28,16 +29,18 @@ const [variant, blocksArg, rowsArg] = process.argv.slice(2).filter((a) => !a.sta
 const flag = (name: string) => flags.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const CONSUMERS = Number(flag('consumers') ?? 0);
 const DROP = (flag('drop') ?? '').split(',').filter(Boolean);
-if (!['007', 'nokey', 'all'].includes(variant ?? ''))
-  throw new Error('usage: view-cost.ts 007|nokey|all [blocks] [rows per block]');
+if (!['007', 'nokey', '008', 'all'].includes(variant ?? ''))
+  throw new Error('usage: view-cost.ts 007|nokey|008|all [blocks] [rows per block]');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'viewcost-'));
 const mig = path.join(tmp, 'mig');
 fs.mkdirSync(mig);
 for (const f of fs.readdirSync(CH_MIGRATIONS_DIR)) {
   if (variant === '007' && f >= '008') continue;
+  if (variant === '008' && f >= '009') continue;
   let sql = fs.readFileSync(path.join(CH_MIGRATIONS_DIR, f), 'utf8');
   if (variant === 'nokey' && f.startsWith('008'))
     sql = sql.slice(0, sql.indexOf('CREATE MATERIALIZED VIEW IF NOT EXISTS requests_key_rollup_mv'));
+  if (flags.includes('--noweek')) sql = sql.replace(', 1440, 10080] AS lv', ', 1440] AS lv');
   for (const view of DROP) {
     const at = sql.indexOf(`CREATE MATERIALIZED VIEW IF NOT EXISTS ${view} `);
     if (at >= 0) sql = sql.slice(0, at) + sql.slice(sql.indexOf(';', at) + 1);

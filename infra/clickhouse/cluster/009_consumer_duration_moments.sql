@@ -13,10 +13,6 @@ ALTER TABLE consumers_minute_local ON CLUSTER '${CLUSTER}' ADD COLUMN IF NOT EXI
 
 ALTER TABLE consumers_minute ON CLUSTER '${CLUSTER}' ADD COLUMN IF NOT EXISTS sumsq_count SimpleAggregateFunction(sum, Int64);
 
-ALTER TABLE consumers_minute_local ON CLUSTER '${CLUSTER}' ADD COLUMN IF NOT EXISTS deleted SimpleAggregateFunction(sum, Int64);
-
-ALTER TABLE consumers_minute ON CLUSTER '${CLUSTER}' ADD COLUMN IF NOT EXISTS deleted SimpleAggregateFunction(sum, Int64);
-
 ALTER TABLE consumers_rollup_local ON CLUSTER '${CLUSTER}' ADD COLUMN IF NOT EXISTS duration_sumsq SimpleAggregateFunction(sum, Float64);
 
 ALTER TABLE consumers_rollup ON CLUSTER '${CLUSTER}' ADD COLUMN IF NOT EXISTS duration_sumsq SimpleAggregateFunction(sum, Float64);
@@ -24,10 +20,6 @@ ALTER TABLE consumers_rollup ON CLUSTER '${CLUSTER}' ADD COLUMN IF NOT EXISTS du
 ALTER TABLE consumers_rollup_local ON CLUSTER '${CLUSTER}' ADD COLUMN IF NOT EXISTS sumsq_count SimpleAggregateFunction(sum, Int64);
 
 ALTER TABLE consumers_rollup ON CLUSTER '${CLUSTER}' ADD COLUMN IF NOT EXISTS sumsq_count SimpleAggregateFunction(sum, Int64);
-
-ALTER TABLE consumers_rollup_local ON CLUSTER '${CLUSTER}' ADD COLUMN IF NOT EXISTS deleted SimpleAggregateFunction(sum, Int64);
-
-ALTER TABLE consumers_rollup ON CLUSTER '${CLUSTER}' ADD COLUMN IF NOT EXISTS deleted SimpleAggregateFunction(sum, Int64);
 
 DROP VIEW IF EXISTS consumers_minute_mv ON CLUSTER '${CLUSTER}' SYNC;
 
@@ -60,8 +52,7 @@ SELECT
             toInt64(1)),
         isNotNull(duration)) AS duration_hist,
     sumIf(assumeNotNull(duration) * assumeNotNull(duration), isNotNull(duration)) AS duration_sumsq,
-    toInt64(countIf(isNotNull(duration))) AS sumsq_count,
-    toInt64(0) AS deleted
+    toInt64(countIf(isNotNull(duration))) AS sumsq_count
 FROM requests_local
 WHERE consumer_id != ''
 GROUP BY account_sid, bucket_sid, consumer_id, minute, environment_sid, method, status_code, endpoint;
@@ -91,8 +82,7 @@ SELECT
             toInt64(-1)),
         isNotNull(duration)) AS duration_hist,
     -sumIf(assumeNotNull(duration) * assumeNotNull(duration), isNotNull(duration)) AS duration_sumsq,
-    -toInt64(countIf(isNotNull(duration))) AS sumsq_count,
-    toInt64(count()) AS deleted
+    -toInt64(countIf(isNotNull(duration))) - 4294967296 * toInt64(count()) AS sumsq_count
 FROM requests_deleted_local
 WHERE consumer_id != ''
 GROUP BY account_sid, bucket_sid, consumer_id, minute, environment_sid, method, status_code, endpoint;
@@ -115,14 +105,13 @@ SELECT
     max(dmax) AS duration_max,
     sumMap(h) AS duration_hist,
     sum(dss) AS duration_sumsq,
-    sum(ssc) AS sumsq_count,
-    sum(del) AS deleted
+    sum(ssc) AS sumsq_count
 FROM
 (
     SELECT account_sid, bucket_sid, consumer_id, environment_sid, minute AS m, requests AS n, errors AS e,
         blocked AS b, bytes AS bt, duration_sum AS ds, duration_count AS dc, duration_min AS dmin,
-        duration_max AS dmax, duration_hist AS h, duration_sumsq AS dss, sumsq_count AS ssc, deleted AS del
+        duration_max AS dmax, duration_hist AS h, duration_sumsq AS dss, sumsq_count AS ssc
     FROM consumers_minute_local
 )
-ARRAY JOIN [toUInt16(1), 10, 60, 1440, 10080] AS lv
+ARRAY JOIN [toUInt16(1), 60, 1440, 10080] AS lv
 GROUP BY account_sid, bucket_sid, level, t, consumer_id, environment_sid;

@@ -11,19 +11,24 @@
 -- `consumers_minute` and `consumers_rollup` gain:
 -- - `duration_sumsq`: the sum of the squared durations (ms^2), negated for a deleted request as
 --   `duration_sum` is;
--- - `sumsq_count`: the durations counted in `duration_sumsq` (+1 per stored duration, -1 per
---   deleted one). Rows aggregated before this migration read 0 here while their `duration_count`
---   is not 0, so a consumer with such rows is told apart and bounded without the moment;
--- - `deleted`: requests deleted (the deletion view's count; 0 from stored requests). A deletion
---   cannot undo `duration_max`, so the bound takes the slowest call out of the sums only for a
---   consumer with no deletion in range.
+-- - `sumsq_count`: the durations counted in `duration_sumsq` (+1 per stored duration), less
+--   2^32 per deleted request (the deletion view's -1 per duration and -4294967296 per request).
+--   It equals `duration_count` summed over a consumer's rows exactly when none of them was
+--   aggregated before this migration (those read 0 here) and none of its requests in range was
+--   deleted (a deletion cannot undo `duration_max`, which the bound takes out of the sums; fewer
+--   than 2^32 durations cannot make up the difference). Otherwise the bound is computed without
+--   the moments.
 --
--- `consumers_rollup` gains blocks of a week (level 10080: 7 UTC days from an epoch-aligned
--- Thursday, as every block is epoch aligned): a list over 30 days reads about 4 week rows and the
--- days around them per consumer and environment instead of 30 day rows (on 10 million records
--- with 100,000 consumers, 1.55 million rows instead of 3.56 million; bench/README.md). Its TTL
--- counts from the block's start, as for every level: a week block is read only for a range that
--- holds all of it, whose start is within retention.
+-- `consumers_rollup`'s blocks become single minutes, hours, UTC days and weeks (level 10080: 7
+-- UTC days from an epoch-aligned Thursday, as every block is epoch aligned): a list over 30 days
+-- reads about 4 week rows and the days around them per consumer and environment instead of 30 day
+-- rows (on 10 million records with 100,000 consumers, 1.55 million rows instead of 3.56 million;
+-- bench/README.md). The 10-minute level is no longer written: at a range's edges the single
+-- minutes read instead are about as many rows (a consumer seldom calls in two minutes of the
+-- same 10), and each stored record then makes as many rollup rows as before. Level-10 rows
+-- written before stay unread until the TTL or a rebuild drops them. A block's TTL counts from its
+-- start, as for every level: a week block is read only for a range that holds all of it, whose
+-- start is within retention.
 --
 -- Schema only: the three views that fill these tables from raw rows and minute rows are dropped
 -- and created again with the new columns (005_six_hour_rollup.sql says why not MODIFY QUERY).
@@ -31,11 +36,8 @@
 -- `npm run admin -- rebuild-metrics` rewrites them (docs/operations.md "Rebuilding the metrics").
 ALTER TABLE consumers_minute ADD COLUMN IF NOT EXISTS duration_sumsq SimpleAggregateFunction(sum, Float64);
 ALTER TABLE consumers_minute ADD COLUMN IF NOT EXISTS sumsq_count SimpleAggregateFunction(sum, Int64);
-ALTER TABLE consumers_minute ADD COLUMN IF NOT EXISTS deleted SimpleAggregateFunction(sum, Int64);
 ALTER TABLE consumers_rollup ADD COLUMN IF NOT EXISTS duration_sumsq SimpleAggregateFunction(sum, Float64);
 ALTER TABLE consumers_rollup ADD COLUMN IF NOT EXISTS sumsq_count SimpleAggregateFunction(sum, Int64);
-ALTER TABLE consumers_rollup ADD COLUMN IF NOT EXISTS deleted SimpleAggregateFunction(sum, Int64);
-
 DROP VIEW IF EXISTS consumers_minute_mv;
 DROP VIEW IF EXISTS consumers_deleted_minute_mv;
 DROP VIEW IF EXISTS consumers_rollup_mv;
@@ -66,8 +68,7 @@ SELECT
             toInt64(1)),
         isNotNull(duration)) AS duration_hist,
     sumIf(assumeNotNull(duration) * assumeNotNull(duration), isNotNull(duration)) AS duration_sumsq,
-    toInt64(countIf(isNotNull(duration))) AS sumsq_count,
-    toInt64(0) AS deleted
+    toInt64(countIf(isNotNull(duration))) AS sumsq_count
 FROM requests
 WHERE consumer_id != ''
 GROUP BY account_sid, bucket_sid, consumer_id, minute, environment_sid, method, status_code, endpoint;
@@ -97,8 +98,7 @@ SELECT
             toInt64(-1)),
         isNotNull(duration)) AS duration_hist,
     -sumIf(assumeNotNull(duration) * assumeNotNull(duration), isNotNull(duration)) AS duration_sumsq,
-    -toInt64(countIf(isNotNull(duration))) AS sumsq_count,
-    toInt64(count()) AS deleted
+    -toInt64(countIf(isNotNull(duration))) - 4294967296 * toInt64(count()) AS sumsq_count
 FROM requests_deleted
 WHERE consumer_id != ''
 GROUP BY account_sid, bucket_sid, consumer_id, minute, environment_sid, method, status_code, endpoint;
@@ -123,14 +123,13 @@ SELECT
     max(dmax) AS duration_max,
     sumMap(h) AS duration_hist,
     sum(dss) AS duration_sumsq,
-    sum(ssc) AS sumsq_count,
-    sum(del) AS deleted
+    sum(ssc) AS sumsq_count
 FROM
 (
     SELECT account_sid, bucket_sid, consumer_id, environment_sid, minute AS m, requests AS n, errors AS e,
         blocked AS b, bytes AS bt, duration_sum AS ds, duration_count AS dc, duration_min AS dmin,
-        duration_max AS dmax, duration_hist AS h, duration_sumsq AS dss, sumsq_count AS ssc, deleted AS del
+        duration_max AS dmax, duration_hist AS h, duration_sumsq AS dss, sumsq_count AS ssc
     FROM consumers_minute
 )
-ARRAY JOIN [toUInt16(1), 10, 60, 1440, 10080] AS lv
+ARRAY JOIN [toUInt16(1), 60, 1440, 10080] AS lv
 GROUP BY account_sid, bucket_sid, level, t, consumer_id, environment_sid;

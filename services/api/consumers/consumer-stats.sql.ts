@@ -62,7 +62,6 @@ export const BOUND_COLUMNS = [
   'duration_max',
   'duration_sumsq',
   'sumsq_count',
-  'deleted',
 ];
 
 /*
@@ -81,11 +80,11 @@ export const BOUND_COLUMNS = [
  * very slow call then no longer widens the bound of a consumer with a few dozen calls.
  * The answer is x's grid value (within 0.69%: a factor 1.01 covers it) clamped into [min, max].
  * Under 21 calls k is 1 and the upper bound is max itself. The moments are used only when every
- * duration in range is in them (`sumsq_count` = n: rows aggregated before they existed are not,
- * 009_consumer_duration_moments.sql); the slowest call is taken out only without a deletion in
- * range (`deleted` = 0: a deletion cannot undo max). A deletion leaves min and max wider and the
- * sums exact, which only loosens the other bounds. test/unit/consumer-p95-bounds.test.ts checks
- * both bounds against every consumer's p95.
+ * duration in range is in them and none was deleted (`sumsq_count` = n: rows aggregated before
+ * they existed are not, and a deletion, which cannot undo max, subtracts 2^32 there;
+ * 009_consumer_duration_moments.sql). A deletion leaves min and max wider and the sums exact,
+ * which only loosens the first bound. test/unit/consumer-p95-bounds.test.ts checks both bounds
+ * against every consumer's p95.
  */
 const N = 'sum(duration_count)';
 const P95_RANK = `(toInt64(floor(0.95 * ${N})) + 1)`;
@@ -102,10 +101,10 @@ const NONE = '1e308';
 export const P95_UPPER_BOUND = `if(${N} > 0,
   least(ifNull(max(duration_max), 1e308),
         least((${S} - (${P95_RANK} - 1) * ifNull(min(duration_min), 0)) / ${K},
-              least(if(${MOMENTS}, ${cantelli(N, S, SS, K)}, ${NONE}),
-                    if(${MOMENTS} AND sum(deleted) = 0 AND ${K} >= 2,
-                       ${cantelli(`(${N} - 1)`, `${S} - ${MAX}`, `${SS} - pow(${MAX}, 2)`, `(${K} - 1)`)},
-                       ${NONE}))) * 1.01),
+              if(${MOMENTS},
+                 least(${cantelli(N, S, SS, K)},
+                       if(${K} >= 2, ${cantelli(`(${N} - 1)`, `${S} - ${MAX}`, `${SS} - pow(${MAX}, 2)`, `(${K} - 1)`)}, ${NONE})),
+                 ${NONE})) * 1.01),
   -1)`;
 /** A lower bound of the consumer's p95; -1 without durations. */
 export const P95_LOWER_BOUND = `if(${N} > 0,
@@ -114,10 +113,10 @@ export const P95_LOWER_BOUND = `if(${N} > 0,
   -1)`;
 
 /**
- * Block lengths (minutes) of consumers_rollup: single minutes, 10 minutes, an hour, a UTC day and
- * a week (7 UTC days from an epoch-aligned Thursday; 009_consumer_duration_moments.sql).
+ * Block lengths (minutes) of consumers_rollup: single minutes, an hour, a UTC day and a week (7
+ * UTC days from an epoch-aligned Thursday; 009_consumer_duration_moments.sql).
  */
-const CONSUMER_LEVELS = [10080, 1440, 60, 10, 1] as const;
+const CONSUMER_LEVELS = [10080, 1440, 60, 1] as const;
 /** Block lengths of consumer_endpoints_rollup; its single minutes are read from consumers_minute. */
 export const ENDPOINT_LEVELS = [1440, 60] as const;
 
