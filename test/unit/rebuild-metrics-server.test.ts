@@ -87,7 +87,7 @@ async function counts(): Promise<Record<string, number>> {
         (SELECT sum(requests) FROM requests_rollup WHERE dim = 'all' AND level = 1440 AND environment_sid = '*') AS day,
         (SELECT sum(requests) FROM requests_key_rollup WHERE level = 60) AS key_hour,
         (SELECT sum(requests) FROM consumers_minute) AS consumers,
-        (SELECT sum(requests) FROM consumers_rollup WHERE level = 10) AS consumers_10,
+        (SELECT sum(requests) FROM consumers_rollup WHERE level = 10080) AS consumers_week,
         (SELECT count() FROM system.tables WHERE database = currentDatabase() AND name LIKE '%rebuild%') AS leftovers`,
       format: 'JSONEachRow',
     })
@@ -147,7 +147,7 @@ describe('npm run admin -- rebuild-metrics (ClickHouse server)', () => {
       day: total,
       key_hour: total,
       consumers: c.raw_consumers,
-      consumers_10: c.raw_consumers,
+      consumers_week: c.raw_consumers,
       leftovers: 0,
     });
     expect(c.raw_consumers).toBeGreaterThan(2000);
