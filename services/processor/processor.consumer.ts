@@ -94,6 +94,7 @@ export class ProcessorConsumer {
       holdBytes: deps.hold?.bytes ?? HOLD_BYTES,
       freshnessMs: cfg.processor.freshnessMs,
       busyHold: deps.busyHold,
+      overlap: cfg.processor.overlapStore,
       ranges: deps.writer,
       log,
       sink: (block) => this.onBlock(block),

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Producer } from 'kafkajs';
 import type { ActionJob } from '../../schemas/action-job.schema.js';
 import type { Logger } from '../shared/logger.js';
@@ -144,7 +145,9 @@ export class RequestsSink {
     const token = RequestsWriter.token(topic, partition, range);
     // Counts first: once a block's records are visible, its excluded count is too.
     if (out.excluded.size && excludedWriter) await excludedWriter.insert([...out.excluded.values()], token);
+    const t0 = performance.now();
     const refused = await writer.insertIsolating(rows, token);
+    const insertMs = performance.now() - t0;
     for (const bad of refused) {
       dead.push({
         reason: `ClickHouse refused the row: ${bad.reason}`,
@@ -171,7 +174,14 @@ export class RequestsSink {
     this.stats.stored += rows.length - refused.length;
     countBlock(out, rows.length - refused.length, dead.length);
     log.debug(
-      { partition, range, rows: rows.length - refused.length, dead: dead.length, jobs: jobs.length },
+      {
+        partition,
+        range,
+        rows: rows.length - refused.length,
+        dead: dead.length,
+        jobs: jobs.length,
+        insertMs: Math.round(insertMs),
+      },
       'block stored',
     );
   }

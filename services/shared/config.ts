@@ -68,6 +68,7 @@ const schema = {
       default: 16 * 1024 * 1024,
     },
     PROCESSOR_FRESHNESS_MS: { type: 'integer', minimum: 0, maximum: 600000, default: 800 },
+    PROCESSOR_OVERLAP_STORE: { type: 'boolean', default: true },
     TLS_CERT: { type: 'string' },
     TLS_KEY: { type: 'string' },
     HSTS_MAX_AGE: { type: 'integer', minimum: 0, maximum: 63_072_000, default: 31_536_000 },
@@ -186,6 +187,11 @@ export interface Config {
      * partition is still a fetch or more behind (0: no such bound).
      */
     freshnessMs: number;
+    /**
+     * true: a fetch is stored while the broker gathers the next one (committed only once stored);
+     * false: stored before the next fetch is asked for
+     */
+    overlapStore: boolean;
     crashAfterInsert: boolean;
   };
   tls: { cert: string; key: string } | undefined;
@@ -355,6 +361,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       fetchMinBytes: v.PROCESSOR_FETCH_MIN_BYTES,
       fetchMaxBytes: v.PROCESSOR_FETCH_MAX_BYTES,
       freshnessMs: v.PROCESSOR_FRESHNESS_MS,
+      overlapStore: v.PROCESSOR_OVERLAP_STORE,
       crashAfterInsert: v.FAULT_CRASH_AFTER_INSERT,
     },
     tls: cert && key ? { cert, key } : undefined,
