@@ -88,11 +88,10 @@ const DEFAULT_FETCH_MAX_BYTES = 16 * 1024 * 1024;
 /** pause before a new consumer replaces one that crashed for good */
 const RESTART_AFTER_CRASH_MS = 5000;
 /**
- * Defaults of the hold (see BlockSource): up to 5 × PROCESSOR_FLUSH_MS (1 s by default) or 64 MiB
+ * Default byte bound of the hold (see BlockSource; its time bound is PROCESSOR_HOLD_MS): 64 MiB
  * of messages per block (~18,000 of the bench's records, ~3.7 KB each as Kafka messages; a fetch
  * returns at most 16 MiB of a partition, ~4,500 of them).
  */
-export const HOLD_FLUSH_MULTIPLE = 5;
 export const HOLD_BYTES = 64 * 1024 * 1024;
 /**
  * A fetch that reaches its partition's end still joins the next ones when it brought at least

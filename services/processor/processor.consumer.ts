@@ -8,7 +8,7 @@ import { secretBox } from '../shared/secret-box.js';
 import type { PgListener } from '../shared/pg-listener.js';
 import type { Pool } from '../shared/postgres.js';
 import { CONSUMER_GROUPS, TOPICS } from '../shared/topics.js';
-import { BlockSource, HOLD_BYTES, HOLD_FLUSH_MULTIPLE, type Block } from './block-source.js';
+import { BlockSource, HOLD_BYTES, type Block } from './block-source.js';
 import { compileProcessorRules, NO_RULES, type ProcessorRules } from './compiled-rules.js';
 import { Decoder } from './decoder.js';
 import { ExcludedWriter } from './excluded.writer.js';
@@ -35,7 +35,7 @@ export interface ProcessorDeps {
   groupId?: string;
   dlqTopic?: string;
   actionsTopic?: string;
-  /** the block source's hold of a partition behind its end (default HOLD_FLUSH_MULTIPLE × flush ms, HOLD_BYTES) */
+  /** the block source's hold of a partition behind its end (default PROCESSOR_HOLD_MS, HOLD_BYTES) */
   hold?: { ms: number; bytes: number };
   /** most bytes a fetch returns of one partition (default PROCESSOR_FETCH_MAX_BYTES) */
   fetchMaxBytes?: number;
@@ -90,7 +90,7 @@ export class ProcessorConsumer {
       flushMs: cfg.processor.flushMs,
       fetchMinBytes: cfg.processor.fetchMinBytes,
       fetchMaxBytes: deps.fetchMaxBytes ?? cfg.processor.fetchMaxBytes,
-      holdMs: deps.hold?.ms ?? HOLD_FLUSH_MULTIPLE * cfg.processor.flushMs,
+      holdMs: deps.hold?.ms ?? cfg.processor.holdMs,
       holdBytes: deps.hold?.bytes ?? HOLD_BYTES,
       freshnessMs: cfg.processor.freshnessMs,
       busyHold: deps.busyHold,

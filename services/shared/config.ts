@@ -53,7 +53,8 @@ const schema = {
     INGEST_PROCESS: { type: 'string', enum: ['separate', 'inline'], default: 'separate' },
     INGEST_PROCESSES: { type: 'integer', minimum: 1, maximum: 64, default: 1 },
     INGEST_LINGER_MS: { type: 'integer', minimum: 0, maximum: 1000, default: 2 },
-    PROCESSOR_FLUSH_MS: { type: 'integer', minimum: 1, maximum: 60000, default: 200 },
+    PROCESSOR_FLUSH_MS: { type: 'integer', minimum: 1, maximum: 60000, default: 150 },
+    PROCESSOR_HOLD_MS: { type: 'integer', minimum: 0, maximum: 600000, default: 1000 },
     PROCESSOR_MAX_BATCH: { type: 'integer', minimum: 1, maximum: 1000000, default: 20000 },
     PROCESSOR_FETCH_MIN_BYTES: {
       type: 'integer',
@@ -179,6 +180,8 @@ export interface Config {
     maxBatch: number;
     /** a fetch waits for this many bytes or flushMs, whichever comes first */
     fetchMinBytes: number;
+    /** longest fetched messages are held for later fetches to join their block (times the group's size while busy) */
+    holdMs: number;
     /** most bytes a fetch returns of one partition; a fetch behind the partition's end is joined by the next */
     fetchMaxBytes: number;
     /**
@@ -357,6 +360,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
     },
     processor: {
       flushMs: v.PROCESSOR_FLUSH_MS,
+      holdMs: v.PROCESSOR_HOLD_MS,
       maxBatch: v.PROCESSOR_MAX_BATCH,
       fetchMinBytes: v.PROCESSOR_FETCH_MIN_BYTES,
       fetchMaxBytes: v.PROCESSOR_FETCH_MAX_BYTES,

@@ -96,6 +96,7 @@ export class FaultStack {
       KAFKA_BROKERS: this.brokers.join(','),
       DATABASE_URL: this.databaseUrl,
       PROCESSOR_FLUSH_MS: '100',
+      PROCESSOR_HOLD_MS: '500',
       LOG_LEVEL: 'info',
       ...extra,
     };

@@ -118,6 +118,7 @@ async function startStack(runDir: string): Promise<Stack> {
         KAFKA_BROKERS: stack.kafkaBrokers.join(','),
         DATABASE_URL: stack.databaseUrl,
         PROCESSOR_FLUSH_MS: '100',
+        PROCESSOR_HOLD_MS: '500',
       },
       serviceLog,
     );

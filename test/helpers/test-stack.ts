@@ -59,6 +59,7 @@ export async function startTestStack(
     ...(stack.clickhouseUrl ? { CLICKHOUSE_URL: stack.clickhouseUrl } : {}),
     OUTBOUND_ALLOW: '127.0.0.1,localhost,::1',
     PROCESSOR_FLUSH_MS: '100',
+    PROCESSOR_HOLD_MS: '500',
     RETENTION_DAYS: String(TEST_RETENTION_DAYS),
     // Workflow tests: a real SMTP server, quick backoff/timeouts, threshold evaluation every 2 s.
     SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,

@@ -36,7 +36,7 @@ const dlqTopic = `test.requests.steps.dlq.${tag}`;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapline-added-step-'));
 const chCfg = embeddedClickHouse(dir);
 const log = pino({ level: 'silent' });
-const cfg = parseConfig({ SECRETS_KEY: 'ab'.repeat(32), PROCESSOR_FLUSH_MS: '50' });
+const cfg = parseConfig({ SECRETS_KEY: 'ab'.repeat(32), PROCESSOR_FLUSH_MS: '50', PROCESSOR_HOLD_MS: '250' });
 
 let ch: ClickHouseClient;
 let kafka: Kafka;

@@ -28,7 +28,7 @@ const tag = randomBytes(4).toString('hex');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapline-block-source-'));
 const chCfg = embeddedClickHouse(dir);
 const log = pino({ level: 'silent' });
-const cfg = parseConfig({ SECRETS_KEY: 'ab'.repeat(32), PROCESSOR_FLUSH_MS: '50' });
+const cfg = parseConfig({ SECRETS_KEY: 'ab'.repeat(32), PROCESSOR_FLUSH_MS: '50', PROCESSOR_HOLD_MS: '250' });
 
 let ch: ClickHouseClient;
 let kafka: Kafka;
@@ -145,6 +145,8 @@ describe('block source on real Kafka', () => {
     const second = start(topic, new RequestsWriter(ch));
     await second.start();
     await waitFor(async () => (await stored(bucket)) === 8, { timeoutMs: 60_000, what: 'all 8 stored' });
+    // The rows are readable a moment before the processor's insert call returns and counts them.
+    await waitFor(async () => second.stats.stored >= 3, { timeoutMs: 10_000, what: 'the insert counted' });
     // Only the message after the commit came again.
     expect(second.stats.consumed).toBe(1);
     expect(second.stats.stored).toBe(3);

@@ -59,6 +59,7 @@ export class ScaledStack {
       CLICKHOUSE_URL: stack.clickhouseUrl!,
       KAFKA_REQUESTS_PARTITIONS: '2',
       PROCESSOR_FLUSH_MS: '100',
+      PROCESSOR_HOLD_MS: '500',
       OUTBOUND_ALLOW: '127.0.0.1,localhost,::1',
       ACTION_BACKOFF_MS: '200',
       ACTION_TIMEOUT_MS: '2000',
