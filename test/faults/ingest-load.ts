@@ -31,8 +31,13 @@ export interface Answer {
   records: number;
 }
 
-export const SECRET_HEADER = 'x-fault-secret';
-export const SECRET_VALUE = 'hunter2-fault';
+/**
+ * A header only the fault suite's own redaction rule replaces: its name and value are nothing the
+ * built-in sensitive-data detection recognises (a name with "secret" in it is masked as a password
+ * before any rule of the account runs, so a rule's replacement would never show).
+ */
+export const RULE_HEADER = 'x-fault-label';
+export const RULE_VALUE = 'label-fault';
 
 /** A plausible captured call; status 500 for one in ten so aggregates have errors to count too. */
 export function faultRecord(sid: string, seq: number): Record<string, unknown> {
@@ -49,7 +54,7 @@ export function faultRecord(sid: string, seq: number): Record<string, unknown> {
       port: 443,
       url: `https://api.example.com${path}?seq=${seq}`,
       queryString: { seq: String(seq) },
-      headers: { 'content-type': 'application/json', [SECRET_HEADER]: SECRET_VALUE },
+      headers: { 'content-type': 'application/json', [RULE_HEADER]: RULE_VALUE },
       body: JSON.stringify({ seq }),
       contentType: 'application/json',
       size: 12,

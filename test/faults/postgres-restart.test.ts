@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/service-process.js';
 import { collect, compare, expectExactlyOnce, record, waitDrained, lagNow } from './fault-check.js';
 import { FaultStack, type FaultAccount } from './fault-stack.js';
-import { clientSid, faultRecord, IngestLoad, SECRET_HEADER } from './ingest-load.js';
+import { clientSid, faultRecord, IngestLoad, RULE_HEADER } from './ingest-load.js';
 
 const REPLACEMENT = '[fault-redacted]';
 
@@ -70,7 +70,7 @@ describe('fault: Postgres restarted under load', () => {
           { timeoutMs: 30_000, what: 'probe stored' },
         );
         const headers = (got.request as { headers: Json }).headers;
-        return headers[SECRET_HEADER] === REPLACEMENT;
+        return headers[RULE_HEADER] === REPLACEMENT;
       },
       { timeoutMs: 60_000, intervalMs: 200, what: 'redaction applied' },
     );
@@ -79,8 +79,8 @@ describe('fault: Postgres restarted under load', () => {
   it('answers 503 while Postgres is down, keeps processing with the rule snapshot, recovers', async () => {
     const base = `/v1/accounts/${acct.accountSid}`;
     const rule = await call('POST', `${base}/redactions`, {
-      name: 'fault secret',
-      fieldPath: `$.request.headers.${SECRET_HEADER}`,
+      name: 'fault label',
+      fieldPath: `$.request.headers.${RULE_HEADER}`,
       redactionType: 'replace',
       replacementValue: REPLACEMENT,
     });
@@ -168,7 +168,7 @@ describe('fault: Postgres restarted under load', () => {
     const drainMs = await waitDrained(stack);
     const got = await collect(stack, acct, since);
     const unredacted = got.rows.filter(
-      (r) => (r.request as { headers: Json }).headers[SECRET_HEADER] !== REPLACEMENT,
+      (r) => (r.request as { headers: Json }).headers[RULE_HEADER] !== REPLACEMENT,
     ).length;
     const fig = compare('d. Postgres stop + start', load, got, {
       recoveryMs: Math.max(figures.apiRecoveryMs!, figures.ingestRecoveryMs!),
