@@ -206,7 +206,7 @@ export class BlockSource {
     // way finishes first (kafkajs does the same for the batch in progress).
     for (const h of this.held.values()) clearTimeout(h.timer);
     this.held.clear();
-    await Promise.all(this.queues.values());
+    await this.settled();
     // kafkajs finishes the batch in progress (sink + commit) before disconnect resolves.
     await this.consumer?.disconnect();
   }
@@ -430,14 +430,14 @@ export class BlockSource {
       // only once stored, as a held block is (a crash or a rebalance fetches it again). The next
       // batch of this partition waits for the store in the partition's queue.
       ctl.resolveOffset(fresh[fresh.length - 1]!.offset);
-      const now = Date.now();
+      const deadline = Date.now();
       this.held.set(partition, {
         gen: this.joins,
         messages,
         bytes,
         since,
         oldest,
-        deadline: now,
+        deadline,
         timer: undefined,
         commit: ctl.commit,
       });
@@ -537,17 +537,16 @@ export class BlockSource {
     for (const [i, block] of blocks.entries()) {
       if (!ctl.isRunning() || ctl.isStale()) return;
       const t0 = performance.now();
+      let saved = t0;
       let stored = t0;
-      let sinkMs = 0;
       if (block.skip)
         log.warn({ partition, saved: block.range }, 'skipping a range already stored before a restart');
       else {
         if (!block.replay) await ranges.saveRange(topic, partition, block.range);
         this.ranges.set(partition, block.range);
-        const saved = performance.now();
+        saved = performance.now();
         await this.o.sink(block);
         stored = performance.now();
-        sinkMs = stored - saved;
         metrics.processorBlocks.inc({ trigger: i < blocks.length - 1 ? 'size' : trigger });
       }
       ctl.resolveOffset(String(block.range.max));
@@ -562,8 +561,8 @@ export class BlockSource {
           {
             partition,
             range: block.range,
-            saveMs: Math.round(stored - sinkMs - t0),
-            sinkMs: Math.round(sinkMs),
+            saveMs: Math.round(saved - t0),
+            sinkMs: Math.round(stored - saved),
             commitMs: Math.round(done - stored),
           },
           'block committed',
