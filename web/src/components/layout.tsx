@@ -243,8 +243,11 @@ function SignOutButton() {
       className="btn btn-ghost"
       onClick={async () => {
         await auth.signOut().catch(() => undefined);
-        qc.clear();
         navigate('/signin', { replace: true });
+        // The session's data is dropped once the dashboard's pages have unmounted: dropped while
+        // they are still mounted, their queries fetch again at once and meet the ended session's
+        // 401. The sign-in page's own query stays.
+        setTimeout(() => qc.removeQueries({ predicate: (q) => q.queryKey[0] !== 'signin-methods' }), 0);
       }}
     >
       Sign out
