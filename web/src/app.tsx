@@ -1,11 +1,17 @@
-import { QueryClient, QueryClientProvider, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useCallback, useEffect, useMemo, type ReactNode } from 'react';
+import {
+  QueryClient,
+  QueryClientProvider,
+  useQuery,
+  useQueryClient,
+  type Query,
+} from '@tanstack/react-query';
+import { useCallback, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { Redirect, Route, Switch, useLocation } from 'wouter';
 import { ApiError, setUnauthorizedHandler } from './api/client';
 import { auth } from './api/resources';
 import { FrameOnly, Layout } from './components/layout';
 import { ErrorBox, Loading } from './components/state';
-import { SessionContext, type SessionContextValue } from './lib/session';
+import { SessionContext, SignOutContext, type SessionContextValue } from './lib/session';
 import { ROUTES } from './routes';
 import { InvitePage } from './pages/auth/invite';
 import { SetupPage } from './pages/auth/setup';
@@ -71,6 +77,7 @@ function SignedIn({ children }: { children: ReactNode }) {
     navigate(`/signin${next && next !== '/' ? `?next=${encodeURIComponent(next)}` : ''}`, { replace: true });
   }, [qc, location, navigate]);
   useEffect(() => setUnauthorizedHandler(toSignIn), [toSignIn]);
+  const [signingOut, setSigningOut] = useState(false);
 
   const setup = useQuery({ ...setupStatusQuery, staleTime: Infinity });
   const session = useQuery({
@@ -94,6 +101,21 @@ function SignedIn({ children }: { children: ReactNode }) {
     };
   }, [session.data, me.data, qc]);
 
+  const signOut = useCallback(async () => {
+    // The dashboard's pages give way to "Signing out…", so nothing asks for more, and the calls
+    // already on their way finish under the live session (each would answer 401 if the session
+    // ended under it). Then the session ends and the sign-in page opens; the session's data is
+    // dropped once this component has unmounted (dropped before, its own queries would fetch
+    // again at once). The sign-in page's query stays.
+    setSigningOut(true);
+    const ours = { predicate: (q: Query) => q.queryKey[0] !== 'signin-methods' };
+    const until = Date.now() + 3000;
+    while (qc.isFetching(ours) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    await auth.signOut().catch(() => undefined);
+    navigate('/signin', { replace: true });
+    setTimeout(() => qc.removeQueries(ours), 0);
+  }, [qc, navigate]);
+
   if (setup.data?.needsSetup) return <Redirect to="/setup" replace />;
   if (
     (setup.data && !setup.data.signedIn) ||
@@ -106,14 +128,21 @@ function SignedIn({ children }: { children: ReactNode }) {
   // notice reads everything again then).
   if (session.error instanceof ApiError && session.error.status === 429 && !session.data)
     return (
-      <FrameOnly>
-        <div className="page">
-          <ErrorBox error={session.error} onRetry={() => void session.refetch()} />
-        </div>
-      </FrameOnly>
+      <SignOutContext.Provider value={signOut}>
+        <FrameOnly>
+          <div className="page">
+            <ErrorBox error={session.error} onRetry={() => void session.refetch()} />
+          </div>
+        </FrameOnly>
+      </SignOutContext.Provider>
     );
   if (setup.error) return <ErrorBox error={setup.error} onRetry={() => void setup.refetch()} />;
   if (session.error) return <ErrorBox error={session.error} onRetry={() => void session.refetch()} />;
+  if (signingOut) return <Loading label="Signing out…" />;
   if (!value) return <Loading label="Opening your dashboard…" />;
-  return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
+  return (
+    <SignOutContext.Provider value={signOut}>
+      <SessionContext.Provider value={value}>{children}</SessionContext.Provider>
+    </SignOutContext.Provider>
+  );
 }

@@ -1,11 +1,11 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useState, type ReactNode } from 'react';
+import { useContext, useEffect, useState, type ReactNode } from 'react';
 import { Link, useLocation } from 'wouter';
 import { auth } from '../api/resources';
 import { account } from '../api/settings';
 import { ConsumerFilter } from './consumer-filter';
 import { RateLimitNotice } from './rate-limit';
-import { useAccountSid, useSession } from '../lib/session';
+import { SignOutContext, useAccountSid, useSession } from '../lib/session';
 import { setThemePref, useThemePref, type ThemePref } from '../lib/theme';
 import { useQueryState, useSharedHref } from '../lib/url-state';
 import { ROUTES } from '../routes';
@@ -235,21 +235,9 @@ function UserMenu() {
 
 /** Ends the session and opens the sign-in page; the API never refuses it for the rate limit. */
 function SignOutButton() {
-  const qc = useQueryClient();
-  const [, navigate] = useLocation();
+  const signOut = useContext(SignOutContext);
   return (
-    <button
-      type="button"
-      className="btn btn-ghost"
-      onClick={async () => {
-        await auth.signOut().catch(() => undefined);
-        navigate('/signin', { replace: true });
-        // The session's data is dropped once the dashboard's pages have unmounted: dropped while
-        // they are still mounted, their queries fetch again at once and meet the ended session's
-        // 401. The sign-in page's own query stays.
-        setTimeout(() => qc.removeQueries({ predicate: (q) => q.queryKey[0] !== 'signin-methods' }), 0);
-      }}
-    >
+    <button type="button" className="btn btn-ghost" onClick={() => void signOut()}>
       Sign out
     </button>
   );

@@ -1,5 +1,6 @@
 import { createContext, useContext } from 'react';
 import type { Session } from '../api/auth-types';
+import { auth } from '../api/resources';
 
 export interface SessionContextValue {
   session: Session;
@@ -10,6 +11,15 @@ export interface SessionContextValue {
 }
 
 export const SessionContext = createContext<SessionContextValue | null>(null);
+
+/**
+ * Ends the session once the calls on their way have finished, then opens the sign-in page. Given
+ * by the signed-in shell, also around the frame shown while the session cannot be read.
+ */
+export const SignOutContext = createContext<() => Promise<void>>(async () => {
+  await auth.signOut().catch(() => undefined);
+  window.location.assign('/signin');
+});
 
 export function useSession(): SessionContextValue {
   const session = useContext(SessionContext);
