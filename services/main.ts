@@ -25,7 +25,7 @@ import { randomAlnum } from './shared/ids.js';
 import { logger, rootLogger, routeProcessWarnings } from './shared/logger.js';
 import { PgListener } from './shared/pg-listener.js';
 import { createPool, migratePostgres, type Pool } from './shared/postgres.js';
-import { startMetricsListener, watchConsumerLag } from './shared/metrics.js';
+import { startMetricsListener, watchClickHouseMemory, watchConsumerLag } from './shared/metrics.js';
 import { CONSUMER_GROUPS, TOPICS } from './shared/topics.js';
 
 /**
@@ -73,6 +73,15 @@ async function main(cfg: Config): Promise<void> {
       closers.push({ name: 'clickhouse', close: () => ch!.close() });
       // Serialised across processes by a Postgres advisory lock (several roles may start at once).
       await migrateClickHouse(ch, chCfg, logger('migrations'), pool);
+      if (!chCfg.url) {
+        const client = ch;
+        const stop = watchClickHouseMemory(
+          async (query) =>
+            (await client.query({ query, format: 'JSONEachRow' })).json<{ metric: string; value: string }>(),
+          logger('metrics'),
+        );
+        closers.push({ name: 'clickhouse memory', close: async () => void stop() });
+      }
     }
 
     const kafka = createKafka(stack.kafkaBrokers, 'tapline', rootLogger());

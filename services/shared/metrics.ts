@@ -19,6 +19,8 @@ collectDefaultMetrics({ register: registry });
 
 /** What reads the consumer lag at each scrape (watchConsumerLag), before the gauge is read. */
 const lagCollectors = new Set<() => Promise<void>>();
+/** What reads the embedded engine's memory at each scrape (watchClickHouseMemory). */
+const chMemoryCollectors = new Set<() => Promise<void>>();
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -106,6 +108,15 @@ export const metrics = {
     help: 'Workflow actions finished, by channel (action type) and outcome (succeeded, failed)',
     labelNames: ['channel', 'outcome'] as const,
     registers: [registry],
+  }),
+  clickhouseMemory: new Gauge({
+    name: 'tapline_clickhouse_memory_bytes',
+    help: "Memory of the embedded ClickHouse engine (chDB, in this process's RSS), read at each scrape from system.metrics: tracked (all it accounts for), merges (background merges and mutations), mark_cache, primary_index_cache, query_condition_cache",
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    async collect() {
+      await Promise.all([...chMemoryCollectors].map((c) => c()));
+    },
   }),
   schedulerRuns: new Counter({
     name: 'tapline_scheduler_runs_total',
@@ -312,4 +323,48 @@ export function watchConsumerLag(
     lagCollectors.delete(collect);
     if (connected) await admin.disconnect().catch(() => undefined);
   };
+}
+
+/** system.metrics names of the engine's memory, by the gauge's `kind`. */
+const CH_MEMORY_METRICS: Record<string, string> = {
+  MemoryTracking: 'tracked',
+  MergesMutationsMemoryTracking: 'merges',
+  MarkCacheBytes: 'mark_cache',
+  PrimaryIndexCacheBytes: 'primary_index_cache',
+  QueryConditionCacheBytes: 'query_condition_cache',
+};
+
+/**
+ * Reads the embedded engine's memory into tapline_clickhouse_memory_bytes at each scrape, so the
+ * part of the process's RSS that is chDB's shows apart from Node's heap and buffers. Only in
+ * embedded mode: a ClickHouse server reports its own memory. A scrape waits at most 2 s (the
+ * engine runs one call at a time; an insert in progress comes first).
+ */
+export function watchClickHouseMemory(
+  read: (query: string) => Promise<{ metric: string; value: number | string }[]>,
+  log: Logger,
+): () => void {
+  const names = Object.keys(CH_MEMORY_METRICS);
+  const query = `SELECT metric, value FROM system.metrics WHERE metric IN (${names.map((n) => `'${n}'`).join(', ')})`;
+  const collect = async () => {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const rows = await Promise.race([
+        read(query),
+        new Promise<null>((resolve) => {
+          timer = setTimeout(() => resolve(null), LAG_TIMEOUT_MS);
+        }),
+      ]);
+      for (const r of rows ?? []) {
+        const kind = CH_MEMORY_METRICS[r.metric];
+        if (kind) metrics.clickhouseMemory.set({ kind }, Number(r.value));
+      }
+    } catch (err) {
+      log.debug({ err: (err as Error).message }, 'clickhouse memory not read');
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  chMemoryCollectors.add(collect);
+  return () => chMemoryCollectors.delete(collect);
 }

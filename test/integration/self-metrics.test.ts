@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../services/shared/config.js';
 import { startMetricsListener } from '../../services/shared/metrics.js';
+import { testStackMode } from '../helpers/stack-mode.js';
 import { api, ingest, listAllRequests, makeRecord, newAccount, testEnv, waitFor } from '../helpers/client.js';
 
 /**
@@ -190,6 +191,23 @@ describe('GET /metrics of the running service', () => {
     const lag = m.filter((x) => x.name === 'tapline_kafka_consumer_lag' && x.labels.group === 'processor');
     expect(lag.map((x) => x.labels.topic)).toContain('traffic.requests');
     for (const x of lag) expect(x.value).toBeGreaterThanOrEqual(0);
+    // The embedded engine's memory (chDB in this process), read from its system.metrics at the
+    // scrape; with a ClickHouse server (the containers stack) the server reports its own.
+    const chMemory = new Map(
+      m.filter((x) => x.name === 'tapline_clickhouse_memory_bytes').map((x) => [x.labels.kind, x.value]),
+    );
+    if (testStackMode().mode === 'local') {
+      expect([...chMemory.keys()].sort()).toEqual([
+        'mark_cache',
+        'merges',
+        'primary_index_cache',
+        'query_condition_cache',
+        'tracked',
+      ]);
+      // The engine has stored and read blocks by now: it tracks megabytes, caches included.
+      expect(chMemory.get('tracked')).toBeGreaterThan(1024 * 1024);
+      expect(chMemory.get('tracked')).toBeGreaterThanOrEqual(chMemory.get('mark_cache')!);
+    } else expect(chMemory.size).toBe(0);
     // The API listener's own requests (the list above) in its latency histogram.
     expect(
       total(m, 'tapline_http_request_duration_seconds_count', {
