@@ -42,11 +42,37 @@ export function createClickHouse(cfg: Config['clickhouse']): ClickHouseClient {
   // it. An `insert_deduplication_token` left there would make the next insert into the same table
   // a repeat of that block, dropped (even under `insert_deduplicate = 0`): every call starts with
   // none, and an insert that deduplicates names its own.
-  return createClient({
+  // The engine's server settings (its memory bound) are argv of the engine, read once when the
+  // first session of the process opens the directory: a session of their own opens it first, and
+  // the client's connection joins the same engine. It closes with the client.
+  const engine = engineSession(cfg);
+  const client = createClient({
     connection: createChdbConnection({ path: cfg.path }),
     database: cfg.database,
     clickhouse_settings: { ...settings, insert_deduplication_token: '' },
   } as Parameters<typeof createClient>[0]);
+  if (engine) {
+    const close = client.close.bind(client);
+    client.close = async () => {
+      await close();
+      engine.close();
+    };
+  }
+  return client;
+}
+
+/** chDB's engine arguments of the configuration: its memory bound, when one is set. */
+export function engineArgs(cfg: Pick<Config['clickhouse'], 'embeddedMemoryBytes'>): string[] {
+  return cfg.embeddedMemoryBytes ? [`--max_server_memory_usage=${cfg.embeddedMemoryBytes}`] : [];
+}
+
+function engineSession(cfg: Config['clickhouse']): { close(): void } | undefined {
+  const args = engineArgs(cfg);
+  if (args.length === 0) return undefined;
+  const { Session } = createRequire(import.meta.url)('chdb') as {
+    Session: new (path: string, opts: { connectionArgs: string[] }) => { close(): void };
+  };
+  return new Session(cfg.path, { connectionArgs: args });
 }
 
 /**

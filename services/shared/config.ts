@@ -46,6 +46,7 @@ const schema = {
     CLICKHOUSE_PASSWORD: { type: 'string', default: '' },
     CLICKHOUSE_CLUSTER: { type: 'string', pattern: '^[A-Za-z0-9_.-]+$' },
     CLICKHOUSE_QUERY_MEMORY_BYTES: { type: 'integer', minimum: 1024 * 1024, default: 1024 ** 3 },
+    CLICKHOUSE_EMBEDDED_MEMORY_BYTES: { type: 'integer', minimum: 0, default: 0 },
     RETENTION_DAYS: { type: 'integer', minimum: 1, maximum: 3650, default: 30 },
     INGEST_MAX_RECORDS: { type: 'integer', minimum: 1, maximum: 100000, default: 1000 },
     INGEST_MAX_BYTES: { type: 'integer', minimum: 1024, default: 5 * 1024 * 1024 },
@@ -163,6 +164,12 @@ export interface Config {
     password: string;
     /** a cluster of remote_servers: the migrations create Replicated tables ON CLUSTER (docs/scaling.md) */
     cluster?: string | undefined;
+    /**
+     * Embedded mode: the memory the chDB engine may hold in all (`max_server_memory_usage`); an
+     * insert, merge or read that would go past it fails instead of growing the process. 0: the
+     * engine's own bound (0.9 of the machine's memory).
+     */
+    embeddedMemoryBytes?: number;
     retentionDays: number;
   };
   ingest: {
@@ -348,6 +355,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       user: v.CLICKHOUSE_USER,
       password: v.CLICKHOUSE_PASSWORD,
       cluster: v.CLICKHOUSE_CLUSTER,
+      embeddedMemoryBytes: v.CLICKHOUSE_EMBEDDED_MEMORY_BYTES,
       retentionDays: v.RETENTION_DAYS,
     },
     ingest: {

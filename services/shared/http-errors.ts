@@ -161,6 +161,20 @@ export function toErrorResponse(err: unknown): {
       details,
     };
   }
+  // The engine as a whole at its memory bound (CLICKHOUSE_EMBEDDED_MEMORY_BYTES, or a server's
+  // max_server_memory_usage): not this request's size, so not a 400 but a 503 to retry.
+  if (
+    clickHouseErrorType(err) === 'MEMORY_LIMIT_EXCEEDED' &&
+    // "(total) memory limit exceeded" (older engines: "Memory limit (total) exceeded")
+    /\(total\) memory limit exceeded|memory limit \(total\) exceeded/i.test((err as Error).message)
+  ) {
+    return {
+      status: 503,
+      code: 'SERVICE_UNAVAILABLE',
+      message: 'ClickHouse is at its memory bound with other work: retry shortly',
+      details: { query: 'the engine is at its total memory limit' },
+    };
+  }
   const data = dataError(err);
   if (data) return data;
   if (isConnectionError(err)) {
