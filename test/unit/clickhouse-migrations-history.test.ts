@@ -10,6 +10,7 @@ import {
   CH_MIGRATIONS_DIR,
   createClickHouse,
   migrateClickHouse,
+  REBUILD_METRICS_AFTER,
   type ClickHouseClient,
 } from '../../services/shared/clickhouse.js';
 import { METRICS_TARGETS, rebuildMetrics, RebuildRefused } from '../../services/shared/clickhouse-rebuild.js';
@@ -206,8 +207,9 @@ describe('ClickHouse migrations that read like history (chDB)', () => {
       const { log, warnings } = collectingLog();
       expect(await migrateClickHouse(ch, cfg, log)).toBe(NEW_FILES.length - version);
       expect(await schema()).toEqual(freshSchema);
-      if (version === OLD_FILES.length) {
-        // The previous schema: nothing runs again, nothing changes, nothing to rebuild.
+      if (!NEW_FILES.slice(version).some((f) => REBUILD_METRICS_AFTER.has(f))) {
+        // The previous schema, or one whose later migrations change no aggregate: nothing runs
+        // again, nothing changes, nothing to rebuild.
         expect(warnings).toEqual([]);
         expect(await aggregates()).toEqual(atVersion);
         expect(atVersion).toEqual(expected.with);
