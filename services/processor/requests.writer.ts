@@ -99,8 +99,17 @@ export class RequestsWriter {
     } as const;
     if (this.spool) {
       const file = path.join(this.spool, `${process.pid}-${++spooled}.rowbinary`);
-      await fs.promises.writeFile(file, rowBinary(rows), { mode: 0o600 });
       try {
+        // Written as it is encoded (synchronously: a RAM-backed file, and the encoding itself
+        // holds the event loop as long), so the block's RowBinary is never in memory whole.
+        const fd = fs.openSync(file, 'w', 0o600);
+        try {
+          rowBinary.toSink(rows, (bytes) => {
+            for (let at = 0; at < bytes.length;) at += fs.writeSync(fd, bytes, at);
+          });
+        } finally {
+          fs.closeSync(fd);
+        }
         await this.ch.command({
           query: `INSERT INTO ${TABLES.requests} (${REQUESTS_INSERT_COLUMNS})
                   SELECT * FROM file('${file}', RowBinary, '${REQUESTS_INSERT_STRUCTURE}')`,

@@ -30,6 +30,11 @@ export class RowBinary {
     return this.buf.subarray(0, this.pos);
   }
 
+  /** Starts again at the buffer's start, keeping its memory (after its bytes were written out). */
+  reset(): void {
+    this.pos = 0;
+  }
+
   private ensure(n: number): void {
     if (this.pos + n <= this.buf.length) return;
     const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
@@ -144,7 +149,7 @@ const WRITERS: { [T in RequestsColumnType]: WriterOf<RequestsColumnValues[T]> } 
  * NOTE: the generated code names only `field`s of the column table (checked to be identifiers) and
  * RowBinary's own methods; nothing from outside the code reaches it.
  */
-export function rowBinaryEncoder(columns: readonly InsertedColumn[]): (rows: RequestRow[]) => Buffer {
+export function rowBinaryEncoder(columns: readonly InsertedColumn[]): RowBinaryEncoder {
   const statements = columns.map(({ field, type, bytes }) => {
     if (!/^[a-z_][a-z0-9_]*$/.test(field)) throw new Error(`not an identifier: ${field}`);
     const v = `r.${field}`;
@@ -156,13 +161,40 @@ export function rowBinaryEncoder(columns: readonly InsertedColumn[]): (rows: Req
     w: RowBinary,
     r: RequestRow,
   ) => void;
-  return (rows) => {
+  const encode = (rows: RequestRow[]): Buffer => {
     let estimate = 0;
     for (const r of rows) estimate += r.record.length + 512;
     const w = new RowBinary(estimate);
     for (const r of rows) writeRow(w, r);
     return w.bytes();
   };
+  return Object.assign(encode, {
+    toSink(rows: RequestRow[], sink: (bytes: Buffer) => void, chunkBytes = CHUNK_BYTES): void {
+      const w = new RowBinary(chunkBytes + 64 * 1024);
+      for (const r of rows) {
+        writeRow(w, r);
+        if (w.length >= chunkBytes) {
+          sink(w.bytes());
+          w.reset();
+        }
+      }
+      if (w.length > 0) sink(w.bytes());
+    },
+  });
+}
+
+/** How much of a block the chunked encoding holds before handing it on. */
+const CHUNK_BYTES = 1 << 20;
+
+/**
+ * Encodes a block into one Buffer, or (`toSink`) in chunks of about `chunkBytes` handed to `sink`
+ * as they fill, one Buffer reused for all: the spool file of a chDB insert is written as the block
+ * is encoded, so the block's encoding is never in memory whole beside its rows. A chunk is a view
+ * valid only during the `sink` call.
+ */
+export interface RowBinaryEncoder {
+  (rows: RequestRow[]): Buffer;
+  toSink(rows: RequestRow[], sink: (bytes: Buffer) => void, chunkBytes?: number): void;
 }
 
 const RFC3339 = /^(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:\.(\d+))?(?:([Zz])|([+-])(\d\d):?(\d\d))$/;
