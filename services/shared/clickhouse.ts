@@ -62,7 +62,7 @@ export function createClickHouse(cfg: Config['clickhouse']): ClickHouseClient {
 }
 
 /** chDB's engine arguments of the configuration: its memory bound, when one is set. */
-export function engineArgs(cfg: Pick<Config['clickhouse'], 'embeddedMemoryBytes'>): string[] {
+function engineArgs(cfg: Pick<Config['clickhouse'], 'embeddedMemoryBytes'>): string[] {
   return cfg.embeddedMemoryBytes ? [`--max_server_memory_usage=${cfg.embeddedMemoryBytes}`] : [];
 }
 

@@ -269,8 +269,29 @@ export async function startMetricsListener(cfg: Config, log: Logger): Promise<ht
   return server;
 }
 
-/** Longest a scrape waits for Kafka's offsets before answering with the last ones read. */
-const LAG_TIMEOUT_MS = 2000;
+/** Longest a scrape waits for a collector's read (Kafka's offsets, the engine's memory). */
+const SCRAPE_WAIT_MS = 2000;
+
+/**
+ * Runs a collector's read for a scrape, waiting at most SCRAPE_WAIT_MS: a read still running then
+ * leaves the gauge as it was (it finishes later), and a failed one is logged at debug, so a scrape
+ * always answers.
+ */
+async function withinScrape(read: () => Promise<void>, log: Logger, failed: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      read(),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, SCRAPE_WAIT_MS);
+      }),
+    ]);
+  } catch (err) {
+    log.debug({ err: (err as Error).message }, failed);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * Fills `tapline_kafka_consumer_lag` at each scrape from Kafka itself (each partition's end
@@ -303,21 +324,7 @@ export function watchConsumerLag(
       }
     }
   };
-  const collect = async () => {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        read(),
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, LAG_TIMEOUT_MS);
-        }),
-      ]);
-    } catch (err) {
-      log.debug({ err: (err as Error).message }, 'consumer lag not read');
-    } finally {
-      clearTimeout(timer);
-    }
-  };
+  const collect = () => withinScrape(read, log, 'consumer lag not read');
   lagCollectors.add(collect);
   return async () => {
     lagCollectors.delete(collect);
@@ -346,25 +353,17 @@ export function watchClickHouseMemory(
 ): () => void {
   const names = Object.keys(CH_MEMORY_METRICS);
   const query = `SELECT metric, value FROM system.metrics WHERE metric IN (${names.map((n) => `'${n}'`).join(', ')})`;
-  const collect = async () => {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const rows = await Promise.race([
-        read(query),
-        new Promise<null>((resolve) => {
-          timer = setTimeout(() => resolve(null), LAG_TIMEOUT_MS);
-        }),
-      ]);
-      for (const r of rows ?? []) {
-        const kind = CH_MEMORY_METRICS[r.metric];
-        if (kind) metrics.clickhouseMemory.set({ kind }, Number(r.value));
-      }
-    } catch (err) {
-      log.debug({ err: (err as Error).message }, 'clickhouse memory not read');
-    } finally {
-      clearTimeout(timer);
-    }
-  };
+  const collect = () =>
+    withinScrape(
+      async () => {
+        for (const r of await read(query)) {
+          const kind = CH_MEMORY_METRICS[r.metric];
+          if (kind) metrics.clickhouseMemory.set({ kind }, Number(r.value));
+        }
+      },
+      log,
+      'clickhouse memory not read',
+    );
   chMemoryCollectors.add(collect);
   return () => chMemoryCollectors.delete(collect);
 }

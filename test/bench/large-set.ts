@@ -132,6 +132,29 @@ FROM
 }
 
 /**
+ * Stores `rows` records of the set's shape (numbers `from`… of the set) for one bucket, spread
+ * over the hour before now in one environment, with one statement: the tests' stored records.
+ */
+export async function storeSetRecords(
+  ch: ClickHouseClient,
+  bucket: { accountSid: string; bucketSid: string },
+  rows: number,
+  from = 0,
+): Promise<void> {
+  await ch.command({
+    query: largeSetSql(['prod01']),
+    query_params: {
+      a: bucket.accountSid,
+      b: bucket.bucketSid,
+      now: Date.now(),
+      span: 3_600_000,
+      from,
+      rows,
+    },
+  });
+}
+
+/**
  * The HTTP URL of a ClickHouse server process started by the local stack, from its command line
  * in /proc (infra/local/clickhouse-server.launcher.ts passes `--http_port=`).
  */

@@ -9,7 +9,7 @@ import {
   type ClickHouseClient,
 } from '../../services/shared/clickhouse.js';
 import { toErrorResponse } from '../../services/shared/http-errors.js';
-import { largeSetSql } from '../bench/large-set.js';
+import { storeSetRecords } from '../bench/large-set.js';
 import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 /**
@@ -27,10 +27,7 @@ const BOUND = 256 * 1024 * 1024;
 let ch: ClickHouseClient;
 
 const load = (from: number, rows: number) =>
-  ch.command({
-    query: largeSetSql(['prod01']),
-    query_params: { a: 'acc_bound', b: 'bkt_bound', now: Date.now(), span: 3_600_000, from, rows },
-  });
+  storeSetRecords(ch, { accountSid: 'acc_bound', bucketSid: 'bkt_bound' }, rows, from);
 
 async function count(): Promise<number> {
   const [row] = await (

@@ -14,7 +14,7 @@ import {
 } from '../../services/shared/clickhouse.js';
 import { parseConfig } from '../../services/shared/config.js';
 import { CredentialStore } from '../../services/shared/credentials.js';
-import { largeSetSql } from '../bench/large-set.js';
+import { storeSetRecords } from '../bench/large-set.js';
 import { newAccount, testPool, type TestAccount } from '../helpers/client.js';
 import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
@@ -53,17 +53,7 @@ beforeAll(async () => {
   ch = createClickHouse(chCfg);
   await migrateClickHouse(ch, chCfg, log);
   acct = await newAccount();
-  await ch.command({
-    query: largeSetSql(['prod01']),
-    query_params: {
-      a: acct.accountSid,
-      b: acct.bucketSid,
-      now: Date.now(),
-      span: 3_600_000,
-      from: 0,
-      rows: ROWS,
-    },
-  });
+  await storeSetRecords(ch, acct, ROWS);
   credentials = new CredentialStore(testPool(), log);
 }, 180_000);
 

@@ -8,7 +8,7 @@ import {
   migrateClickHouse,
   type ClickHouseClient,
 } from '../../services/shared/clickhouse.js';
-import { largeSetSql } from '../bench/large-set.js';
+import { storeSetRecords } from '../bench/large-set.js';
 import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 /**
@@ -48,10 +48,7 @@ beforeAll(async () => {
   const cfg = embeddedClickHouse(dir);
   ch = createClickHouse(cfg);
   await migrateClickHouse(ch, cfg, pino({ level: 'silent' }));
-  await ch.command({
-    query: largeSetSql(['prod01']),
-    query_params: { a: 'acc_p', b: 'bkt_p', now: Date.now(), span: 3_600_000, from: 0, rows: ROWS },
-  });
+  await storeSetRecords(ch, { accountSid: 'acc_p', bucketSid: 'bkt_p' }, ROWS);
 }, 120_000);
 
 afterAll(async () => {
