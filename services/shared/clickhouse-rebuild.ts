@@ -40,7 +40,6 @@ export const METRICS_VIEWS: readonly { view: string; from: string; to: string }[
   { view: 'consumers_deleted_minute_mv', from: TABLES.requestsDeleted, to: TABLES.consumersMinute },
   { view: 'consumer_labels_mv', from: TABLES.requests, to: TABLES.consumerLabels },
   { view: 'consumers_rollup_mv', from: TABLES.consumersMinute, to: TABLES.consumersRollup },
-  { view: 'consumer_endpoints_rollup_mv', from: TABLES.consumersMinute, to: TABLES.consumerEndpointsRollup },
 ];
 
 /** The tables the views write: what the command rebuilds. */

@@ -338,7 +338,6 @@ const RETENTION_TTLS: readonly { table: string; from: string }[] = [
   { table: TABLES.excludedMinute, from: 'minute' },
   { table: TABLES.consumersMinute, from: 'minute' },
   { table: TABLES.consumersRollup, from: 't' },
-  { table: TABLES.consumerEndpointsRollup, from: 't' },
 ];
 
 /**

@@ -13,10 +13,8 @@ export const TABLES = {
   excludedMinute: 'excluded_minute',
   /** requests_minute per consumer, rows with a consumer only (007_consumers.sql). */
   consumersMinute: 'consumers_minute',
-  /** consumers_minute per consumer and environment in 10-minute, hour and day blocks (008). */
+  /** consumers_minute per consumer and environment in minute, hour, day and week blocks (008, 009, 011). */
   consumersRollup: 'consumers_rollup',
-  /** consumers_minute per consumer, environment, method and endpoint in hour and day blocks (008). */
-  consumerEndpointsRollup: 'consumer_endpoints_rollup',
   /** Per bucket and consumer: first/last seen and the latest name and group records carried. */
   consumerLabels: 'consumer_labels',
   processorState: 'processor_offsets',
@@ -32,6 +30,5 @@ export const BUCKET_TABLES: readonly string[] = [
   TABLES.excludedMinute,
   TABLES.consumersMinute,
   TABLES.consumersRollup,
-  TABLES.consumerEndpointsRollup,
   TABLES.consumerLabels,
 ];

@@ -238,12 +238,7 @@ async function queryBench(): Promise<void> {
       const s = (performance.now() - t0) / 1000;
       console.log(`load done in ${s.toFixed(1)} s`);
     }
-    for (const t of [
-      TABLES.consumersMinute,
-      TABLES.consumerLabels,
-      TABLES.consumersRollup,
-      TABLES.consumerEndpointsRollup,
-    ])
+    for (const t of [TABLES.consumersMinute, TABLES.consumerLabels, TABLES.consumersRollup])
       await ch.command({ query: `OPTIMIZE TABLE ${t}` }).catch(() => undefined);
     // Background merges started by opening the directory (the load leaves many parts of
     // `requests`) would share the cores with the timed calls: wait for them, at most 10 minutes.

@@ -8,7 +8,9 @@
  *
  * Variants change the `requests` table before the inserts: `lz4` (the record column in LZ4
  * instead of ZSTD(1)), `noidx` (without the two skip indexes), `nominute` / `norollup` (without
- * one of the two metrics views), combinations such as `lz4-noidx` or `nominute-norollup`.
+ * one of the two metrics views), combinations such as `lz4-noidx` or `nominute-norollup`; `cons`
+ * (every record carries a consumer among 100,000, picked as test/bench/loadgen.ts picks them: a
+ * few busy, most rare) and `no<view>` without one consumer view, e.g. `cons-noconsumer_labels_mv`.
  */
 import { RequestsWriter } from '../../services/processor/requests.writer.js';
 import { toRow } from '../../services/processor/row.mapper.js';
@@ -24,9 +26,11 @@ if (VARIANT.includes('lz4'))
   await ch.command({ query: 'ALTER TABLE requests MODIFY COLUMN record String CODEC(LZ4)' });
 if (VARIANT.includes('nominute')) await ch.command({ query: 'DROP VIEW requests_minute_mv' });
 if (VARIANT.includes('norollup')) await ch.command({ query: 'DROP VIEW requests_rollup_mv' });
+for (const view of ['consumers_minute_mv', 'consumers_rollup_mv', 'consumer_labels_mv'])
+  if (VARIANT.includes(`no${view}`)) await ch.command({ query: `DROP VIEW ${view}` });
 if (VARIANT.includes('noidx')) {
   await ch.command({ query: 'ALTER TABLE requests DROP INDEX idx_sid' });
-  await ch.command({ query: 'ALTER TABLE requests DROP INDEX idx_path' });
+  await ch.command({ query: 'ALTER TABLE requests DROP INDEX idx_path_value' });
 }
 const writer = new RequestsWriter(ch);
 
@@ -37,6 +41,7 @@ const block = () =>
   Array.from({ length: ROWS }, (_, i) => {
     const rec = JSON.parse(texts[i % texts.length]!) as StoredRecord;
     rec.sid = newSid('request');
+    if (VARIANT.includes('cons')) rec.consumer = { id: `cus_${Math.floor(100_000 * Math.random() ** 3)}` };
     return toRow(rec, 0, offset++);
   });
 const cpu = () => cpuMs() / 1000;

@@ -126,12 +126,10 @@ describe('bounds of a consumer p95 (chDB)', () => {
   it('hold every consumer p95 between them, over 24 hours and over the whole span', async () => {
     for (const startDate of [new Date(NOW - 86_400_000), new Date(NOW - 3 * 86_400_000)]) {
       const range = resolveRange({ startDate: startDate.toISOString() }, NOW + 60_000);
-      const { source, params } = consumerSource(
-        { accountSid: ACCOUNT, bucketSid: BUCKET, range },
-        30,
-        { wide: true },
-        [...BOUND_COLUMNS, 'duration_hist'],
-      );
+      const { source, params } = consumerSource({ accountSid: ACCOUNT, bucketSid: BUCKET, range }, 30, {}, [
+        ...BOUND_COLUMNS,
+        'duration_hist',
+      ]);
       const rows = await (
         await ch.query({
           query: `SELECT consumer_id AS cid, toInt64(sum(duration_count)) AS n, max(duration_max) AS mx,

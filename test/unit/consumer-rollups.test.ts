@@ -109,13 +109,6 @@ async function expectRollupsEqualMinutes(): Promise<void> {
   );
   expect(perConsumer.rollup.length).toBeGreaterThan(0);
   expect(perConsumer.rollup).toEqual(perConsumer.minute);
-  const perEndpoint = await compare(
-    'consumer_endpoints_rollup',
-    [60, 1440],
-    'consumer_id, environment_sid, toString(method) AS mt, endpoint',
-  );
-  expect(perEndpoint.rollup.length).toBeGreaterThan(0);
-  expect(perEndpoint.rollup).toEqual(perEndpoint.minute);
 }
 
 describe('consumer rollups (008_consumer_and_key_rollups.sql, 009_consumer_duration_moments.sql, chDB)', () => {

@@ -10,6 +10,7 @@ import {
 } from '../../services/shared/clickhouse.js';
 import { storeSetRecords } from '../bench/large-set.js';
 import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
+import { planIndexes } from '../helpers/explain-indexes.js';
 
 /**
  * The skip index of an exact path search (migration 010): on records whose paths carry ids, as
@@ -20,29 +21,12 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapline-path-index-'));
 const ROWS = 200_000;
 let ch: ClickHouseClient;
 
-interface PlanIndex {
-  Type: string;
-  Name?: string;
-  'Initial Granules': number;
-  'Selected Granules': number;
-}
-
-/** The indexes of the plan's read of `requests`, from EXPLAIN's JSON. */
-async function readIndexes(where: string): Promise<PlanIndex[]> {
-  const res = await ch.query({
-    query: `EXPLAIN indexes = 1, json = 1 SELECT sid FROM requests WHERE account_sid = 'acc_p' AND bucket_sid = 'bkt_p' AND ${where}`,
-    format: 'TabSeparatedRaw',
-  });
-  const found: PlanIndex[] = [];
-  const walk = (node: unknown): void => {
-    if (!node || typeof node !== 'object') return;
-    const n = node as { 'Node Type'?: string; Indexes?: PlanIndex[]; Plans?: unknown[]; Plan?: unknown };
-    if (n['Node Type'] === 'ReadFromMergeTree') found.push(...(n.Indexes ?? []));
-    for (const child of [n.Plan, ...(n.Plans ?? [])]) walk(child);
-  };
-  for (const top of JSON.parse(await res.text()) as unknown[]) walk(top);
-  return found;
-}
+/** The indexes of the plan's read of `requests`. */
+const readIndexes = (where: string) =>
+  planIndexes(
+    ch,
+    `SELECT sid FROM requests WHERE account_sid = 'acc_p' AND bucket_sid = 'bkt_p' AND ${where}`,
+  );
 
 beforeAll(async () => {
   const cfg = embeddedClickHouse(dir);

@@ -131,7 +131,7 @@ describe('npm run admin -- rebuild-metrics (ClickHouse server)', () => {
     stop = true;
     await traffic;
     await insert('after', 10);
-    expect(r.stderr).toContain('rebuild-metrics: swapped consumer_endpoints_rollup');
+    expect(r.stderr).toContain('rebuild-metrics: swapped consumers_rollup');
     expect(r.stdout).toMatch(
       /^Rebuilt requests_minute, .* from \d+ requests stored before .* and every request stored since\.\n$/,
     );

@@ -7,10 +7,9 @@ import { labelsSql, overrideParams, type Override } from './consumer-labels.js';
 
 /**
  * The ClickHouse queries of the consumers' figures (docs/consumers.md): counts and percentiles from
- * the rollups keyed by consumer (`consumers_rollup`, `consumer_endpoints_rollup`:
- * 008_consumer_and_key_rollups.sql, sums of `consumers_minute` rows with the endpoint metrics'
- * histograms, so the same percentile method and error bound), first/last seen and the effective
- * labels (consumer-labels.ts).
+ * the rollup keyed by consumer (`consumers_rollup`: 008_consumer_and_key_rollups.sql, sums of
+ * `consumers_minute` rows with the endpoint metrics' histograms, so the same percentile method and
+ * error bound), first/last seen and the effective labels (consumer-labels.ts).
  */
 
 /** A row of consumerStatsSql. */
@@ -117,8 +116,6 @@ export const P95_LOWER_BOUND = `if(${N} > 0,
  * UTC days from an epoch-aligned Thursday; 009_consumer_duration_moments.sql).
  */
 const CONSUMER_LEVELS = [10080, 1440, 60, 1] as const;
-/** Block lengths of consumer_endpoints_rollup; its single minutes are read from consumers_minute. */
-export const ENDPOINT_LEVELS = [1440, 60] as const;
 
 /**
  * The aggregate rows covering a scope's minutes, as one subquery of `keys` plus the columns the
@@ -180,7 +177,7 @@ export function scopeFilter(s: ConsumerScope): { where: string; params: Record<s
 export function consumerSource(
   s: ConsumerScope,
   retentionDays: number,
-  opts: { id?: string; ids?: readonly string[]; wide?: boolean },
+  opts: { id?: string; ids?: readonly string[] },
   values: readonly string[] = VALUE_COLUMNS,
 ): { source: string; params: Record<string, unknown>; labelsWhere: string } {
   const scope = scopeOf(s.accountSid, s.range, {
@@ -207,33 +204,18 @@ export function consumerSource(
     labelsWhere.push('consumer_id IN {ids:Array(String)}');
     params.ids = opts.ids;
   }
-  // A few consumers: from the tables keyed by consumer first (consumer_endpoints_rollup, and
-  // consumers_minute for the edge minutes), whose index finds their rows without reading the
-  // other consumers'; consumers_rollup's key starts with the block, so a filter on a few
-  // consumers would read every row of the range. Summed over endpoints, the rows are the same
-  // figures (every row of both is a sum of consumers_minute rows). `wide` (the p95 candidates:
-  // hundreds, mostly the busiest consumers, with a row per endpoint and block there) reads
-  // consumers_rollup, one row per consumer and block.
-  const few = !opts.wide && (opts.id !== undefined || opts.ids !== undefined);
-  const source = few
-    ? blockRows(
-        scope,
-        ENDPOINT_LEVELS,
-        TABLES.consumerEndpointsRollup,
-        filters.join(' AND '),
-        params,
-        ['consumer_id'],
-        values,
-      )
-    : blockRows(
-        scope,
-        CONSUMER_LEVELS,
-        TABLES.consumersRollup,
-        filters.join(' AND '),
-        params,
-        ['consumer_id'],
-        values,
-      );
+  // One consumer or a list of them: consumers_rollup's key is the block, then the consumer, so
+  // the primary index keeps in each block read only the granules whose span of ids holds them
+  // (011_consumer_endpoints_from_minutes.sql, test/unit/consumer-key.test.ts).
+  const source = blockRows(
+    scope,
+    CONSUMER_LEVELS,
+    TABLES.consumersRollup,
+    filters.join(' AND '),
+    params,
+    ['consumer_id'],
+    values,
+  );
   return { source, params, labelsWhere: labelsWhere.join(' AND ') };
 }
 
@@ -258,8 +240,6 @@ export function consumerStatsSql(
     percentiles?: boolean;
     /** false: no labels joined (name and group '', first/last seen NULL) */
     labels?: boolean;
-    /** many consumers: read from consumers_rollup (consumerSource) */
-    wide?: boolean;
   },
 ): Sql {
   // Without percentiles only the counts are read: the histogram column is most of a row's bytes.

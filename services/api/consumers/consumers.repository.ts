@@ -11,8 +11,6 @@ import {
   BOUND_COLUMNS,
   P95_LOWER_BOUND,
   P95_UPPER_BOUND,
-  ENDPOINT_LEVELS,
-  blockRows,
   consumerSource,
   consumerStatsSql,
   scopeFilter,
@@ -171,7 +169,6 @@ export class ConsumersRepository extends ConsumerSettingsRepository {
       const rows = await this.rows<StatsRow>(
         consumerStatsSql(s, this.retentionDays, overrides, {
           ids: bounds.slice(0, n).map((b) => b.cid),
-          wide: true,
           sort: 'p95',
           order,
           limit: need,
@@ -232,14 +229,14 @@ export class ConsumersRepository extends ConsumerSettingsRepository {
       filters.push('environment_sid = {e:String}');
       params.e = s.environmentSid;
     }
-    const source = blockRows(
-      scope,
-      ENDPOINT_LEVELS,
-      TABLES.consumerEndpointsRollup,
-      filters.join(' AND '),
-      params,
-      ['method', 'endpoint'],
-    );
+    // The endpoints from the consumer's minute rows: consumers_minute is keyed by consumer first,
+    // so its index reads this consumer's rows of the range only (a busy consumer's month is a few
+    // hundred thousand rows; bench/README.md "API consumers").
+    filters.push("minute >= toDateTime({from:UInt32}, 'UTC') AND minute <= toDateTime({to:UInt32}, 'UTC')");
+    params.from = scope.from;
+    params.to = scope.to;
+    const source = `SELECT method, endpoint, requests, errors, duration_count, duration_min, duration_max, duration_hist
+      FROM ${TABLES.consumersMinute} WHERE ${filters.join(' AND ')}`;
     const endpoints = await this.rows<{
       mt: string;
       ep: string;
