@@ -189,11 +189,19 @@ async function checkMigrated(
   }
 }
 
+/**
+ * Views and tables a migration has dropped since (011_consumer_endpoints_from_minutes.sql): a run
+ * interrupted before that migration left their shadow copies, which the next run drops too.
+ */
+const RETIRED = { views: ['consumer_endpoints_rollup_mv'], tables: ['consumer_endpoints_rollup'] };
+
 /** Drops the shadow views first (nothing writes into the shadow tables then), then the tables. */
 async function cleanUp(run: (query: string) => Promise<unknown>): Promise<void> {
   await run(`DROP VIEW IF EXISTS ${FEED} SYNC`);
-  for (const { view } of METRICS_VIEWS) await run(`DROP VIEW IF EXISTS ${shadow(view)} SYNC`);
-  for (const t of METRICS_TARGETS) await run(`DROP TABLE IF EXISTS ${shadow(t)} SYNC`);
+  for (const view of [...METRICS_VIEWS.map((v) => v.view), ...RETIRED.views])
+    await run(`DROP VIEW IF EXISTS ${shadow(view)} SYNC`);
+  for (const t of [...METRICS_TARGETS, ...RETIRED.tables])
+    await run(`DROP TABLE IF EXISTS ${shadow(t)} SYNC`);
   await run(`DROP TABLE IF EXISTS ${SOURCE} SYNC`);
 }
 
