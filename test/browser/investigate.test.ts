@@ -546,6 +546,11 @@ describe('dashboard: investigate', () => {
       expect(await notice.locator('time').getAttribute('datetime')).toBe(
         new Date(Number(reset) * 1000).toISOString(),
       );
+      // The page's error box gives the API's message once, without the reset time the notice
+      // above it already says.
+      const refused = other.page.getByRole('alert').filter({ hasText: 'RATE_LIMIT_EXCEEDED' });
+      await refused.waitFor();
+      expect(await refused.textContent()).not.toContain('It resets at');
       // The menu stays: navigation to the other pages.
       const nav = other.page.getByRole('navigation', { name: 'Main' });
       await nav.getByRole('link', { name: 'Errors' }).waitFor();

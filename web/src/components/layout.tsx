@@ -4,7 +4,7 @@ import { Link, useLocation } from 'wouter';
 import { auth } from '../api/resources';
 import { account } from '../api/settings';
 import { ConsumerFilter } from './consumer-filter';
-import { RateLimitNotice } from './rate-limit';
+import { RateLimitNotice, RateLimitNoticeShown } from './rate-limit';
 import { SignOutContext, useAccountSid, useSession } from '../lib/session';
 import { setThemePref, useThemePref, type ThemePref } from '../lib/theme';
 import { useQueryState, useSharedHref } from '../lib/url-state';
@@ -101,7 +101,7 @@ function Frame({ header, children }: { header: ReactNode; children: ReactNode })
         </nav>
         <main id="main" className="main" tabIndex={-1}>
           <RateLimitNotice />
-          {children}
+          <RateLimitNoticeShown.Provider value={true}>{children}</RateLimitNoticeShown.Provider>
         </main>
       </div>
     </div>

@@ -1,5 +1,5 @@
 import { useQueryClient } from '@tanstack/react-query';
-import { useEffect, useState, useSyncExternalStore } from 'react';
+import { createContext, useEffect, useState, useSyncExternalStore } from 'react';
 import { clearRateLimit, rateLimitedUntil, subscribeRateLimit } from '../api/client';
 import { formatTime } from '../lib/time';
 
@@ -13,6 +13,12 @@ export function untilText(at: number, now = Date.now()): string {
   const s = Math.max(0, Math.ceil((at - now) / 1000));
   return s < 60 ? `in ${s} s` : `in ${Math.ceil(s / 60)} min`;
 }
+
+/**
+ * True inside the app's frame, whose RateLimitNotice already says when the quota resets: an error
+ * box there leaves the reset time out instead of saying it a second time.
+ */
+export const RateLimitNoticeShown = createContext(false);
 
 /**
  * Shown at the top of every page while the API refuses calls with 429: when the quota resets. The

@@ -1,6 +1,7 @@
-import type { ReactNode } from 'react';
+import { useContext, type ReactNode } from 'react';
 import { ApiError } from '../api/client';
 import { formatTime } from '../lib/time';
+import { RateLimitNoticeShown } from './rate-limit';
 
 /** Loading, empty and error states: every panel shows one of them instead of blank space. */
 export function Loading({ label = 'Loading…' }: { label?: string }) {
@@ -25,9 +26,14 @@ export function Empty({ title, children }: { title: string; children?: ReactNode
 export function ErrorBox({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
   const message = error instanceof Error ? error.message : 'Something went wrong';
   const code = error instanceof ApiError ? error.code : undefined;
-  // A 429 says when the quota resets (the client reads it from the response's headers).
+  // A 429 says when the quota resets (the client reads it from the response's headers), unless
+  // the frame's notice above says it already.
+  const noticeShown = useContext(RateLimitNoticeShown);
   const resetAt =
-    error instanceof ApiError && error.status === 429 && typeof error.details.resetAt === 'string'
+    !noticeShown &&
+    error instanceof ApiError &&
+    error.status === 429 &&
+    typeof error.details.resetAt === 'string'
       ? error.details.resetAt
       : undefined;
   return (
