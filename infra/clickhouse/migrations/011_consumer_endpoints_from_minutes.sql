@@ -1,9 +1,9 @@
 -- One consumer's figures without a rollup of its own: `consumer_endpoints_rollup` and its view are
 -- dropped.
 --
--- With a consumer on every record, consumer_endpoints_rollup_mv wrote two rows (an hour and a UTC
+-- With a consumer on every record, consumer_endpoints_rollup_mv writes two rows (an hour and a UTC
 -- day block) per consumers_minute row, ~10 µs of chDB CPU per stored record at the insert and its
--- merges after (bench/README.md, session 26). What it served is read from the other tables:
+-- merges (bench/README.md). What the table serves is read from the other tables instead:
 -- 1. A consumer's totals, and those of the list's page of consumers, come from consumers_rollup.
 --    Its key is the block, then the consumer: within each block the rows are sorted by consumer,
 --    so the primary index finds a consumer's granule in each block read (ClickHouse's generic
