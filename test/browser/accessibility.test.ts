@@ -425,8 +425,15 @@ describe('dashboard: accessibility and the smaller fixes', () => {
           .getByRole('heading', { level: 1, ...(heading ? { name: heading } : {}) })
           .first()
           .waitFor();
-        // Panels still loading are not what a person reads: wait until none is.
+        // Panels still loading are not what a person reads: wait until none is, nor any dimmed
+        // over the previous scope's figures while the new ones load (aria-busy; their text is
+        // below contrast on purpose until then).
         await expect.poll(() => page.locator('.state-loading').count(), { timeout: 20_000 }).toBe(0);
+        await expect
+          .poll(() => page.locator('.tiles[aria-busy="true"], .panel[aria-busy="true"]').count(), {
+            timeout: 20_000,
+          })
+          .toBe(0);
         if (path === wfBase) await page.getByRole('list', { name: /Template variables/ }).waitFor();
         // The page is drawn in the theme under test.
         const luminance = await backgroundLuminance(page);
