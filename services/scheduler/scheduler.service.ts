@@ -23,6 +23,7 @@ import { RegressionEvaluator } from './regression.evaluator.js';
 import { TriggerStateRepository } from './trigger-state.repository.js';
 import { WorkflowDirectory, type TimedWorkflow } from './workflow.directory.js';
 import { metrics } from '../shared/metrics.js';
+import { sealConsumerRollup } from '../shared/consumer-seal.js';
 
 /** A job run on a cron pattern by exactly one replica per slot (docs/architecture.md, convention 10). */
 export interface ScheduledJob {
@@ -101,6 +102,20 @@ export class Scheduler {
         handler: async (slot) => {
           const r = await this.sloBurn.evaluate(this.directory.all('slo_burn'), slot);
           this.deps.log.debug({ ...r, slot: slot.toISOString() }, 'slo_burn triggers evaluated');
+        },
+      },
+      {
+        // Day and week blocks of consumers_rollup for the blocks that ended (consumer-seal.ts).
+        name: 'consumer-rollup-seal',
+        pattern: this.deps.cfg.scheduler.sealCron,
+        handler: async (slot) => {
+          const { ch, cfg, log } = this.deps;
+          const r = await sealConsumerRollup(ch, {
+            retentionDays: cfg.clickhouse.retentionDays,
+            now: slot.getTime(),
+            cluster: Boolean(cfg.clickhouse.cluster),
+          });
+          if (r.days || r.weeks) log.info({ ...r, slot: slot.toISOString() }, 'consumer rollup sealed');
         },
       },
       {

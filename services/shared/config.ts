@@ -82,6 +82,7 @@ const schema = {
     ACTION_BACKOFF_MS: { type: 'integer', minimum: 1, maximum: 600000, default: 1000 },
     ACTION_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 1000, default: 32 },
     SCHEDULER_THRESHOLD_CRON: { type: 'string', minLength: 9, default: '* * * * *' },
+    SCHEDULER_SEAL_CRON: { type: 'string', minLength: 9, default: '*/5 * * * *' },
     RATE_LIMIT_STANDARD: { type: 'integer', minimum: 1, default: 1000 },
     RATE_LIMIT_PRO: { type: 'integer', minimum: 1, default: 10000 },
     RATE_LIMIT_ENTERPRISE: { type: 'integer', minimum: 1, default: 100000 },
@@ -218,7 +219,11 @@ export interface Config {
     perWorkflowPerMinute: number;
     perAccountPerMinute: number;
   };
-  scheduler: { thresholdCron: string };
+  /**
+   * thresholdCron: threshold, slo_burn and regression triggers; sealCron: the consumer rollup's
+   * seal (consumer-seal.ts)
+   */
+  scheduler: { thresholdCron: string; sealCron: string };
   /** requests per hour: per account by plan (API tokens), per person (dashboard sessions) */
   rateLimits: { standard: number; pro: number; enterprise: number; session: number };
   rulesReloadMs: number;
@@ -319,8 +324,9 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
   if ((cert === undefined) !== (key === undefined)) {
     throw new ConfigError('Invalid environment: TLS_CERT and TLS_KEY must be set together');
   }
-  if (!isValidCron(v.SCHEDULER_THRESHOLD_CRON)) {
-    throw new ConfigError('Invalid environment: SCHEDULER_THRESHOLD_CRON is not a valid cron pattern');
+  for (const name of ['SCHEDULER_THRESHOLD_CRON', 'SCHEDULER_SEAL_CRON'] as const) {
+    if (!isValidCron(v[name]))
+      throw new ConfigError(`Invalid environment: ${name} is not a valid cron pattern`);
   }
   const brokers = v.KAFKA_BROKERS;
   const oidc = parseOidc(v);
@@ -390,7 +396,7 @@ export function parseConfig(env: NodeJS.ProcessEnv): Config {
       perWorkflowPerMinute: v.ACTION_RATE_LIMIT_WORKFLOW,
       perAccountPerMinute: v.ACTION_RATE_LIMIT_ACCOUNT,
     },
-    scheduler: { thresholdCron: v.SCHEDULER_THRESHOLD_CRON },
+    scheduler: { thresholdCron: v.SCHEDULER_THRESHOLD_CRON, sealCron: v.SCHEDULER_SEAL_CRON },
     rateLimits: {
       standard: v.RATE_LIMIT_STANDARD,
       pro: v.RATE_LIMIT_PRO,

@@ -66,6 +66,8 @@ export async function startTestStack(
     ACTION_BACKOFF_MS: '200',
     ACTION_TIMEOUT_MS: '2000',
     SCHEDULER_THRESHOLD_CRON: '*/2 * * * * *',
+    // The consumer rollup's seal every 5 s: the consumers' answers read sealed day blocks.
+    SCHEDULER_SEAL_CRON: '*/5 * * * * *',
     // GET /metrics on the API and ingest listeners (test/integration/self-metrics.test.ts).
     METRICS_TOKEN: randomBytes(24).toString('hex'),
     ...extraEnv,

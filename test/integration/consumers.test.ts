@@ -288,6 +288,19 @@ describe('consumers: identified on the record', () => {
       expect(res.status, res.text).toBe(202);
     }
     await storedRecords(a, records.length, ctx);
+    // The scheduler's seal (every 5 s here) has run, so the ranges read day and week blocks up to
+    // the last ended day, written by the view as the records arrived after the seal.
+    await waitFor(
+      async () => {
+        const res = await fetch(`${testEnv().apiUrl}/metrics`, {
+          headers: { authorization: `Bearer ${testEnv().serviceEnv.METRICS_TOKEN}` },
+        });
+        return /^tapline_scheduler_runs_total\{job="consumer-rollup-seal",outcome="ran"\} [1-9]/m.test(
+          await res.text(),
+        );
+      },
+      { timeoutMs: 30_000, what: 'the consumer rollup sealed' },
+    );
 
     // Ranges with edges inside minutes, 10-minute blocks and hours, and the default last 24 hours.
     const iso = (ms: number) => new Date(ms).toISOString();

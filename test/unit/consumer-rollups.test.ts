@@ -12,6 +12,8 @@ import {
   type ClickHouseClient,
 } from '../../services/shared/clickhouse.js';
 import { rebuildMetrics } from '../../services/shared/clickhouse-rebuild.js';
+import { SEAL_MARGIN_S, sealConsumerRollup, sealedThrough } from '../../services/shared/consumer-seal.js';
+import { consumerStatsSql } from '../../services/api/consumers/consumer-stats.sql.js';
 import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 /**
@@ -64,6 +66,25 @@ function record(i: number): StoredRecord {
   } as StoredRecord;
 }
 
+/** The row requests.repository.ts delete() writes for a record. */
+function deletedRow(r: StoredRecord) {
+  const gone = toRow(r, 0, 1);
+  return {
+    account_sid: gone.account_sid,
+    bucket_sid: gone.bucket_sid,
+    environment_sid: gone.environment_sid,
+    created_at: gone.created_at,
+    method: gone.method,
+    endpoint: gone.endpoint,
+    status_code: gone.status_code,
+    duration: gone.duration,
+    request_size: gone.request_size,
+    response_size: gone.response_size,
+    blocked: gone.blocked,
+    consumer_id: gone.consumer_id,
+  };
+}
+
 const SUMS = `toInt64(sum(requests)) AS n, toInt64(sum(errors)) AS e, toInt64(sum(duration_count)) AS dc,
   round(sum(duration_sum), 6) AS ds, min(duration_min) AS dmin, max(duration_max) AS dmax,
   toString(mapFilter((k, v) -> v != 0, sumMap(duration_hist))) AS h`;
@@ -73,11 +94,13 @@ const SUMS = `toInt64(sum(requests)) AS n, toInt64(sum(errors)) AS e, toInt64(su
  * (the block of each minute computed here), both sorted. `keys` are the rollup's key columns
  * besides account, bucket, level and t.
  */
+/** Blocks ending at or before `endedBy` (unix seconds) only; every block without it. */
 async function compare(
   table: string,
   levels: number[],
   keys: string,
   sums = SUMS,
+  endedBy = Number.MAX_SAFE_INTEGER,
 ): Promise<{ rollup: unknown[]; minute: unknown[] }> {
   const rollup: unknown[] = [];
   const minute: unknown[] = [];
@@ -85,20 +108,21 @@ async function compare(
     rollup.push(
       ...(await rows(
         `SELECT ${lv} AS lv, toUInt32(t) AS b, ${keys}, ${sums} FROM ${table}
-         WHERE level = ${lv} GROUP BY b, ${keys} ORDER BY b, ${keys}`,
+         WHERE level = ${lv} GROUP BY b, ${keys} HAVING b + ${lv * 60} <= ${endedBy} ORDER BY b, ${keys}`,
       )),
     );
     minute.push(
       ...(await rows(
         `SELECT ${lv} AS lv, intDiv(toUInt32(minute), ${lv * 60}) * ${lv * 60} AS b, ${keys}, ${sums}
-         FROM consumers_minute GROUP BY b, ${keys} ORDER BY b, ${keys}`,
+         FROM consumers_minute GROUP BY b, ${keys} HAVING b + ${lv * 60} <= ${endedBy} ORDER BY b, ${keys}`,
       )),
     );
   }
   return { rollup, minute };
 }
 
-async function expectRollupsEqualMinutes(): Promise<void> {
+/** Every block of every level (or those ended by `endedBy`) holds the sums of its minute rows. */
+async function expectRollupsEqualMinutes(endedBy?: number): Promise<void> {
   // consumers_rollup also sums the duration moments (009_consumer_duration_moments.sql; the
   // durations are multiples of 0.1 ms, so the sum of squares times 100 is a whole number).
   const perConsumer = await compare(
@@ -106,12 +130,22 @@ async function expectRollupsEqualMinutes(): Promise<void> {
     [1, 60, 1440, 10080],
     'consumer_id, environment_sid',
     `${SUMS}, toInt64(round(sum(duration_sumsq) * 100)) AS ss, toInt64(sum(sumsq_count)) AS sc`,
+    endedBy,
   );
   expect(perConsumer.rollup.length).toBeGreaterThan(0);
   expect(perConsumer.rollup).toEqual(perConsumer.minute);
 }
 
-describe('consumer rollups (008_consumer_and_key_rollups.sql, 009_consumer_duration_moments.sql, chDB)', () => {
+const DAY = 86_400;
+/** A seal as if 8 days had passed, checking every block: every day and week block has ended. */
+const sealAll = () => sealConsumerRollup(ch, { retentionDays: 30, now: NOW + 8 * DAY * 1000, from: 0 });
+
+async function rowCount(): Promise<number> {
+  const [r] = await rows<{ n: number }>('SELECT toInt64(count()) AS n FROM consumers_rollup');
+  return Number(r!.n);
+}
+
+describe('consumer rollups (008_consumer_and_key_rollups.sql, 009_consumer_duration_moments.sql, 012_consumer_day_blocks_sealed.sql, chDB)', () => {
   it('hold the sums of consumers_minute per consumer and block at every level, from records with a consumer only', async () => {
     const writer = new RequestsWriter(ch);
     const records = Array.from({ length: 600 }, (_, i) => record(i));
@@ -126,23 +160,104 @@ describe('consumer rollups (008_consumer_and_key_rollups.sql, 009_consumer_durat
     const withConsumer = records.filter((r) => r.consumer).length;
     const [minute] = await rows<{ n: number }>('SELECT toInt64(sum(requests)) AS n FROM consumers_minute');
     expect(Number(minute!.n)).toBe(withConsumer);
-    const levels = await rows<{ level: number; n: number }>(
-      'SELECT level, toInt64(sum(requests)) AS n FROM consumers_rollup GROUP BY level ORDER BY level',
+    // The view writes a day or week block only when it has ended at the insert.
+    const at = Math.floor(Date.now() / 1000);
+    const ended = (lv: number) =>
+      records.filter((r) => {
+        if (!r.consumer) return false;
+        const t = Math.floor(Date.parse(r.createdAt) / 1000);
+        return (Math.floor(t / (lv * 60)) + 1) * lv * 60 <= at;
+      }).length;
+    const levels = async () =>
+      (
+        await rows<{ level: number; n: number }>(
+          'SELECT level, toInt64(sum(requests)) AS n FROM consumers_rollup GROUP BY level ORDER BY level',
+        )
+      ).map((l) => [l.level, Number(l.n)]);
+    expect(ended(1440)).toBeGreaterThan(0);
+    expect(ended(1440)).toBeLessThan(withConsumer);
+    expect(await levels()).toEqual(
+      [
+        [1, withConsumer],
+        [60, withConsumer],
+        [1440, ended(1440)],
+        [10080, ended(10080)],
+      ].filter(([, n]) => n! > 0),
     );
-    expect(levels.map((l) => [l.level, Number(l.n)])).toEqual([
+    await expectRollupsEqualMinutes(at);
+    expect(await sealedThrough(ch)).toBeNull();
+
+    // The seal completes the blocks that ended 10 minutes ago and records the instant.
+    const sealed = await sealConsumerRollup(ch, { retentionDays: 30 });
+    const midnight = Math.floor((at - SEAL_MARGIN_S) / DAY) * DAY;
+    expect(sealed.sealedThrough).toBe(midnight);
+    expect(await sealedThrough(ch)).toBe(midnight);
+    await expectRollupsEqualMinutes(midnight);
+    // Nothing new has ended: the next seal reads nothing.
+    expect(await sealConsumerRollup(ch, { retentionDays: 30 })).toEqual({
+      sealedThrough: midnight,
+      days: 0,
+      weeks: 0,
+    });
+
+    // Once every block has ended, each holds the sums of its minutes; a seal again adds no row.
+    const all = await sealAll();
+    expect(all.days).toBeGreaterThanOrEqual(3);
+    expect(all.weeks).toBeGreaterThanOrEqual(1);
+    expect(await levels()).toEqual([
+      [0, 0],
       [1, withConsumer],
       [60, withConsumer],
       [1440, withConsumer],
       [10080, withConsumer],
     ]);
     await expectRollupsEqualMinutes();
+    // Merges stopped, so the row count tells whether a seal inserted anything.
+    const counted = async (fn: () => Promise<unknown>): Promise<{ before: number; after: number }> => {
+      await ch.command({ query: 'SYSTEM STOP MERGES consumers_rollup' });
+      try {
+        const before = await rowCount();
+        await fn();
+        return { before, after: await rowCount() };
+      } finally {
+        await ch.command({ query: 'SYSTEM START MERGES consumers_rollup' });
+      }
+    };
+    const again = await counted(sealAll);
+    expect(again.after).toBe(again.before);
+    // The check can tell: a day's rows removed are inserted again.
+    await ch.command({
+      query: `ALTER TABLE consumers_rollup DELETE WHERE level = 1440 AND t = toStartOfDay(fromUnixTimestamp(${Math.floor(NOW / 1000)}))`,
+      clickhouse_settings: { mutations_sync: '2' },
+    });
+    const refilled = await counted(sealAll);
+    expect(refilled.after).toBeGreaterThan(refilled.before);
+    await expectRollupsEqualMinutes();
+  }, 60_000);
+
+  it('answer a range across the seal with the same figures as from hours alone', async () => {
+    const scope = {
+      accountSid: 'acc_rollup',
+      bucketSid: 'bkt_rollup',
+      range: { start: NOW - 5 * DAY * 1000, end: NOW + 60_000 },
+    };
+    const answer = async (sealed: number | null) => {
+      const sql = consumerStatsSql({ ...scope, sealedThrough: sealed }, 30, [], {});
+      return (await ch.query({ ...sql, format: 'JSONEachRow' })).json<Record<string, unknown>>();
+    };
+    const hours = await answer(null);
+    expect(hours).toHaveLength(5);
+    // Day blocks up to yesterday's end, a week block, and the whole range.
+    for (const sealed of [Math.floor(NOW / 1000 / DAY) * DAY, Math.floor(NOW / 1000) + 2 * DAY]) {
+      expect(await answer(sealed)).toEqual(hours);
+    }
   }, 60_000);
 
   it('are kept when the migration runs again, rebuilt by rebuild-metrics, and follow a deletion', async () => {
     const before = await compare('consumers_rollup', [1, 60], 'consumer_id');
     await ch.command({
       // The newest migration of these views (it drops and creates them again).
-      query: `ALTER TABLE tapline.schema_migrations DELETE WHERE name = '009_consumer_duration_moments.sql'`,
+      query: `ALTER TABLE tapline.schema_migrations DELETE WHERE name = '012_consumer_day_blocks_sealed.sql'`,
       clickhouse_settings: { mutations_sync: '2' },
     });
     expect(await migrateClickHouse(ch, cfg, log)).toBe(1);
@@ -150,30 +265,15 @@ describe('consumer rollups (008_consumer_and_key_rollups.sql, 009_consumer_durat
     await expectRollupsEqualMinutes();
     expect((await rebuildMetrics(ch, cfg, log, { marginMs: 0 })).backfilled).toBe(600);
     expect(await compare('consumers_rollup', [1, 60], 'consumer_id')).toEqual(before);
+    // The rebuild writes the blocks that have ended; the seal the others.
+    await expectRollupsEqualMinutes(Math.floor(Date.now() / 1000));
+    expect(await sealedThrough(ch)).toBeNull();
+    await sealAll();
     await expectRollupsEqualMinutes();
 
     // A deleted request (as requests.repository.ts delete() writes it) leaves every level.
-    const gone = toRow(record(1), 0, 1);
-    await ch.insert({
-      table: 'requests_deleted',
-      values: [
-        {
-          account_sid: gone.account_sid,
-          bucket_sid: gone.bucket_sid,
-          environment_sid: gone.environment_sid,
-          created_at: gone.created_at,
-          method: gone.method,
-          endpoint: gone.endpoint,
-          status_code: gone.status_code,
-          duration: gone.duration,
-          request_size: gone.request_size,
-          response_size: gone.response_size,
-          blocked: gone.blocked,
-          consumer_id: gone.consumer_id,
-        },
-      ],
-      format: 'JSONEachRow',
-    });
+    await ch.insert({ table: 'requests_deleted', values: [deletedRow(record(1))], format: 'JSONEachRow' });
+    await sealAll();
     const [n] = await rows<{ n: number }>(
       "SELECT toInt64(sum(requests)) AS n FROM consumers_rollup WHERE level = 1440 AND consumer_id = 'cus_1'",
     );
@@ -183,4 +283,22 @@ describe('consumer rollups (008_consumer_and_key_rollups.sql, 009_consumer_durat
     expect(Number(n!.n)).toBe(sent - 1);
     await expectRollupsEqualMinutes();
   }, 120_000);
+
+  it('take a late record and a deletion of an ended day without a seal', async () => {
+    // 10 days back: its day and its week have ended, and no other record is in that day.
+    const late: StoredRecord = {
+      ...record(0),
+      sid: 'req_late00000000000000000000001',
+      createdAt: new Date(NOW - 10 * DAY * 1000).toISOString(),
+    };
+    await new RequestsWriter(ch).insert([toRow(late, 0, 9000)], 'unit:rollup:late');
+    const [day] = await rows<{ n: number }>(
+      `SELECT toInt64(sum(requests)) AS n FROM consumers_rollup
+       WHERE level = 1440 AND t = toStartOfDay(parseDateTimeBestEffort('${late.createdAt}'))`,
+    );
+    expect(Number(day!.n)).toBe(1);
+    await expectRollupsEqualMinutes();
+    await ch.insert({ table: 'requests_deleted', values: [deletedRow(late)], format: 'JSONEachRow' });
+    await expectRollupsEqualMinutes();
+  }, 60_000);
 });

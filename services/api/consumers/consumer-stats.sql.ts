@@ -1,7 +1,7 @@
 import type { ConsumerListQuery } from '../../../schemas/consumers.schema.js';
 import { MERGE } from '../../shared/metrics-sql.js';
 import { TABLES } from '../../shared/tables.js';
-import { segmentsOf, type Sql } from '../metrics/metrics-queries.js';
+import { segmentsOf, type Segment, type Sql } from '../metrics/metrics-queries.js';
 import { scopeOf, type MetricsScope, type TimeRange } from '../metrics/metrics-range.js';
 import { labelsSql, overrideParams, type Override } from './consumer-labels.js';
 
@@ -31,6 +31,8 @@ export interface ConsumerScope {
   bucketSids?: string[];
   environmentSid?: string;
   range: TimeRange;
+  /** Day and week blocks are complete up to this instant (unix seconds; sealedThrough()); null or absent: none. */
+  sealedThrough?: number | null;
 }
 
 const SORT_SQL: Record<NonNullable<ConsumerListQuery['sort']>, string> = {
@@ -113,21 +115,36 @@ export const P95_LOWER_BOUND = `if(${N} > 0,
 
 /**
  * Block lengths (minutes) of consumers_rollup: single minutes, an hour, a UTC day and a week (7
- * UTC days from an epoch-aligned Thursday; 009_consumer_duration_moments.sql).
+ * UTC days from an epoch-aligned Thursday; 009_consumer_duration_moments.sql). Day and week
+ * blocks are complete up to the seal's instant only (012_consumer_day_blocks_sealed.sql): after it
+ * the range is covered by hours and minutes.
  */
 const CONSUMER_LEVELS = [10080, 1440, 60, 1] as const;
+const OPEN_LEVELS = [60, 1] as const;
 
 /**
- * The aggregate rows covering a scope's minutes, as one subquery of `keys` plus the columns the
- * merges read (MERGE: counts, and the histogram with min/max for percentiles): the largest whole
- * blocks of `rollup` inside the range, and the single minutes at its edges, from `rollup`'s own
- * level-1 rows or else from consumers_minute. Every row is a sum of consumers_minute rows, each
- * minute of the range is in exactly one block read, so the merged figures equal those of the
- * minute rows. `where` scopes both tables; the block bounds are added to `params`.
+ * The blocks covering a scope's minutes: every level before `sealedThrough` (unix seconds; null:
+ * nothing sealed), hours and single minutes from it on.
+ */
+export function consumerSegments(scope: MetricsScope, sealedThrough: number | null): Segment[] {
+  const cut = Math.max(scope.from, Math.min(sealedThrough ?? 0, scope.to + 1));
+  return [
+    ...(cut > scope.from ? segmentsOf(scope.from, cut - 1, 10080, CONSUMER_LEVELS) : []),
+    ...(cut <= scope.to ? segmentsOf(cut, scope.to, 60, OPEN_LEVELS) : []),
+  ];
+}
+
+/**
+ * The aggregate rows of `segments` (consumerSegments), as one subquery of `keys` plus the columns
+ * the merges read (MERGE: counts, and the histogram with min/max for percentiles): whole blocks of
+ * `rollup`, and single minutes from `rollup`'s own level-1 rows (`ownMinutes`) or else from
+ * consumers_minute. Every row is a sum of consumers_minute rows, each minute of the range is in
+ * exactly one block read, so the merged figures equal those of the minute rows. `where` scopes
+ * both tables; the block bounds are added to `params`.
  */
 export function blockRows(
-  scope: MetricsScope,
-  levels: readonly number[],
+  segments: readonly Segment[],
+  ownMinutes: boolean,
   rollup: string,
   where: string,
   params: Record<string, unknown>,
@@ -137,8 +154,7 @@ export function blockRows(
   const cols = [...keys, ...values].join(', ');
   const blocks: string[] = [];
   const minutes: string[] = [];
-  const ownMinutes = levels.includes(1);
-  segmentsOf(scope.from, scope.to, Math.max(...levels), levels).forEach((seg, k) => {
+  segments.forEach((seg, k) => {
     params[`sf${k}`] = seg.from;
     params[`st${k}`] = seg.to;
     const col = seg.level === 1 && !ownMinutes ? 'minute' : 't';
@@ -208,8 +224,8 @@ export function consumerSource(
   // the primary index keeps in each block read only the granules whose span of ids holds them
   // (011_consumer_endpoints_from_minutes.sql, test/unit/consumer-key.test.ts).
   const source = blockRows(
-    scope,
-    CONSUMER_LEVELS,
+    consumerSegments(scope, s.sealedThrough ?? null),
+    true,
     TABLES.consumersRollup,
     filters.join(' AND '),
     params,

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { ConsumerListQuery, ConsumerSummary } from '../../../schemas/consumers.schema.js';
 import type { ClickHouseClient } from '../../shared/clickhouse.js';
+import { sealedThrough } from '../../shared/consumer-seal.js';
 import { MERGE } from '../../shared/metrics-sql.js';
 import { TABLES } from '../../shared/tables.js';
 import type { Sql } from '../metrics/metrics-queries.js';
@@ -37,14 +38,35 @@ const isoOf = (ms: number | null): string | null =>
 
 /** The most candidates the list sorted by p95 merges histograms for before it merges every consumer's. */
 const MAX_P95_CANDIDATES = 1000;
+/**
+ * How long the seal's instant is reused, in ms. It only grows, and the blocks before an instant
+ * read once stay complete (a rebuild writes every ended block), so a stale one reads more hours.
+ */
+const SEAL_TTL_MS = 5_000;
 
 export class ConsumersRepository extends ConsumerSettingsRepository {
+  private seal: { at: number; value: Promise<number | null> } | undefined;
+
   constructor(
     private readonly ch: ClickHouseClient,
     pool: pg.Pool,
     private readonly retentionDays: number,
   ) {
     super(pool);
+  }
+
+  /** The scope with the seal's instant (consumer-seal.ts), read at most every SEAL_TTL_MS. */
+  private async sealed(s: ConsumerScope): Promise<ConsumerScope> {
+    const now = Date.now();
+    if (!this.seal || now - this.seal.at > SEAL_TTL_MS) {
+      const value = sealedThrough(this.ch);
+      this.seal = { at: now, value };
+      // A failed read is not kept: the next call reads again.
+      value.catch(() => {
+        if (this.seal?.value === value) this.seal = undefined;
+      });
+    }
+    return { ...s, sealedThrough: await this.seal.value };
   }
 
   private async rows<T>(sql: Sql): Promise<T[]> {
@@ -78,7 +100,8 @@ export class ConsumersRepository extends ConsumerSettingsRepository {
    * consumers on it only (a second query). Sorted by p95 without `q`, the histograms are merged
    * for a few candidates only (pageByP95).
    */
-  async list(s: ConsumerScope, q: ConsumerListQuery) {
+  async list(scope: ConsumerScope, q: ConsumerListQuery) {
+    const s = await this.sealed(scope);
     const limit = q.limit ?? 25;
     const page = q.page ?? 1;
     const offset = (page - 1) * limit;
@@ -190,7 +213,8 @@ export class ConsumersRepository extends ConsumerSettingsRepository {
    * each). Undefined when the consumer was never seen in scope and has no name or group set, or
    * with `inRangeOnly` when it has no call in the range and environment (an MCP token's view).
    */
-  async get(s: ConsumerScope, id: string, opts: { inRangeOnly?: boolean } = {}) {
+  async get(given: ConsumerScope, id: string, opts: { inRangeOnly?: boolean } = {}) {
+    const s = await this.sealed(given);
     const overrides = await this.overrides(s.accountSid);
     const [stats] = await this.rows<StatsRow>(consumerStatsSql(s, this.retentionDays, overrides, { id }));
     let summary: ConsumerSummary;
