@@ -32,7 +32,12 @@ import { runSteps, type StoredRecord } from '../../services/processor/pipeline.j
 import { emptyRules } from '../../services/processor/rule-snapshot.js';
 import { toRow } from '../../services/processor/row.mapper.js';
 import { PROCESSOR_STEPS } from '../../services/processor/steps/index.js';
-import { createClickHouse, migrateClickHouse } from '../../services/shared/clickhouse.js';
+import {
+  createClickHouse,
+  migrateClickHouse,
+  queryLimits,
+  withQuerySettings,
+} from '../../services/shared/clickhouse.js';
 import { sealConsumerRollup } from '../../services/shared/consumer-seal.js';
 import { parseConfig } from '../../services/shared/config.js';
 import { logger } from '../../services/shared/logger.js';
@@ -250,9 +255,12 @@ async function queryBench(): Promise<void> {
       await new Promise((r) => setTimeout(r, 5000));
     }
     // The scheduler's seal of consumers_rollup's day and week blocks (consumer-seal.ts), as it
-    // runs at a start with no seal recorded: every day within retention checked.
+    // runs at a start with no seal recorded (every day within retention checked), with the
+    // scheduler's query limits.
     const s0 = performance.now();
-    const sealed = await sealConsumerRollup(ch, { retentionDays: DAYS + 1 });
+    const sealed = await sealConsumerRollup(withQuerySettings(ch, queryLimits(cfg.limits).scheduler), {
+      retentionDays: DAYS + 1,
+    });
     console.log(
       `seal: ${sealed.days} days and ${sealed.weeks} weeks checked in ${((performance.now() - s0) / 1000).toFixed(1)} s, complete up to ${sealed.sealedThrough === null ? 'none' : new Date(sealed.sealedThrough * 1000).toISOString()}`,
     );

@@ -10,9 +10,13 @@
  * instead of ZSTD(1)), `noidx` (without the two skip indexes), `nominute` / `norollup` (without
  * one of the two metrics views), combinations such as `lz4-noidx` or `nominute-norollup`; `cons`
  * (every record carries a consumer among 100,000, picked as test/bench/loadgen.ts picks them: a
- * few busy, most rare) and `no<view>` without one consumer view, e.g. `cons-noconsumer_labels_mv`.
+ * few busy, most rare) and `no<view>` without one consumer view, e.g. `cons-noconsumer_labels_mv`;
+ * `rollupall` / `rollupopen`: consumers_rollup_mv with every block length, or minutes and hours only.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { RequestsWriter } from '../../services/processor/requests.writer.js';
+import { CH_MIGRATIONS_DIR } from '../../services/shared/clickhouse.js';
 import { toRow } from '../../services/processor/row.mapper.js';
 import type { StoredRecord } from '../../services/processor/pipeline.js';
 import { newSid } from '../../services/shared/ids.js';
@@ -28,6 +32,24 @@ if (VARIANT.includes('nominute')) await ch.command({ query: 'DROP VIEW requests_
 if (VARIANT.includes('norollup')) await ch.command({ query: 'DROP VIEW requests_rollup_mv' });
 for (const view of ['consumers_minute_mv', 'consumers_rollup_mv', 'consumer_labels_mv'])
   if (VARIANT.includes(`no${view}`)) await ch.command({ query: `DROP VIEW ${view}` });
+// consumers_rollup_mv (012_consumer_day_blocks_sealed.sql) with other block lists: `rollupall`
+// writes every block length at every insert (as before 012), `rollupopen` minutes and hours only
+// (the lower bound of what 012's view writes for current records).
+const ROLLUP_LEVELS: Record<string, string> = {
+  rollupall: '[toUInt16(1), 60, 1440, 10080]',
+  rollupopen: '[toUInt16(1), 60]',
+  rollupmultiif:
+    'multiIf(toUInt32(m) < intDiv(toUInt32(now()), 604800) * 604800, [toUInt16(1), 60, 1440, 10080], toUInt32(m) < intDiv(toUInt32(now()), 86400) * 86400, [toUInt16(1), 60, 1440], [toUInt16(1), 60])',
+};
+for (const [name, levels] of Object.entries(ROLLUP_LEVELS)) {
+  if (!VARIANT.includes(name)) continue;
+  const sql = fs.readFileSync(path.join(CH_MIGRATIONS_DIR, '012_consumer_day_blocks_sealed.sql'), 'utf8');
+  const view = sql.slice(sql.indexOf('CREATE MATERIALIZED VIEW'));
+  const changed = view.replace(/ARRAY JOIN arrayFilter\([\s\S]*?\) AS lv/, `ARRAY JOIN ${levels} AS lv`);
+  if (changed === view) throw new Error('012 has no ARRAY JOIN arrayFilter(...) AS lv to replace');
+  await ch.command({ query: 'DROP VIEW consumers_rollup_mv' });
+  await ch.command({ query: changed.replace(/;\s*$/, '') });
+}
 if (VARIANT.includes('noidx')) {
   await ch.command({ query: 'ALTER TABLE requests DROP INDEX idx_sid' });
   await ch.command({ query: 'ALTER TABLE requests DROP INDEX idx_path_value' });
