@@ -11,7 +11,8 @@
  * one of the two metrics views), combinations such as `lz4-noidx` or `nominute-norollup`; `cons`
  * (every record carries a consumer among 100,000, picked as test/bench/loadgen.ts picks them: a
  * few busy, most rare) and `no<view>` without one consumer view, e.g. `cons-noconsumer_labels_mv`;
- * `rollupall` / `rollupopen`: consumers_rollup_mv with every block length, or minutes and hours only.
+ * `rollupall` / `rollupopen` / `rollupmultiif`: consumers_rollup_mv with every block length, minutes
+ * and hours only, or 012's choice of levels by `multiIf` over constant lists.
  */
 import fs from 'node:fs';
 import path from 'node:path';
