@@ -4,7 +4,7 @@ import { TABLES } from './tables.js';
 
 /**
  * The seal of `consumers_rollup`'s day and week blocks (012_consumer_day_blocks_sealed.sql,
- * docs/consumers.md "Storage").
+ * docs/consumers.md "Storage and cost").
  *
  * consumers_rollup_mv writes a day or week block only when the block has ended at the insert;
  * the rows of a block still open then reach it here, once the block has ended:
