@@ -66,8 +66,9 @@ export async function startTestStack(
     ACTION_BACKOFF_MS: '200',
     ACTION_TIMEOUT_MS: '2000',
     SCHEDULER_THRESHOLD_CRON: '*/2 * * * * *',
-    // The consumer rollup's seal every 5 s: the consumers' answers read sealed day blocks.
-    SCHEDULER_SEAL_CRON: '*/5 * * * * *',
+    // The consumer rollup's seal every 15 s: the consumers' answers read sealed day blocks, and the
+    // job adds little to the scheduler's runs beside the threshold jobs' every 2 s.
+    SCHEDULER_SEAL_CRON: '*/15 * * * * *',
     // GET /metrics on the API and ingest listeners (test/integration/self-metrics.test.ts).
     METRICS_TOKEN: randomBytes(24).toString('hex'),
     ...extraEnv,

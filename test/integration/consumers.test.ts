@@ -288,7 +288,7 @@ describe('consumers: identified on the record', () => {
       expect(res.status, res.text).toBe(202);
     }
     await storedRecords(a, records.length, ctx);
-    // The scheduler's seal (every 5 s here) has run, so the ranges read day and week blocks up to
+    // The scheduler's seal (every 15 s here) has run, so the ranges read day and week blocks up to
     // the last ended day, written by the view as the records arrived after the seal.
     await waitFor(
       async () => {

@@ -64,7 +64,7 @@ export class ScaledStack {
       ACTION_BACKOFF_MS: '200',
       ACTION_TIMEOUT_MS: '2000',
       SCHEDULER_THRESHOLD_CRON: '*/2 * * * * *',
-      SCHEDULER_SEAL_CRON: '*/5 * * * * *',
+      SCHEDULER_SEAL_CRON: '*/15 * * * * *',
       // One key for every process, as a deployment sets it: the api seals action secrets, the
       // action runner opens them (each process has a DATA_DIR of its own).
       SECRETS_KEY: randomBytes(32).toString('hex'),
