@@ -5,16 +5,17 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { localPostgresUrl, startPostgres, type PostgresHandle } from '../infra/local/postgres.launcher.js';
 import { createAccount } from './api/accounts/accounts.service.js';
-import { createClickHouse } from './shared/clickhouse.js';
+import { createClickHouse, isChdb } from './shared/clickhouse.js';
 import { ensureClickHouseDatabase } from './shared/clickhouse-database.js';
 import { rebuildMetrics, RebuildRefused } from './shared/clickhouse-rebuild.js';
 import { config, environmentVariable } from './shared/config.js';
-import { logger } from './shared/logger.js';
+import { logger, type Logger } from './shared/logger.js';
 import { createPool, migratePostgres } from './shared/postgres.js';
 import { hashPassword, passwordProblem } from './shared/passwords.js';
 import { applyPlan, describeStep, plan } from './settings/settings-as-code.js';
 import { SettingsApi, SettingsError } from './settings/settings-api.js';
 import { exportSettings, readDocument } from './settings/settings-document.js';
+import { viewSwapLock } from './shared/view-insert-lock.js';
 
 /** One line from standard input; on a terminal the typed characters are not echoed. */
 async function readPassword(): Promise<string> {
@@ -55,8 +56,9 @@ export prints an account's buckets, rules, workflows and stream views as YAML (s
 apply makes an account (the file's, or --account) match a file and prints the plan; --dry-run
 only prints it (docs/settings-as-code.md).
 rebuild-metrics rebuilds every metrics aggregate from the stored requests while traffic flows
-(ClickHouse only; with embedded chDB, stop the service first: docs/operations.md).
-The other commands use DATABASE_URL, or the local stack's Postgres (started for the command if it is not running).`;
+(with embedded chDB, stop the service first: docs/operations.md).
+The commands use DATABASE_URL, or the local stack's Postgres (started for the command if it is not
+running); rebuild-metrics uses it only with a ClickHouse server, for the lock its swaps hold.`;
 
 async function canConnect(url: string): Promise<boolean> {
   const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1500 });
@@ -114,16 +116,7 @@ async function main(): Promise<number> {
       return 2;
     }
   }
-  let url = cfg.postgres.url;
-  let started: PostgresHandle | undefined;
-  if (!url) {
-    const pgDir = path.join(cfg.dataDir, 'postgres');
-    url = localPostgresUrl(pgDir, cfg.postgres.port, 'tapline');
-    if (!url || !(await canConnect(url))) {
-      started = await startPostgres({ dataDir: pgDir, port: cfg.postgres.port, database: 'tapline', log });
-      url = started.url;
-    }
-  }
+  const { url, started } = await stackPostgres(cfg, log);
   const pool = createPool(url, 2, log);
   try {
     await migratePostgres(url, log);
@@ -167,16 +160,36 @@ async function main(): Promise<number> {
   }
 }
 
-/** `rebuild-metrics` (docs/operations.md "Rebuilding the metrics"): progress on standard error. */
+/** DATABASE_URL, or the local stack's Postgres (started for the command if it is not running). */
+async function stackPostgres(
+  cfg: ReturnType<typeof config>,
+  log: Logger,
+): Promise<{ url: string; started: PostgresHandle | undefined }> {
+  if (cfg.postgres.url) return { url: cfg.postgres.url, started: undefined };
+  const pgDir = path.join(cfg.dataDir, 'postgres');
+  const url = localPostgresUrl(pgDir, cfg.postgres.port, 'tapline');
+  if (url && (await canConnect(url))) return { url, started: undefined };
+  const started = await startPostgres({ dataDir: pgDir, port: cfg.postgres.port, database: 'tapline', log });
+  return { url: started.url, started };
+}
+
+/**
+ * `rebuild-metrics` (docs/operations.md "Rebuilding the metrics"): progress on standard error. On a
+ * ClickHouse server the swaps hold the Postgres lock the processors' inserts hold shared, in the
+ * stack's Postgres (view-insert-lock.ts).
+ */
 async function rebuildMetricsCommand(cfg: ReturnType<typeof config>): Promise<number> {
   const log = logger('admin');
   await ensureClickHouseDatabase(cfg.clickhouse);
   const ch = createClickHouse(cfg.clickhouse);
+  const stack = isChdb(ch) ? undefined : await stackPostgres(cfg, log);
+  const pool = stack && createPool(stack.url, 1, log);
   try {
     const result = await rebuildMetrics(ch, cfg.clickhouse, log, {
       onProgress: ({ step, table }) => {
         process.stderr.write(`rebuild-metrics: ${step}${table ? ` ${table}` : ''}\n`);
       },
+      swapLock: pool && viewSwapLock(pool),
     });
     process.stdout.write(
       `Rebuilt ${result.tables.join(', ')} from ${result.backfilled} requests stored before ${result.cutoff} ` +
@@ -189,6 +202,8 @@ async function rebuildMetricsCommand(cfg: ReturnType<typeof config>): Promise<nu
     return 1;
   } finally {
     await ch.close();
+    await pool?.end();
+    await stack?.started?.stop();
   }
 }
 

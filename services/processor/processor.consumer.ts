@@ -8,6 +8,7 @@ import { secretBox } from '../shared/secret-box.js';
 import type { PgListener } from '../shared/pg-listener.js';
 import type { Pool } from '../shared/postgres.js';
 import { CONSUMER_GROUPS, TOPICS } from '../shared/topics.js';
+import { viewInsertLock } from '../shared/view-insert-lock.js';
 import { BlockSource, HOLD_BYTES, type Block } from './block-source.js';
 import { compileProcessorRules, NO_RULES, type ProcessorRules } from './compiled-rules.js';
 import { Decoder } from './decoder.js';
@@ -176,7 +177,7 @@ export async function startProcessor(deps: {
   const processor = new ProcessorConsumer({
     kafka,
     producer,
-    writer: new RequestsWriter(ch),
+    writer: new RequestsWriter(ch, viewInsertLock(pool, ch)),
     excludedWriter: new ExcludedWriter(ch),
     cfg,
     log: logger('processor'),

@@ -3,10 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import type { ClickHouseClient } from '../shared/clickhouse.js';
+import { isChdb, type ClickHouseClient } from '../shared/clickhouse.js';
 import { REQUESTS_INSERT_COLUMNS, REQUESTS_INSERT_STRUCTURE } from '../shared/requests-row.js';
 import { metrics, secondsSince } from '../shared/metrics.js';
 import { TABLES } from '../shared/tables.js';
+import { noViewInsertLock, type ViewInsertLock } from '../shared/view-insert-lock.js';
 import { rowBinary, type RequestRow } from './row.mapper.js';
 
 export interface OffsetRange {
@@ -34,23 +35,24 @@ function spoolDirectory(): string {
   return dir;
 }
 
-/** Whether the client runs on chDB (in-process) rather than a ClickHouse server. */
-function isChdb(ch: ClickHouseClient): boolean {
-  const ext = (ch as unknown as { connection?: { chdb?: unknown } }).connection?.chdb;
-  return ext !== undefined && ext !== null;
-}
-
 let spooled = 0;
 
 /**
  * Writes request rows and the per-partition offset state. Each insert carries a deduplication
  * token derived from its Kafka offset range, so re-sending the same range after a crash is a no-op
- * in the raw table and in every materialized view (see ARCHITECTURE.md, delivery guarantees).
+ * in the raw table and in every materialized view (docs/reliability.md).
  */
 export class RequestsWriter {
   private readonly spool: string | undefined;
 
-  constructor(private readonly ch: ClickHouseClient) {
+  /**
+   * `lock`: what each insert holds against rebuild-metrics' table swaps on a ClickHouse server
+   * (view-insert-lock.ts).
+   */
+  constructor(
+    private readonly ch: ClickHouseClient,
+    private readonly lock: ViewInsertLock = noViewInsertLock,
+  ) {
     this.spool = isChdb(ch) ? spoolDirectory() : undefined;
   }
 
@@ -68,7 +70,7 @@ export class RequestsWriter {
     if (rows.length === 0) return;
     const start = process.hrtime.bigint();
     try {
-      await this.insertRows(rows, token);
+      await this.lock(() => this.insertRows(rows, token));
     } catch (err) {
       metrics.clickhouseInsert.observe({ table: TABLES.requests, outcome: 'failed' }, secondsSince(start));
       metrics.clickhouseInsertFailures.inc({

@@ -24,6 +24,7 @@ import { TriggerStateRepository } from './trigger-state.repository.js';
 import { WorkflowDirectory, type TimedWorkflow } from './workflow.directory.js';
 import { metrics } from '../shared/metrics.js';
 import { sealConsumerRollup } from '../shared/consumer-seal.js';
+import { viewInsertLock } from '../shared/view-insert-lock.js';
 
 /** A job run on a cron pattern by exactly one replica per slot (docs/architecture.md, convention 10). */
 export interface ScheduledJob {
@@ -110,11 +111,17 @@ export class Scheduler {
         pattern: this.deps.cfg.scheduler.sealCron,
         handler: async (slot) => {
           const { ch, cfg, log } = this.deps;
-          const r = await sealConsumerRollup(ch, {
-            retentionDays: cfg.clickhouse.retentionDays,
-            now: slot.getTime(),
-            cluster: Boolean(cfg.clickhouse.cluster),
-          });
+          // It reads a target of the views and inserts into it: held against rebuild-metrics' swaps.
+          const r = await viewInsertLock(
+            this.deps.pg,
+            ch,
+          )(() =>
+            sealConsumerRollup(ch, {
+              retentionDays: cfg.clickhouse.retentionDays,
+              now: slot.getTime(),
+              cluster: Boolean(cfg.clickhouse.cluster),
+            }),
+          );
           if (r.days || r.weeks) log.info({ ...r, slot: slot.toISOString() }, 'consumer rollup sealed');
         },
       },

@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import { CH_MIGRATIONS_DIR, type ClickHouseClient } from './clickhouse.js';
 import { TABLES } from './tables.js';
+import { noViewInsertLock, type ViewInsertLock } from './view-insert-lock.js';
 
 /**
  * `npm run admin -- rebuild-metrics` (docs/operations.md "Rebuilding the metrics"): every
@@ -23,7 +24,9 @@ import { TABLES } from './tables.js';
  * 4. `EXCHANGE TABLES` swaps each live target with its shadow table. Views write into and read
  *    from tables by name, so from each swap on the live views feed the rebuilt table; every table
  *    of both sets receives every new block once throughout, so the order of the swaps does not
- *    matter. The shadow views, the feed, the Null table and the old tables are then dropped.
+ *    matter. An insert resolves its views' targets one after the other, so none may run across a
+ *    swap: the swaps hold `swapLock` (view-insert-lock.ts), which the inserts hold shared. The
+ *    shadow views, the feed, the Null table and the old tables are then dropped.
  *
  * A run interrupted half-way is cleaned up by the next run (it drops what step 1 creates, by name,
  * before starting), and the live tables stay complete meanwhile. Refused on a cluster, before
@@ -70,6 +73,11 @@ export interface RebuildOptions {
   onProgress?: (p: RebuildProgress) => Promise<void> | void;
   /** The time added to the server's clock for the cutoff, in ms. */
   marginMs?: number;
+  /**
+   * Held around the swaps, so that no insert into a view's source builds its chain across one
+   * (view-insert-lock.ts): the admin command passes the Postgres lock the inserts hold shared.
+   */
+  swapLock?: ViewInsertLock;
 }
 
 export async function rebuildMetrics(
@@ -152,10 +160,12 @@ export async function rebuildMetrics(
     'metrics rebuilt into shadow tables',
   );
 
-  for (const t of METRICS_TARGETS) {
-    await run(`EXCHANGE TABLES ${q(t)} AND ${q(shadow(t))}`);
-    await options.onProgress?.({ step: 'swapped', table: t });
-  }
+  await (options.swapLock ?? noViewInsertLock)(async () => {
+    for (const t of METRICS_TARGETS) {
+      await run(`EXCHANGE TABLES ${q(t)} AND ${q(shadow(t))}`);
+      await options.onProgress?.({ step: 'swapped', table: t });
+    }
+  });
   await cleanUp(run);
   log.info({ tables: METRICS_TARGETS }, 'metrics tables swapped for their rebuilt copies');
   return { cutoff: new Date(cutoffMs).toISOString(), backfilled: Number(n), tables: METRICS_TARGETS };

@@ -75,6 +75,12 @@ function engineSession(cfg: Config['clickhouse']): { close(): void } | undefined
   return new Session(cfg.path, { connectionArgs: args });
 }
 
+/** Whether the client runs on chDB (in-process) rather than a ClickHouse server. */
+export function isChdb(ch: ClickHouseClient): boolean {
+  const ext = (ch as unknown as { connection?: { chdb?: unknown } }).connection?.chdb;
+  return ext !== undefined && ext !== null;
+}
+
 /**
  * Time and memory limits per query class (docs/security.md "Limits"). A query over a limit fails
  * (TIMEOUT_EXCEEDED, MEMORY_LIMIT_EXCEEDED) instead of holding the engine; the API answers it as a

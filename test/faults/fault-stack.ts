@@ -10,7 +10,7 @@ import { createAccount } from '../../services/api/accounts/accounts.service.js';
 import { parseConfig, type Config } from '../../services/shared/config.js';
 import { freePort, ROOT, startService, type ServiceProcess } from '../helpers/service-process.js';
 
-/** The roles that share chDB run together; ingest runs on its own (ARCHITECTURE.md, scaled layout). */
+/** The roles that share chDB run together; ingest runs on its own (docs/scaling.md, "Running the roles as separate processes on one machine"). */
 export const CORE_ROLES = 'processor,api,actions,scheduler';
 export const FAULT_RUNS_DIR = path.join(ROOT, '.cache', 'fault-runs');
 

@@ -1,13 +1,14 @@
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   startClickHouseServer,
   type ClickHouseServerHandle,
 } from '../../infra/local/clickhouse-server.launcher.js';
+import { startPostgres, type PostgresHandle } from '../../infra/local/postgres.launcher.js';
 import {
   createClickHouse,
   migrateClickHouse,
@@ -16,17 +17,21 @@ import {
 import { ensureClickHouseDatabase } from '../../services/shared/clickhouse-database.js';
 import { sealConsumerRollup } from '../../services/shared/consumer-seal.js';
 import { parseConfig } from '../../services/shared/config.js';
+import { viewInsertLock } from '../../services/shared/view-insert-lock.js';
 import { freePort, ROOT } from '../helpers/service-process.js';
 
 /**
  * `npm run admin -- rebuild-metrics` (docs/operations.md "Rebuilding the metrics") as an operator
  * runs it, against a ClickHouse server (the local server of CLICKHOUSE_MODE=server) while another
- * client keeps inserting requests: it refuses before the migrations, and afterwards every request
+ * client keeps inserting requests under the view-insert lock, as the processors do: it refuses
+ * before the migrations, its swaps wait for an insert in flight, and afterwards every request
  * stored before, during and after the command is counted once in every aggregate, with nothing of
  * the rebuild left behind.
  */
 const dataDir = path.join(ROOT, '.cache', `rebuild-metrics-${Date.now()}-${process.pid}`);
 let server: ClickHouseServerHandle;
+let postgres: PostgresHandle;
+let pool: pg.Pool;
 let ch: ClickHouseClient;
 let env: Record<string, string>;
 
@@ -39,7 +44,19 @@ beforeAll(async () => {
     tcpPort: await freePort(),
     log: pino({ level: 'warn' }),
   });
-  env = { DATA_DIR: dataDir, CLICKHOUSE_URL: server.url, CLICKHOUSE_DATABASE: 'tapline' };
+  postgres = await startPostgres({
+    dataDir: path.join(dataDir, 'postgres'),
+    port: await freePort(),
+    database: 'tapline',
+    log: pino({ level: 'warn' }),
+  });
+  pool = new pg.Pool({ connectionString: postgres.url, max: 4 });
+  env = {
+    DATA_DIR: dataDir,
+    CLICKHOUSE_URL: server.url,
+    CLICKHOUSE_DATABASE: 'tapline',
+    DATABASE_URL: postgres.url,
+  };
   const cfg = parseConfig(env).clickhouse;
   await ensureClickHouseDatabase(cfg);
   ch = createClickHouse(cfg);
@@ -47,27 +64,54 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await ch?.close();
+  await pool?.end();
+  await postgres?.stop();
   await server?.stop();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
+interface AdminRun {
+  /** standard error so far (the command's progress lines) */
+  stderr(): string;
+  done: Promise<{ code: number | null; stdout: string; stderr: string }>;
+}
+
 /** The admin command in a process of its own: exit code, standard output and standard error. */
-async function rebuildMetrics(): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(
-      process.execPath,
-      ['--import', 'tsx', 'services/admin.ts', 'rebuild-metrics'],
-      { cwd: ROOT, env: { ...process.env, ...env, LOG_LEVEL: 'warn' }, encoding: 'utf8' },
-    );
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+function startRebuild(): AdminRun {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'services/admin.ts', 'rebuild-metrics'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString('utf8')));
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString('utf8')));
+  return {
+    stderr: () => stderr,
+    done: new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr }))),
+  };
+}
+
+const rebuildMetrics = () => startRebuild().done;
+
+/** Waits until `check` holds, polling every 100 ms, at most `ms`. */
+async function until(check: () => boolean, ms: number): Promise<void> {
+  for (const end = Date.now() + ms; !check();) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
-/** Inserts `n` requests (half with a consumer), as a processor's block. */
+/**
+ * Inserts `n` requests (half with a consumer), as a processor's block: under the view-insert lock
+ * held shared, as the processors' inserts are.
+ */
 async function insert(prefix: string, n: number): Promise<void> {
+  await viewInsertLock(pool, ch)(() => rawInsert(prefix, n));
+}
+
+async function rawInsert(prefix: string, n: number): Promise<void> {
   await ch.command({
     query: `INSERT INTO requests (account_sid, bucket_sid, sid, environment_sid, created_at, received_at,
               method, endpoint, status_code, duration, consumer_id)
@@ -155,5 +199,44 @@ describe('npm run admin -- rebuild-metrics (ClickHouse server)', () => {
       leftovers: 0,
     });
     expect(c.raw_consumers).toBeGreaterThan(2000);
+  }, 240_000);
+
+  it('swaps the tables only once the inserts in flight have finished', async () => {
+    const { raw = 0, raw_consumers: consumers = 0 } = await counts();
+    // An insert in flight: its rows are written and it still holds the lock shared, as a
+    // processor's insert does until ClickHouse answers.
+    let finish!: () => void;
+    const finishing = new Promise<void>((resolve) => (finish = resolve));
+    const inFlight = viewInsertLock(
+      pool,
+      ch,
+    )(async () => {
+      await rawInsert('inflight', 30);
+      await finishing;
+    });
+    const run = startRebuild();
+    await until(() => run.stderr().includes('rebuild-metrics: backfilled'), 120_000);
+    // The swaps wait: nothing swapped while the insert holds the lock.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(run.stderr()).not.toContain('swapped');
+    finish();
+    await inFlight;
+    const r = await run.done;
+    expect(r.stderr).toContain('rebuild-metrics: swapped requests_minute');
+    expect(r.code).toBe(0);
+    await sealConsumerRollup(ch, { retentionDays: 30, now: Date.now() + 8 * 86_400_000, from: 0 });
+    const c = await counts();
+    expect(raw).toBeGreaterThan(4000);
+    const total = raw + 30;
+    expect(c).toEqual({
+      raw: total,
+      raw_consumers: consumers + 15,
+      minute: total,
+      day: total,
+      key_hour: total,
+      consumers: consumers + 15,
+      consumers_week: consumers + 15,
+      leftovers: 0,
+    });
   }, 240_000);
 });

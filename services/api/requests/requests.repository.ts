@@ -8,6 +8,7 @@ import {
 } from '../../shared/requests-row.js';
 import { ClickHouseWhere } from '../../shared/clickhouse-where.js';
 import { BUCKET_TABLES, TABLES } from '../../shared/tables.js';
+import { viewInsertLock } from '../../shared/view-insert-lock.js';
 import {
   formatTimeCursor,
   offsetOf,
@@ -231,16 +232,22 @@ export class RequestsRepository {
     });
     const stored = await rs.json<{ p: number | string; o: number | string }>();
     if (stored.length > 0) {
-      await this.ch.command({
-        query: `INSERT INTO ${TABLES.requestsDeleted} (${REQUESTS_DELETED_COLUMNS})
-                SELECT ${REQUESTS_DELETED_COLUMNS} FROM ${TABLES.requests} WHERE ${match}`,
-        query_params: params,
-        clickhouse_settings: {
-          insert_deduplicate: 1,
-          insert_deduplication_token: `delete:${accountSid}:${bucketSid}:${sid}:${stored.map((r) => `${r.p}/${r.o}`).join(',')}`,
-          deduplicate_blocks_in_dependent_materialized_views: 1,
-        },
-      });
+      // Held against rebuild-metrics' table swaps, as the processors' inserts are.
+      await viewInsertLock(
+        this.pool,
+        this.ch,
+      )(() =>
+        this.ch.command({
+          query: `INSERT INTO ${TABLES.requestsDeleted} (${REQUESTS_DELETED_COLUMNS})
+                  SELECT ${REQUESTS_DELETED_COLUMNS} FROM ${TABLES.requests} WHERE ${match}`,
+          query_params: params,
+          clickhouse_settings: {
+            insert_deduplicate: 1,
+            insert_deduplication_token: `delete:${accountSid}:${bucketSid}:${sid}:${stored.map((r) => `${r.p}/${r.o}`).join(',')}`,
+            deduplicate_blocks_in_dependent_materialized_views: 1,
+          },
+        }),
+      );
     }
     await this.ch.command({
       query: `DELETE FROM ${TABLES.requests} WHERE ${match}`,
