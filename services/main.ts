@@ -160,7 +160,19 @@ async function main(cfg: Config): Promise<void> {
     }
 
     if (cfg.roles.has('processor')) {
-      const processor = await startProcessor({ cfg, pool, listener, kafka, producer, ch: ch! });
+      // The processor's own connections (its rule reloads, and on a ClickHouse server the lock its
+      // inserts hold): a rule change applies within seconds however many of the shared pool's
+      // connections the API and the scheduler's jobs hold while they wait on ClickHouse.
+      const processorPool = createPool(stack.databaseUrl, 4, logger('postgres'));
+      closers.push({ name: 'processor postgres pool', close: () => processorPool.end() });
+      const processor = await startProcessor({
+        cfg,
+        pool: processorPool,
+        listener,
+        kafka,
+        producer,
+        ch: ch!,
+      });
       closers.push({ name: 'processor', close: () => processor.stop() });
     }
 
