@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,25 +18,71 @@ export interface OffsetRange {
 
 /**
  * Where the processor's insert blocks are spooled for chDB: RAM-backed /dev/shm when there is one,
- * else the temporary directory; a private directory (0700) removed at exit, one file per insert,
- * removed after it.
+ * else the temporary directory.
  */
-function spoolDirectory(): string {
-  let base = os.tmpdir();
+export function spoolBase(): string {
   try {
     fs.accessSync('/dev/shm', fs.constants.W_OK);
-    base = '/dev/shm';
+    return '/dev/shm';
   } catch {
-    // no /dev/shm: the temporary directory
+    return os.tmpdir();
   }
-  const dir = fs.mkdtempSync(path.join(base, 'tapline-insert-'));
-  fs.chmodSync(dir, 0o700);
-  process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
-  if (!/^[\w/.-]+$/.test(dir)) throw new Error(`unusable spool directory ${dir}`);
-  return dir;
+}
+
+/**
+ * A spool file for one insert block: `fd` to write it, `path` for chDB's `file()` to read it.
+ * On Linux the file is unlinked as soon as it is open and chDB reads it through
+ * `/proc/self/fd/<fd>` (a fresh open of the same file, from its start): nothing is left in
+ * /dev/shm (RAM) when the process is killed mid-insert, and no other process can open it. Elsewhere
+ * it is a named file (0600) in a private directory, removed after the insert and at exit.
+ */
+interface SpoolFile {
+  fd: number;
+  path: string;
+  /** Closes the file and removes it if it still has a name. */
+  release(): void;
 }
 
 let spooled = 0;
+
+export class Spool {
+  private dir: string | undefined;
+
+  constructor(private readonly base: string) {
+    if (!/^[\w/.-]+$/.test(base)) throw new Error(`unusable spool directory ${base}`);
+  }
+
+  open(): SpoolFile {
+    if (process.platform === 'linux') {
+      const name = path.join(
+        this.base,
+        `tapline-insert-${process.pid}-${++spooled}-${randomBytes(6).toString('hex')}`,
+      );
+      const fd = fs.openSync(name, 'wx', 0o600);
+      fs.unlinkSync(name);
+      return { fd, path: `/proc/self/fd/${fd}`, release: () => fs.closeSync(fd) };
+    }
+    const file = path.join(this.directory(), `${process.pid}-${++spooled}.rowbinary`);
+    const fd = fs.openSync(file, 'wx', 0o600);
+    return {
+      fd,
+      path: file,
+      release: () => {
+        fs.closeSync(fd);
+        fs.rmSync(file, { force: true });
+      },
+    };
+  }
+
+  private directory(): string {
+    if (this.dir) return this.dir;
+    const dir = fs.mkdtempSync(path.join(this.base, 'tapline-insert-'));
+    fs.chmodSync(dir, 0o700);
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+    if (!/^[\w/.-]+$/.test(dir)) throw new Error(`unusable spool directory ${dir}`);
+    return (this.dir = dir);
+  }
+}
 
 /**
  * Writes request rows and the per-partition offset state. Each insert carries a deduplication
@@ -43,7 +90,7 @@ let spooled = 0;
  * in the raw table and in every materialized view (docs/reliability.md).
  */
 export class RequestsWriter {
-  private readonly spool: string | undefined;
+  private readonly spool: Spool | undefined;
 
   /**
    * `lock`: what each insert holds against rebuild-metrics' table swaps on a ClickHouse server
@@ -53,7 +100,7 @@ export class RequestsWriter {
     private readonly ch: ClickHouseClient,
     private readonly lock: ViewInsertLock = noViewInsertLock,
   ) {
-    this.spool = isChdb(ch) ? spoolDirectory() : undefined;
+    this.spool = isChdb(ch) ? new Spool(spoolBase()) : undefined;
   }
 
   static token(topic: string, partition: number, range: OffsetRange): string {
@@ -104,25 +151,20 @@ export class RequestsWriter {
       max_block_size: '8192',
     } as const;
     if (this.spool) {
-      const file = path.join(this.spool, `${process.pid}-${++spooled}.rowbinary`);
+      const file = this.spool.open();
       try {
         // Written as it is encoded (synchronously: a RAM-backed file, and the encoding itself
         // holds the event loop as long), so the block's RowBinary is never in memory whole.
-        const fd = fs.openSync(file, 'w', 0o600);
-        try {
-          rowBinary.toSink(rows, (bytes) => {
-            for (let at = 0; at < bytes.length;) at += fs.writeSync(fd, bytes, at);
-          });
-        } finally {
-          fs.closeSync(fd);
-        }
+        rowBinary.toSink(rows, (bytes) => {
+          for (let at = 0; at < bytes.length;) at += fs.writeSync(file.fd, bytes, at);
+        });
         await this.ch.command({
           query: `INSERT INTO ${TABLES.requests} (${REQUESTS_INSERT_COLUMNS})
-                  SELECT * FROM file('${file}', RowBinary, '${REQUESTS_INSERT_STRUCTURE}')`,
+                  SELECT * FROM file('${file.path}', RowBinary, '${REQUESTS_INSERT_STRUCTURE}')`,
           clickhouse_settings: settings,
         });
       } finally {
-        await fs.promises.rm(file, { force: true });
+        file.release();
       }
       return;
     }
