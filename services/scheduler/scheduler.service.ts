@@ -106,7 +106,7 @@ export class Scheduler {
         },
       },
       {
-        // Day and week blocks of consumers_rollup for the blocks that ended (consumer-seal.ts).
+        // Hour, day and week blocks of consumers_rollup for the blocks that ended (consumer-seal.ts).
         name: 'consumer-rollup-seal',
         pattern: this.deps.cfg.scheduler.sealCron,
         handler: async (slot) => {
@@ -122,7 +122,7 @@ export class Scheduler {
               cluster: Boolean(cfg.clickhouse.cluster),
             }),
           );
-          if (r.days || r.weeks) log.info({ ...r, slot: slot.toISOString() }, 'consumer rollup sealed');
+          if (r.hours || r.days || r.weeks) log.info({ ...r, slot: slot.toISOString() }, 'consumer rollup sealed');
         },
       },
       {

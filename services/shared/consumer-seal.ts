@@ -3,33 +3,46 @@ import type { ClickHouseClient } from './clickhouse.js';
 import { TABLES } from './tables.js';
 
 /**
- * The seal of `consumers_rollup`'s day and week blocks (012_consumer_day_blocks_sealed.sql,
- * docs/consumers.md "Storage and cost").
+ * The seal of `consumers_rollup`'s hour, day and week blocks (012_consumer_day_blocks_sealed.sql,
+ * 014_consumer_hour_blocks_sealed.sql, docs/consumers.md "Storage and cost").
  *
- * consumers_rollup_mv writes a day or week block only when the block has ended at the insert;
- * the rows of a block still open then reach it here, once the block has ended:
- * 1. per ended day, the difference between its hour rows and its day rows, per consumer and
- *    environment, is inserted as day rows (nothing when they agree, so a second run inserts
- *    nothing); then per ended week the same against its day rows;
- * 2. a `level = 0` row of account '' records the instant up to which every day and week block is
- *    complete (`sealedThrough`); the queries read those blocks up to it and hours after it.
- * Counts, sums, the duration histogram and the moments are sums, so the difference makes a
- * block's merged row equal to the sum of its hours; min and max are taken from the hours (a
- * deletion leaves them as it leaves every level).
+ * consumers_rollup_mv writes an hour, day or week block only when the block has ended at the
+ * insert; the rows of a block still open then reach it here, once the block has ended:
+ * 1. per ended hour, the difference between its minute rows and its hour rows, per consumer and
+ *    environment, is inserted as hour rows (nothing when they agree, so a second run inserts
+ *    nothing); a `level = 0` row of account '' and consumer 'hours' records the instant up to
+ *    which every hour block is complete;
+ * 2. then per ended day the same between its hour rows and its day rows, and per ended week
+ *    against its day rows; a `level = 0` row of account '' and consumer '' records the instant up
+ *    to which every day and week block is complete.
+ * The queries read day and week blocks up to the second instant, hours up to the first and single
+ * minutes after it (sealedThrough). Counts, sums, the duration histogram and the moments are sums,
+ * so the difference makes a block's merged row equal to the sum of its sub-blocks; min and max are
+ * taken from the sub-blocks (a deletion leaves them as it leaves every level).
  *
  * One seal at a time: two computing the same difference would both insert it. The scheduler runs
  * it as a cluster-wide job (one replica per slot, under a Postgres advisory lock).
  */
 
+const HOUR = 3_600;
 const DAY = 86_400;
 const WEEK = 7 * DAY;
 /**
- * How long after a block's end it is sealed, in seconds: an insert whose view read `now()` before
- * the end (and so wrote no row for the block) has committed by then.
+ * How long after a day or week block's end it is sealed, in seconds: an insert whose view read
+ * `now()` before the end (and so wrote no row for the block) has committed by then.
  */
 export const SEAL_MARGIN_S = 600;
+/**
+ * The same for an hour block: shorter, as the queries read single minutes after the last sealed
+ * hour. An insert that outlasts it is found by the next hour's seal (RECHECK_HOURS).
+ */
+export const HOUR_SEAL_MARGIN_S = 120;
 /** Sealed days checked again at the next seal, for an insert that outlasted the margin. */
 const RECHECK_DAYS = 2;
+/** Sealed hours checked again at the next hour's seal. */
+const RECHECK_HOURS = 1;
+/** The `consumer_id` of the level-0 row recording the hours' seal (the days' has ''). */
+const HOURS_MARK = 'hours';
 
 const SUMS = [
   'requests',
@@ -47,20 +60,42 @@ const COUNTS = ['requests', 'errors', 'blocked', 'bytes', 'duration_count', 'sum
 export interface SealResult {
   /** The instant (unix seconds, a UTC midnight) up to which day and week blocks are complete; null: none. */
   sealedThrough: number | null;
-  /** Days and weeks whose difference was computed. */
+  /** The instant (unix seconds, a full hour) up to which hour blocks are complete; null: none. */
+  hoursSealedThrough: number | null;
+  /** Hours, days and weeks whose difference was computed. */
+  hours: number;
   days: number;
   weeks: number;
 }
 
-/** The recorded seal instant (unix seconds), or null before the first seal. */
-export async function sealedThrough(ch: ClickHouseClient): Promise<number | null> {
+/** Where the blocks of consumers_rollup are complete (unix seconds; null: not recorded). */
+export interface Sealed {
+  /** day and week blocks, up to this UTC midnight */
+  days: number | null;
+  /** hour blocks, up to this full hour */
+  hours: number | null;
+}
+
+/** The recorded seal instants: null before the first seal (days) or after a rebuild (both). */
+export async function sealedThrough(ch: ClickHouseClient): Promise<Sealed> {
   const rs = await ch.query({
-    query: `SELECT toUInt32(max(t)) AS s, count() AS n FROM ${TABLES.consumersRollup}
+    query: `SELECT toUInt32(maxIf(t, consumer_id = '')) AS d, countIf(consumer_id = '') AS dn,
+        toUInt32(maxIf(t, consumer_id = {h:String})) AS h, countIf(consumer_id = {h:String}) AS hn
+      FROM ${TABLES.consumersRollup}
       WHERE account_sid = '' AND bucket_sid = '' AND level = 0`,
+    query_params: { h: HOURS_MARK },
     format: 'JSONEachRow',
   });
-  const [row] = await rs.json<{ s: number | string; n: number | string }>();
-  return row && Number(row.n) > 0 ? Number(row.s) : null;
+  const [row] = await rs.json<{
+    d: number | string;
+    dn: number | string;
+    h: number | string;
+    hn: number | string;
+  }>();
+  return {
+    days: row && Number(row.dn) > 0 ? Number(row.d) : null,
+    hours: row && Number(row.hn) > 0 ? Number(row.h) : null,
+  };
 }
 
 export interface SealOptions {
@@ -73,15 +108,23 @@ export interface SealOptions {
   cluster?: boolean;
 }
 
-/** Seals the day and week blocks that ended at least SEAL_MARGIN_S ago (see the module comment). */
+/**
+ * Seals the hour blocks that ended at least HOUR_SEAL_MARGIN_S ago, then the day and week blocks
+ * that ended at least SEAL_MARGIN_S ago (see the module comment).
+ */
 export async function sealConsumerRollup(ch: ClickHouseClient, opts: SealOptions): Promise<SealResult> {
   const now = Math.floor((opts.now ?? Date.now()) / 1000);
+  const hourTarget = Math.floor((now - HOUR_SEAL_MARGIN_S) / HOUR) * HOUR;
   const target = Math.floor((now - SEAL_MARGIN_S) / DAY) * DAY;
   const kept = Math.ceil((now - opts.retentionDays * DAY) / DAY) * DAY;
   const prev = await sealedThrough(ch);
-  if (opts.from === undefined && prev !== null && prev >= target)
-    return { sealedThrough: prev, days: 0, weeks: 0 };
-  const from = Math.max(kept, opts.from ?? (prev === null ? kept : prev - RECHECK_DAYS * DAY));
+  const result: SealResult = {
+    sealedThrough: prev.days,
+    hoursSealedThrough: prev.hours,
+    hours: 0,
+    days: 0,
+    weeks: 0,
+  };
   const settings: ClickHouseSettings = {
     // A difference equal to an earlier one is a new row, not a retried block.
     insert_deduplicate: 0,
@@ -98,23 +141,43 @@ export async function sealConsumerRollup(ch: ClickHouseClient, opts: SealOptions
     });
     return (await rs.json<{ b: number | string }>()).map((r) => Number(r.b));
   };
-
-  // Days with an hour or a day row, then the weeks (epoch-aligned, as the view's blocks) that
-  // ended after `from`, start within retention (a week block is read only then) and have a day row.
-  const days = from < target ? await starts('60, 1440', DAY, from, target) : [];
-  for (const d of days) await run(differenceSql(60, 1440, d, d + DAY));
-  const weekFrom = Math.max(kept, Math.floor((from - WEEK) / WEEK) * WEEK);
-  const weeks = (await starts('1440, 10080', WEEK, weekFrom, target)).filter(
-    (w) => w >= kept && w + WEEK > from && w + WEEK <= target,
-  );
-  for (const w of weeks) await run(differenceSql(1440, 10080, w, w + WEEK));
-  if (prev === null || target > prev) {
-    await run(
+  const mark = (t: number, consumer: string) =>
+    run(
       `INSERT INTO ${TABLES.consumersRollup} (account_sid, bucket_sid, level, t, consumer_id, environment_sid)
-       VALUES ('', '', 0, toDateTime(${target}, 'UTC'), '', '')`,
+       VALUES ('', '', 0, toDateTime(${t}, 'UTC'), '${consumer}', '')`,
     );
+
+  // 1. Hours with a minute or an hour row, once per newly ended hour (and the one before again).
+  if (opts.from !== undefined || prev.hours === null || hourTarget > prev.hours) {
+    // Without an hours' seal (before the first one after 014, or after a rebuild), from the days'
+    // seal: the hours before it are complete (written at every insert before 014, or read by it).
+    const since = prev.hours ?? prev.days;
+    const from = Math.max(kept, opts.from ?? (since === null ? kept : since - RECHECK_HOURS * HOUR));
+    const hours = from < hourTarget ? await starts('1, 60', HOUR, from, hourTarget) : [];
+    for (const h of hours) await run(differenceSql(1, 60, h, h + HOUR));
+    if (prev.hours === null || hourTarget > prev.hours) await mark(hourTarget, HOURS_MARK);
+    result.hours = hours.length;
+    result.hoursSealedThrough = Math.max(hourTarget, prev.hours ?? 0);
   }
-  return { sealedThrough: Math.max(target, prev ?? 0), days: days.length, weeks: weeks.length };
+
+  // 2. Days with an hour or a day row, then the weeks (epoch-aligned, as the view's blocks) that
+  // ended after `from`, start within retention (a week block is read only then) and have a day row.
+  // Their hours are complete: the hours' seal above reaches past the day's end.
+  if (opts.from !== undefined || prev.days === null || target > prev.days) {
+    const from = Math.max(kept, opts.from ?? (prev.days === null ? kept : prev.days - RECHECK_DAYS * DAY));
+    const days = from < target ? await starts('60, 1440', DAY, from, target) : [];
+    for (const d of days) await run(differenceSql(60, 1440, d, d + DAY));
+    const weekFrom = Math.max(kept, Math.floor((from - WEEK) / WEEK) * WEEK);
+    const weeks = (await starts('1440, 10080', WEEK, weekFrom, target)).filter(
+      (w) => w >= kept && w + WEEK > from && w + WEEK <= target,
+    );
+    for (const w of weeks) await run(differenceSql(1440, 10080, w, w + WEEK));
+    if (prev.days === null || target > prev.days) await mark(target, '');
+    result.days = days.length;
+    result.weeks = weeks.length;
+    result.sealedThrough = Math.max(target, prev.days ?? 0);
+  }
+  return result;
 }
 
 /**

@@ -254,15 +254,16 @@ async function queryBench(): Promise<void> {
       if (waited % 30 === 0) console.log(`waiting for ${merging} background merges`);
       await new Promise((r) => setTimeout(r, 5000));
     }
-    // The scheduler's seal of consumers_rollup's day and week blocks (consumer-seal.ts), as it
+    // The scheduler's seal of consumers_rollup's hour, day and week blocks (consumer-seal.ts), as it
     // runs at a start with no seal recorded (every day within retention checked), with the
     // scheduler's query limits.
+    const iso = (t: number | null) => (t === null ? 'none' : new Date(t * 1000).toISOString());
     const s0 = performance.now();
     const sealed = await sealConsumerRollup(withQuerySettings(ch, queryLimits(cfg.limits).scheduler), {
       retentionDays: DAYS + 1,
     });
     console.log(
-      `seal: ${sealed.days} days and ${sealed.weeks} weeks checked in ${((performance.now() - s0) / 1000).toFixed(1)} s, complete up to ${sealed.sealedThrough === null ? 'none' : new Date(sealed.sealedThrough * 1000).toISOString()}`,
+      `seal: ${sealed.hours} hours, ${sealed.days} days and ${sealed.weeks} weeks checked in ${((performance.now() - s0) / 1000).toFixed(1)} s, days complete up to ${iso(sealed.sealedThrough)}, hours up to ${iso(sealed.hoursSealedThrough)}`,
     );
     const raw = await count(`SELECT count() AS v FROM ${TABLES.requests}`);
     const distinct = await count(`SELECT uniqExact(consumer_id) AS v FROM ${TABLES.consumerLabels}`);

@@ -12,7 +12,13 @@ import {
   type ClickHouseClient,
 } from '../../services/shared/clickhouse.js';
 import { rebuildMetrics } from '../../services/shared/clickhouse-rebuild.js';
-import { SEAL_MARGIN_S, sealConsumerRollup, sealedThrough } from '../../services/shared/consumer-seal.js';
+import {
+  HOUR_SEAL_MARGIN_S,
+  SEAL_MARGIN_S,
+  sealConsumerRollup,
+  sealedThrough,
+  type Sealed,
+} from '../../services/shared/consumer-seal.js';
 import { consumerStatsSql } from '../../services/api/consumers/consumer-stats.sql.js';
 import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
@@ -121,13 +127,13 @@ async function compare(
   return { rollup, minute };
 }
 
-/** Every block of every level (or those ended by `endedBy`) holds the sums of its minute rows. */
-async function expectRollupsEqualMinutes(endedBy?: number): Promise<void> {
+/** Every block of `levels` (or those ended by `endedBy`) holds the sums of its minute rows. */
+async function expectRollupsEqualMinutes(endedBy?: number, levels = [1, 60, 1440, 10080]): Promise<void> {
   // consumers_rollup also sums the duration moments (009_consumer_duration_moments.sql; the
   // durations are multiples of 0.1 ms, so the sum of squares times 100 is a whole number).
   const perConsumer = await compare(
     'consumers_rollup',
-    [1, 60, 1440, 10080],
+    levels,
     'consumer_id, environment_sid',
     `${SUMS}, toInt64(round(sum(duration_sumsq) * 100)) AS ss, toInt64(sum(sumsq_count)) AS sc`,
     endedBy,
@@ -136,6 +142,7 @@ async function expectRollupsEqualMinutes(endedBy?: number): Promise<void> {
   expect(perConsumer.rollup).toEqual(perConsumer.minute);
 }
 
+const HOUR = 3_600;
 const DAY = 86_400;
 /** A seal as if 8 days had passed, checking every block: every day and week block has ended. */
 const sealAll = () => sealConsumerRollup(ch, { retentionDays: 30, now: NOW + 8 * DAY * 1000, from: 0 });
@@ -145,7 +152,7 @@ async function rowCount(): Promise<number> {
   return Number(r!.n);
 }
 
-describe('consumer rollups (008_consumer_and_key_rollups.sql, 009_consumer_duration_moments.sql, 012_consumer_day_blocks_sealed.sql, chDB)', () => {
+describe('consumer rollups (008_consumer_and_key_rollups.sql, 009_consumer_duration_moments.sql, 012_consumer_day_blocks_sealed.sql, 014_consumer_hour_blocks_sealed.sql, chDB)', () => {
   it('hold the sums of consumers_minute per consumer and block at every level, from records with a consumer only', async () => {
     const writer = new RequestsWriter(ch);
     const records = Array.from({ length: 600 }, (_, i) => record(i));
@@ -160,7 +167,7 @@ describe('consumer rollups (008_consumer_and_key_rollups.sql, 009_consumer_durat
     const withConsumer = records.filter((r) => r.consumer).length;
     const [minute] = await rows<{ n: number }>('SELECT toInt64(sum(requests)) AS n FROM consumers_minute');
     expect(Number(minute!.n)).toBe(withConsumer);
-    // The view writes a day or week block only when it has ended at the insert.
+    // The view writes an hour, day or week block only when it has ended at the insert.
     const at = Math.floor(Date.now() / 1000);
     const ended = (lv: number) =>
       records.filter((r) => {
@@ -174,34 +181,57 @@ describe('consumer rollups (008_consumer_and_key_rollups.sql, 009_consumer_durat
           'SELECT level, toInt64(sum(requests)) AS n FROM consumers_rollup GROUP BY level ORDER BY level',
         )
       ).map((l) => [l.level, Number(l.n)]);
+    expect(ended(60)).toBeLessThan(withConsumer);
     expect(ended(1440)).toBeGreaterThan(0);
     expect(ended(1440)).toBeLessThan(withConsumer);
     expect(await levels()).toEqual(
       [
         [1, withConsumer],
-        [60, withConsumer],
+        [60, ended(60)],
         [1440, ended(1440)],
         [10080, ended(10080)],
       ].filter(([, n]) => n! > 0),
     );
     await expectRollupsEqualMinutes(at);
-    expect(await sealedThrough(ch)).toBeNull();
+    expect(await sealedThrough(ch)).toEqual({ days: null, hours: null });
 
-    // The seal completes the blocks that ended 10 minutes ago and records the instant.
+    // The seal completes the blocks that ended 2 (hours) and 10 minutes (days, weeks) ago and
+    // records the instants.
     const sealed = await sealConsumerRollup(ch, { retentionDays: 30 });
     const midnight = Math.floor((at - SEAL_MARGIN_S) / DAY) * DAY;
+    const hour = Math.floor((at - HOUR_SEAL_MARGIN_S) / HOUR) * HOUR;
     expect(sealed.sealedThrough).toBe(midnight);
-    expect(await sealedThrough(ch)).toBe(midnight);
+    expect(sealed.hoursSealedThrough).toBe(hour);
+    expect(await sealedThrough(ch)).toEqual({ days: midnight, hours: hour });
     await expectRollupsEqualMinutes(midnight);
+    await expectRollupsEqualMinutes(hour, [1, 60]);
+    // The queries read the hours after the seal from single minutes: the same figures as from
+    // minutes alone, where claiming the current hour sealed would miss its records (a range to the
+    // hour's end, so that it holds the whole hour block).
+    const scope = {
+      accountSid: 'acc_rollup',
+      bucketSid: 'bkt_rollup',
+      range: { start: NOW - 5 * DAY * 1000, end: (Math.floor(NOW / 1000 / HOUR) + 1) * HOUR * 1000 },
+    };
+    const answer = async (s: Sealed) =>
+      (
+        await ch.query({ ...consumerStatsSql({ ...scope, sealed: s }, 30, [], {}), format: 'JSONEachRow' })
+      ).json<Record<string, unknown>>();
+    const fromMinutes = await answer({ days: null, hours: null });
+    expect(await answer({ days: midnight, hours: hour })).toEqual(fromMinutes);
+    expect(await answer({ days: midnight, hours: at + 2 * HOUR })).not.toEqual(fromMinutes);
     // Nothing new has ended: the next seal reads nothing.
     expect(await sealConsumerRollup(ch, { retentionDays: 30 })).toEqual({
       sealedThrough: midnight,
+      hoursSealedThrough: hour,
+      hours: 0,
       days: 0,
       weeks: 0,
     });
 
     // Once every block has ended, each holds the sums of its minutes; a seal again adds no row.
     const all = await sealAll();
+    expect(all.hours).toBeGreaterThanOrEqual(72);
     expect(all.days).toBeGreaterThanOrEqual(3);
     expect(all.weeks).toBeGreaterThanOrEqual(1);
     expect(await levels()).toEqual([
@@ -235,21 +265,29 @@ describe('consumer rollups (008_consumer_and_key_rollups.sql, 009_consumer_durat
     await expectRollupsEqualMinutes();
   }, 60_000);
 
-  it('answer a range across the seal with the same figures as from hours alone', async () => {
+  it('answer a range across the seals with the same figures as from single minutes alone', async () => {
     const scope = {
       accountSid: 'acc_rollup',
       bucketSid: 'bkt_rollup',
       range: { start: NOW - 5 * DAY * 1000, end: NOW + 60_000 },
     };
-    const answer = async (sealed: number | null) => {
-      const sql = consumerStatsSql({ ...scope, sealedThrough: sealed }, 30, [], {});
+    const answer = async (sealed: Sealed) => {
+      const sql = consumerStatsSql({ ...scope, sealed }, 30, [], {});
       return (await ch.query({ ...sql, format: 'JSONEachRow' })).json<Record<string, unknown>>();
     };
-    const hours = await answer(null);
-    expect(hours).toHaveLength(5);
-    // Day blocks up to yesterday's end, a week block, and the whole range.
-    for (const sealed of [Math.floor(NOW / 1000 / DAY) * DAY, Math.floor(NOW / 1000) + 2 * DAY]) {
-      expect(await answer(sealed)).toEqual(hours);
+    const minutes = await answer({ days: null, hours: null });
+    expect(minutes).toHaveLength(5);
+    const midnight = Math.floor(NOW / 1000 / DAY) * DAY;
+    const hour = Math.floor(NOW / 1000 / HOUR) * HOUR;
+    // Hours up to this hour; day blocks up to yesterday's end with hours after; a week block and
+    // the whole range.
+    for (const sealed of [
+      { days: null, hours: hour },
+      { days: midnight, hours: hour },
+      { days: midnight, hours: midnight },
+      { days: Math.floor(NOW / 1000) + 2 * DAY, hours: Math.floor(NOW / 1000) + 2 * DAY },
+    ]) {
+      expect(await answer(sealed)).toEqual(minutes);
     }
   }, 60_000);
 
@@ -257,17 +295,24 @@ describe('consumer rollups (008_consumer_and_key_rollups.sql, 009_consumer_durat
     const before = await compare('consumers_rollup', [1, 60], 'consumer_id');
     await ch.command({
       // The newest migration of these views (it drops and creates them again).
-      query: `ALTER TABLE tapline.schema_migrations DELETE WHERE name = '012_consumer_day_blocks_sealed.sql'`,
+      query: `ALTER TABLE tapline.schema_migrations DELETE WHERE name = '014_consumer_hour_blocks_sealed.sql'`,
       clickhouse_settings: { mutations_sync: '2' },
     });
     expect(await migrateClickHouse(ch, cfg, log)).toBe(1);
     expect(await compare('consumers_rollup', [1, 60], 'consumer_id')).toEqual(before);
     await expectRollupsEqualMinutes();
     expect((await rebuildMetrics(ch, cfg, log, { marginMs: 0 })).backfilled).toBe(600);
-    expect(await compare('consumers_rollup', [1, 60], 'consumer_id')).toEqual(before);
+    // The rebuild writes the hours that have ended; the current one comes from the seal below.
+    const ended = Math.floor(Date.now() / 1000 / HOUR) * HOUR;
+    expect((await compare('consumers_rollup', [1, 60], 'consumer_id', SUMS, ended)).rollup).toEqual(
+      before.rollup.filter((r) => {
+        const { lv, b } = r as { lv: number; b: number };
+        return b + lv * 60 <= ended;
+      }),
+    );
     // The rebuild writes the blocks that have ended; the seal the others.
     await expectRollupsEqualMinutes(Math.floor(Date.now() / 1000));
-    expect(await sealedThrough(ch)).toBeNull();
+    expect(await sealedThrough(ch)).toEqual({ days: null, hours: null });
     await sealAll();
     await expectRollupsEqualMinutes();
 

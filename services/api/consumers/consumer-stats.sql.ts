@@ -3,6 +3,7 @@ import { MERGE } from '../../shared/metrics-sql.js';
 import { TABLES } from '../../shared/tables.js';
 import { segmentsOf, type Segment, type Sql } from '../metrics/metrics-queries.js';
 import { scopeOf, type MetricsScope, type TimeRange } from '../metrics/metrics-range.js';
+import type { Sealed } from '../../shared/consumer-seal.js';
 import { labelsSql, overrideParams, type Override } from './consumer-labels.js';
 
 /**
@@ -31,8 +32,8 @@ export interface ConsumerScope {
   bucketSids?: string[];
   environmentSid?: string;
   range: TimeRange;
-  /** Day and week blocks are complete up to this instant (unix seconds; sealedThrough()); null or absent: none. */
-  sealedThrough?: number | null;
+  /** Where the blocks are complete (sealedThrough()); absent: nothing sealed, single minutes only. */
+  sealed?: Sealed;
 }
 
 const SORT_SQL: Record<NonNullable<ConsumerListQuery['sort']>, string> = {
@@ -115,22 +116,27 @@ export const P95_LOWER_BOUND = `if(${N} > 0,
 
 /**
  * Block lengths (minutes) of consumers_rollup: single minutes, an hour, a UTC day and a week (7
- * UTC days from an epoch-aligned Thursday; 009_consumer_duration_moments.sql). Day and week
- * blocks are complete up to the seal's instant only (012_consumer_day_blocks_sealed.sql): after it
- * the range is covered by hours and minutes.
+ * UTC days from an epoch-aligned Thursday; 009_consumer_duration_moments.sql). Hour blocks are
+ * complete up to the hours' seal only, day and week blocks up to the days' seal
+ * (012_consumer_day_blocks_sealed.sql, 014_consumer_hour_blocks_sealed.sql): after them the range
+ * is covered by hours and minutes, then by minutes alone.
  */
 const CONSUMER_LEVELS = [10080, 1440, 60, 1] as const;
-const OPEN_LEVELS = [60, 1] as const;
+const HOUR_LEVELS = [60, 1] as const;
+const MINUTE_LEVEL = [1] as const;
 
 /**
- * The blocks covering a scope's minutes: every level before `sealedThrough` (unix seconds; null:
- * nothing sealed), hours and single minutes from it on.
+ * The blocks covering a scope's minutes: every level before the days' seal, hours and single
+ * minutes from it to the hours' seal, single minutes after that (unix seconds; null: not sealed).
  */
-export function consumerSegments(scope: MetricsScope, sealedThrough: number | null): Segment[] {
-  const cut = Math.max(scope.from, Math.min(sealedThrough ?? 0, scope.to + 1));
+export function consumerSegments(scope: MetricsScope, sealed: Sealed): Segment[] {
+  const clamp = (t: number | null) => Math.max(scope.from, Math.min(t ?? 0, scope.to + 1));
+  const dayCut = clamp(sealed.days);
+  const hourCut = Math.max(dayCut, clamp(sealed.hours));
   return [
-    ...(cut > scope.from ? segmentsOf(scope.from, cut - 1, 10080, CONSUMER_LEVELS) : []),
-    ...(cut <= scope.to ? segmentsOf(cut, scope.to, 60, OPEN_LEVELS) : []),
+    ...(dayCut > scope.from ? segmentsOf(scope.from, dayCut - 1, 10080, CONSUMER_LEVELS) : []),
+    ...(hourCut > dayCut ? segmentsOf(dayCut, hourCut - 1, 60, HOUR_LEVELS) : []),
+    ...(hourCut <= scope.to ? segmentsOf(hourCut, scope.to, 1, MINUTE_LEVEL) : []),
   ];
 }
 
@@ -224,7 +230,7 @@ export function consumerSource(
   // the primary index keeps in each block read only the granules whose span of ids holds them
   // (011_consumer_endpoints_from_minutes.sql, test/unit/consumer-key.test.ts).
   const source = blockRows(
-    consumerSegments(scope, s.sealedThrough ?? null),
+    consumerSegments(scope, s.sealed ?? { days: null, hours: null }),
     true,
     TABLES.consumersRollup,
     filters.join(' AND '),

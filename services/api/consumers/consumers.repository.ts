@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { ConsumerListQuery, ConsumerSummary } from '../../../schemas/consumers.schema.js';
 import type { ClickHouseClient } from '../../shared/clickhouse.js';
-import { sealedThrough } from '../../shared/consumer-seal.js';
+import { sealedThrough, type Sealed } from '../../shared/consumer-seal.js';
 import { MERGE } from '../../shared/metrics-sql.js';
 import { TABLES } from '../../shared/tables.js';
 import type { Sql } from '../metrics/metrics-queries.js';
@@ -39,13 +39,14 @@ const isoOf = (ms: number | null): string | null =>
 /** The most candidates the list sorted by p95 merges histograms for before it merges every consumer's. */
 const MAX_P95_CANDIDATES = 1000;
 /**
- * How long the seal's instant is reused, in ms. It only grows, and the blocks before an instant
- * read once stay complete (a rebuild writes every ended block), so a stale one reads more hours.
+ * How long the seal's instants are reused, in ms. They only grow, and the blocks before an instant
+ * read once stay complete (a rebuild writes every ended block), so a stale one reads more hours
+ * and minutes.
  */
 const SEAL_TTL_MS = 5_000;
 
 export class ConsumersRepository extends ConsumerSettingsRepository {
-  private seal: { at: number; value: Promise<number | null> } | undefined;
+  private seal: { at: number; value: Promise<Sealed> } | undefined;
 
   constructor(
     private readonly ch: ClickHouseClient,
@@ -55,7 +56,7 @@ export class ConsumersRepository extends ConsumerSettingsRepository {
     super(pool);
   }
 
-  /** The scope with the seal's instant (consumer-seal.ts), read at most every SEAL_TTL_MS. */
+  /** The scope with the seal's instants (consumer-seal.ts), read at most every SEAL_TTL_MS. */
   private async sealed(s: ConsumerScope): Promise<ConsumerScope> {
     const now = Date.now();
     if (!this.seal || now - this.seal.at > SEAL_TTL_MS) {
@@ -66,7 +67,7 @@ export class ConsumersRepository extends ConsumerSettingsRepository {
         if (this.seal?.value === value) this.seal = undefined;
       });
     }
-    return { ...s, sealedThrough: await this.seal.value };
+    return { ...s, sealed: await this.seal.value };
   }
 
   private async rows<T>(sql: Sql): Promise<T[]> {
