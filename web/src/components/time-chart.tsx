@@ -334,7 +334,9 @@ export function TimeChart({
               ctx.stroke();
             }
             // A value standing alone between gaps has no line to show it: a dot on top of the
-            // faded band and the markers, ringed in the panel's colour. Series that share a dot's
+            // faded band and the markers, ringed in the panel's colour. So does a value whose only
+            // neighbour is the bucket still filling up: its one segment lies inside the faded band
+            // (on a wide range a few pixels, often under a marker). Series that share a dot's
             // place (a single day's SLI and the window so far) draw smaller dots inside it.
             if (!stacked) {
               ctx.setLineDash([]);
@@ -343,8 +345,10 @@ export function TimeChart({
                 const si = 1 + previousCount + i;
                 const values = u.data[si];
                 if (!values || !u.series[si]?.show) return;
+                const filling = partial !== null ? values.length - 1 : -1;
                 values.forEach((v, k) => {
-                  if (v == null || values[k - 1] != null || values[k + 1] != null) return;
+                  if (v == null || values[k - 1] != null || (values[k + 1] != null && k + 1 !== filling))
+                    return;
                   const cx = u.valToPos(u.data[0][k]!, 'x', true);
                   const cy = u.valToPos(v, 'y', true);
                   const at = `${Math.round(cx)},${Math.round(cy)}`;
