@@ -62,6 +62,10 @@ const { values: opt } = parseArgs({
     // > 0: the batch runs alternate between records without a consumer (odd runs) and records each
     // with one of this many consumers (even runs), e.g. --runs 4 --batch-consumers 100000.
     'batch-consumers': { type: 'string', default: '0' },
+    // `alternate` as above; `all`: every batch run has consumers (no baseline in the same run: the
+    // consumer runs' merges then never fall into a run without consumers; compare the means with a
+    // run of the same length without --batch-consumers).
+    'batch-consumers-runs': { type: 'string', default: 'alternate' },
     // `account`: the batch, freshness and single phases run with the demo account's redactions (a
     // new account's recommended ones, as a new user has them); `none` deletes them first, to
     // compare with a build from before that default (or to see what they cost).
@@ -901,7 +905,7 @@ async function main(): Promise<void> {
     if (only.has('batch')) {
       const consumers = num('batch-consumers');
       for (let i = 1; i <= num('runs'); i++) {
-        const withConsumers = consumers > 0 && i % 2 === 0;
+        const withConsumers = consumers > 0 && (opt['batch-consumers-runs'] === 'all' || i % 2 === 0);
         const r = await runPhase(
           target,
           `batch run ${i}${withConsumers ? ` (${consumers} consumers)` : ''}`,
@@ -916,38 +920,55 @@ async function main(): Promise<void> {
         phases.push(r);
         (withConsumers ? consumerRuns : batchRuns).push(r);
       }
-      const best = batchRuns.reduce((a, b) => (b.e2eRecordsPerSec > a.e2eRecordsPerSec ? b : a));
       const meanRate = (runs: PhaseResult[]) =>
         runs.reduce((sum, r) => sum + r.e2eRecordsPerSec, 0) / runs.length;
+      const meanCpu = (runs: PhaseResult[]) =>
+        runs.reduce((sum, r) => sum + (r.serviceCpuSecondsPer100k ?? NaN), 0) / runs.length;
       if (consumerRuns.length) {
-        // The same load with a consumer on every record, alternated with the runs without.
+        // The same load with a consumer on every record, alternated with the runs without (or
+        // alone, `--batch-consumers-runs all`).
         const bestWith = consumerRuns.reduce((a, b) => (b.e2eRecordsPerSec > a.e2eRecordsPerSec ? b : a));
         Object.assign(figures, {
           e2eBatchConsumersRecordsPerSec: round(bestWith.e2eRecordsPerSec, 0),
           e2eBatchConsumersRecordsPerSecRuns: consumerRuns.map((r) => round(r.e2eRecordsPerSec, 0)),
-          e2eBatchConsumersRatio: round(bestWith.e2eRecordsPerSec / best.e2eRecordsPerSec, 3),
-          // The runs alternate and spread by ~10 % on two shared cores: the ratio of the means too.
-          e2eBatchConsumersRatioOfMeans: round(meanRate(consumerRuns) / meanRate(batchRuns), 3),
+          e2eBatchConsumersRecordsPerSecMean: round(meanRate(consumerRuns), 0),
           serviceCpuSecondsPer100kBatchConsumers: round(bestWith.serviceCpuSecondsPer100k ?? NaN, 2),
+          serviceCpuSecondsPer100kBatchConsumersMean: round(meanCpu(consumerRuns), 2),
         });
       }
-      Object.assign(figures, {
-        e2eBatchRecordsPerSec: round(best.e2eRecordsPerSec, 0),
-        e2eBatchRecordsPerSecRuns: batchRuns.map((r) => round(r.e2eRecordsPerSec, 0)),
-        ingestBatchRecordsPerSec: round(best.ingestRecordsPerSec, 0),
-        ingestLatencyBatchP50Ms: round(best.ackLatencyP50Ms),
-        ingestLatencyBatchP99Ms: round(best.ackLatencyP99Ms),
-        serviceCpuSecondsPer100kBatch: round(best.serviceCpuSecondsPer100k ?? NaN, 2),
-        ingestProcessCpuSecondsPer100kBatch: round(best.ingestProcessCpuSecondsPer100k ?? NaN, 2),
-        brokerCpuSecondsPer100kBatch: round(best.brokerCpuSecondsPer100k ?? NaN, 2),
-        ...(chServer
-          ? {
-              clickhouseServerCpuSecondsPer100kBatch: round(best.clickhouseServerCpuSecondsPer100k ?? NaN, 2),
-              recordsPerBlockBatch: round(best.recordsPerBlock ?? NaN, 0),
-              processors,
-            }
-          : {}),
-      });
+      if (batchRuns.length > 0) {
+        const best = batchRuns.reduce((a, b) => (b.e2eRecordsPerSec > a.e2eRecordsPerSec ? b : a));
+        if (consumerRuns.length) {
+          const bestWith = consumerRuns.reduce((a, b) => (b.e2eRecordsPerSec > a.e2eRecordsPerSec ? b : a));
+          Object.assign(figures, {
+            e2eBatchConsumersRatio: round(bestWith.e2eRecordsPerSec / best.e2eRecordsPerSec, 3),
+            // The runs alternate and spread by ~10 % on two shared cores: the ratio of the means too.
+            e2eBatchConsumersRatioOfMeans: round(meanRate(consumerRuns) / meanRate(batchRuns), 3),
+          });
+        }
+        Object.assign(figures, {
+          e2eBatchRecordsPerSecMean: round(meanRate(batchRuns), 0),
+          serviceCpuSecondsPer100kBatchMean: round(meanCpu(batchRuns), 2),
+          e2eBatchRecordsPerSec: round(best.e2eRecordsPerSec, 0),
+          e2eBatchRecordsPerSecRuns: batchRuns.map((r) => round(r.e2eRecordsPerSec, 0)),
+          ingestBatchRecordsPerSec: round(best.ingestRecordsPerSec, 0),
+          ingestLatencyBatchP50Ms: round(best.ackLatencyP50Ms),
+          ingestLatencyBatchP99Ms: round(best.ackLatencyP99Ms),
+          serviceCpuSecondsPer100kBatch: round(best.serviceCpuSecondsPer100k ?? NaN, 2),
+          ingestProcessCpuSecondsPer100kBatch: round(best.ingestProcessCpuSecondsPer100k ?? NaN, 2),
+          brokerCpuSecondsPer100kBatch: round(best.brokerCpuSecondsPer100k ?? NaN, 2),
+          ...(chServer
+            ? {
+                clickhouseServerCpuSecondsPer100kBatch: round(
+                  best.clickhouseServerCpuSecondsPer100k ?? NaN,
+                  2,
+                ),
+                recordsPerBlockBatch: round(best.recordsPerBlock ?? NaN, 0),
+                processors,
+              }
+            : {}),
+        });
+      }
     }
     if (only.has('single')) {
       const r = await runPhase(target, 'one record per request', {
