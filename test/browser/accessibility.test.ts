@@ -503,4 +503,52 @@ describe('dashboard: accessibility and the smaller fixes', () => {
     expect(wide).toEqual([]);
     expect(me.errors).toEqual([]);
   }, 600_000);
+
+  it("draws the last complete hour's response time as a dot when only the hour in progress follows it", async () => {
+    // A bucket of its own: ten calls early in the previous hour and one in the hour in progress,
+    // so the previous hour's value has the bucket still filling up as its only neighbour (its one
+    // segment lies inside the faded band, a few pixels wide on a 24-hour range).
+    const b = await apiCall('POST', `/v1/accounts/${accountSid}/buckets`, { name: `Lone ${tag}` });
+    expect(b.status).toBe(201);
+    const lone = b.json.sid as string;
+    const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    const records = [
+      ...Array.from({ length: 10 }, (_, i) =>
+        rec('/lone', 200, new Date(hour - 3_600_000 + 60_000 + i * 1000)),
+      ),
+      rec('/lone', 200, new Date(Math.max(hour, Date.now() - 5000))),
+    ];
+    const res = await fetch(`${env.ingestUrl}/v1/buckets/${lone}/ingest`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ records }),
+    });
+    expect(res.status, await res.clone().text()).toBe(202);
+    await expect
+      .poll(
+        async () => {
+          const r = await apiCall('GET', `/v1/accounts/${accountSid}/buckets/${lone}/requests?limit=100`);
+          return (r.json.records as unknown[] | undefined)?.length;
+        },
+        { timeout: 60_000 },
+      )
+      .toBe(11);
+    await page.goto(`/overview?bucket=${lone}&range=24h`);
+    const chart = page.getByTestId('chart-Response time');
+    await chart.locator('canvas').first().waitFor();
+    // Pixels of the canvas in the p50 series' colour (#2563eb), at full opacity: the dot drawn
+    // over the faded band (the segment under the band is blended with the panel's colour).
+    const pixels = () =>
+      page.evaluate<number>(`(() => {
+        const c = document.querySelector('[data-testid="chart-Response time"] canvas');
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let i = 0; i < d.length; i += 4)
+          if (d[i + 3] > 200 && Math.abs(d[i] - 0x25) + Math.abs(d[i + 1] - 0x63) + Math.abs(d[i + 2] - 0xeb) < 12) n++;
+        return n;
+      })()`);
+    await expect.poll(pixels, { timeout: 20_000 }).toBeGreaterThan(10);
+    await screenshot(page, 'a11y-08-overview-last-hour-dot');
+    expect(me.errors).toEqual([]);
+  });
 });
