@@ -122,7 +122,8 @@ export class Scheduler {
               cluster: Boolean(cfg.clickhouse.cluster),
             }),
           );
-          if (r.hours || r.days || r.weeks) log.info({ ...r, slot: slot.toISOString() }, 'consumer rollup sealed');
+          if (r.hours || r.days || r.weeks)
+            log.info({ ...r, slot: slot.toISOString() }, 'consumer rollup sealed');
         },
       },
       {
