@@ -154,7 +154,11 @@ export async function sealConsumerRollup(ch: ClickHouseClient, opts: SealOptions
     const since = prev.hours ?? prev.days;
     const from = Math.max(kept, opts.from ?? (since === null ? kept : since - RECHECK_HOURS * HOUR));
     const hours = from < hourTarget ? await starts('1, 60', HOUR, from, hourTarget) : [];
-    for (const h of hours) await run(differenceSql(1, 60, h, h + HOUR));
+    // One statement per UTC day of them: its groups are the day's hour rows, which the day's seal
+    // reads in one statement too.
+    const byDay = new Map<number, number[]>();
+    for (const h of hours) byDay.set(Math.floor(h / DAY), [...(byDay.get(Math.floor(h / DAY)) ?? []), h]);
+    for (const hs of byDay.values()) await run(differenceSql(1, 60, hs[0]!, hs[hs.length - 1]! + HOUR));
     if (prev.hours === null || hourTarget > prev.hours) await mark(hourTarget, HOURS_MARK);
     result.hours = hours.length;
     result.hoursSealedThrough = Math.max(hourTarget, prev.hours ?? 0);
@@ -181,10 +185,11 @@ export async function sealConsumerRollup(ch: ClickHouseClient, opts: SealOptions
 }
 
 /**
- * INSERT of the block [a, b) of level `lv`: per consumer and environment, the sum of the `src`
- * rows inside it less the `lv` rows, where they differ.
+ * INSERT of the blocks of level `lv` in [a, b) (block-aligned): per block, consumer and
+ * environment, the sum of the `src` rows inside it less the `lv` rows, where they differ.
  */
 function differenceSql(src: number, lv: number, a: number, b: number): string {
+  const width = lv * 60;
   const signed = (c: string) => `sum(if(level = ${lv}, -${c}, ${c})) AS d_${c}`;
   const cols = [
     'account_sid',
@@ -199,10 +204,11 @@ function differenceSql(src: number, lv: number, a: number, b: number): string {
     'duration_hist',
   ];
   return `INSERT INTO ${TABLES.consumersRollup} (${cols.join(', ')})
-    SELECT a_sid, b_sid, toUInt16(${lv}), toDateTime(${a}, 'UTC'), c_id, e_sid,
+    SELECT a_sid, b_sid, toUInt16(${lv}), toDateTime(blk, 'UTC'), c_id, e_sid,
       ${SUMS.map((c) => `d_${c}`).join(', ')}, d_min, d_max, mapFilter((k, v) -> v != 0, d_hist)
     FROM (
-      SELECT account_sid AS a_sid, bucket_sid AS b_sid, consumer_id AS c_id, environment_sid AS e_sid,
+      SELECT account_sid AS a_sid, bucket_sid AS b_sid, intDiv(toUInt32(t), ${width}) * ${width} AS blk,
+        consumer_id AS c_id, environment_sid AS e_sid,
         ${SUMS.map(signed).join(', ')},
         minIf(duration_min, level = ${src}) AS d_min,
         maxIf(duration_max, level = ${src}) AS d_max,
@@ -211,7 +217,7 @@ function differenceSql(src: number, lv: number, a: number, b: number): string {
       WHERE level IN (${src}, ${lv})
         AND t >= toDateTime(${a}, 'UTC') AND t < toDateTime(${b}, 'UTC')
         AND account_sid != ''
-      GROUP BY a_sid, b_sid, c_id, e_sid
+      GROUP BY a_sid, b_sid, blk, c_id, e_sid
       HAVING ${COUNTS.map((c) => `d_${c} != 0`).join(' OR ')} OR notEmpty(mapFilter((k, v) -> v != 0, d_hist))
     )`;
 }
