@@ -156,9 +156,14 @@ export async function sealConsumerRollup(ch: ClickHouseClient, opts: SealOptions
     const hours = from < hourTarget ? await starts('1, 60', HOUR, from, hourTarget) : [];
     // One statement per UTC day of them: its groups are the day's hour rows, which the day's seal
     // reads in one statement too.
-    const byDay = new Map<number, number[]>();
-    for (const h of hours) byDay.set(Math.floor(h / DAY), [...(byDay.get(Math.floor(h / DAY)) ?? []), h]);
-    for (const hs of byDay.values()) await run(differenceSql(1, 60, hs[0]!, hs[hs.length - 1]! + HOUR));
+    // `hours` is sorted, so each day's first and last hour bound its statement.
+    const days = new Map<number, { a: number; b: number }>();
+    for (const h of hours) {
+      const d = days.get(Math.floor(h / DAY));
+      if (d) d.b = h + HOUR;
+      else days.set(Math.floor(h / DAY), { a: h, b: h + HOUR });
+    }
+    for (const { a, b } of days.values()) await run(differenceSql(1, 60, a, b));
     if (prev.hours === null || hourTarget > prev.hours) await mark(hourTarget, HOURS_MARK);
     result.hours = hours.length;
     result.hoursSealedThrough = Math.max(hourTarget, prev.hours ?? 0);

@@ -924,10 +924,12 @@ async function main(): Promise<void> {
         runs.reduce((sum, r) => sum + r.e2eRecordsPerSec, 0) / runs.length;
       const meanCpu = (runs: PhaseResult[]) =>
         runs.reduce((sum, r) => sum + (r.serviceCpuSecondsPer100k ?? NaN), 0) / runs.length;
-      if (consumerRuns.length) {
+      const bestOf = (runs: PhaseResult[]) =>
+        runs.reduce((a, b) => (b.e2eRecordsPerSec > a.e2eRecordsPerSec ? b : a));
+      const bestWith = consumerRuns.length ? bestOf(consumerRuns) : undefined;
+      if (bestWith) {
         // The same load with a consumer on every record, alternated with the runs without (or
         // alone, `--batch-consumers-runs all`).
-        const bestWith = consumerRuns.reduce((a, b) => (b.e2eRecordsPerSec > a.e2eRecordsPerSec ? b : a));
         Object.assign(figures, {
           e2eBatchConsumersRecordsPerSec: round(bestWith.e2eRecordsPerSec, 0),
           e2eBatchConsumersRecordsPerSecRuns: consumerRuns.map((r) => round(r.e2eRecordsPerSec, 0)),
@@ -937,9 +939,8 @@ async function main(): Promise<void> {
         });
       }
       if (batchRuns.length > 0) {
-        const best = batchRuns.reduce((a, b) => (b.e2eRecordsPerSec > a.e2eRecordsPerSec ? b : a));
-        if (consumerRuns.length) {
-          const bestWith = consumerRuns.reduce((a, b) => (b.e2eRecordsPerSec > a.e2eRecordsPerSec ? b : a));
+        const best = bestOf(batchRuns);
+        if (bestWith) {
           Object.assign(figures, {
             e2eBatchConsumersRatio: round(bestWith.e2eRecordsPerSec / best.e2eRecordsPerSec, 3),
             // The runs alternate and spread by ~10 % on two shared cores: the ratio of the means too.
