@@ -193,7 +193,10 @@ async function rebuildMetricsCommand(cfg: ReturnType<typeof config>): Promise<nu
     });
     process.stdout.write(
       `Rebuilt ${result.tables.join(', ')} from ${result.backfilled} requests stored before ${result.cutoff} ` +
-        `and every request stored since.\n`,
+        `and every request stored since.\n` +
+        (result.emptied.length
+          ? `Emptied ${result.emptied.join(', ')}: written before a migration moved their rows, which are in the rebuilt tables now.\n`
+          : ''),
     );
     return 0;
   } catch (err) {

@@ -205,7 +205,8 @@ export class ImpactService {
 
   /**
    * The consumer dimension of the regressed endpoints (docs/releases.md "Consumers a regression
-   * hits"): each consumer's calls of the endpoint in the same two windows, from consumers_minute,
+   * hits"): each consumer's calls of the endpoint in the same two windows, from the minute rows
+   * (consumers_minute_all),
    * judged by the same rule. Nothing is read when no endpoint regressed; an endpoint without calls
    * from consumers gets no list.
    */
@@ -253,8 +254,8 @@ export class ImpactService {
   }
 
   /**
-   * Per `method endpoint` of `endpoints`, per consumer: the two windows' samples. consumers_minute
-   * holds rows for calls with a consumer only, so a bucket without consumers reads no row.
+   * Per `method endpoint` of `endpoints`, per consumer: the two windows' samples. The minute rows
+   * of consumers are those of calls with a consumer only, so a bucket without consumers reads no row.
    */
   private async consumerSamples(
     filter: SampleFilter,
@@ -382,7 +383,7 @@ export class ImpactService {
     after: [number, number],
   ): Promise<Map<string, { before: WindowSample; after: WindowSample }>> {
     const s = (ms: number) => Math.floor(ms / 1000);
-    // A consumer's calls are in consumers_minute, of the same shape (007_consumers.sql).
+    // A consumer's calls are in its minute rows, of the same shape (007_consumers.sql).
     const table = filter.consumer !== undefined ? TABLES.consumersMinute : TABLES.requestsMinute;
     const rs = await this.ch.query({
       query: `SELECT method, endpoint, minute >= toDateTime({afterFrom:UInt32}, 'UTC') AS is_after,

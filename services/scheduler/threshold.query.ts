@@ -98,7 +98,7 @@ function num(v: unknown): number | null {
 
 /**
  * Per-consumer threshold triggers (docs/consumers.md): the three metrics of every consumer of one
- * scope over one window, from `consumers_minute` (rows without an environment count in every
+ * scope over one window, from the consumers' minute rows (rows without an environment count in every
  * environment, as above; a workflow for `*` watches every environment), with the latest name and
  * group the consumer's records carried.
  */

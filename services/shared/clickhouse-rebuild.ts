@@ -39,14 +39,23 @@ export const METRICS_VIEWS: readonly { view: string; from: string; to: string }[
   { view: 'requests_deleted_minute_mv', from: TABLES.requestsDeleted, to: TABLES.requestsMinute },
   { view: 'requests_rollup_mv', from: TABLES.requestsMinute, to: TABLES.requestsRollup },
   { view: 'requests_key_rollup_mv', from: TABLES.requestsMinute, to: TABLES.requestsKeyRollup },
-  { view: 'consumers_minute_mv', from: TABLES.requests, to: TABLES.consumersMinute },
-  { view: 'consumers_deleted_minute_mv', from: TABLES.requestsDeleted, to: TABLES.consumersMinute },
+  { view: 'consumers_minute_mv', from: TABLES.requests, to: TABLES.consumersMinuteByHour },
+  { view: 'consumers_deleted_minute_mv', from: TABLES.requestsDeleted, to: TABLES.consumersMinuteByHour },
   { view: 'consumer_labels_mv', from: TABLES.requests, to: TABLES.consumerLabels },
-  { view: 'consumers_rollup_mv', from: TABLES.consumersMinute, to: TABLES.consumersRollup },
+  { view: 'consumers_rollup_mv', from: TABLES.consumersMinuteByHour, to: TABLES.consumersRollup },
 ];
+
+/**
+ * Tables no view writes any more whose rows the queries still read (through a Merge table): the
+ * rebuilt copy of a view's target holds those rows too, so each is swapped for an empty copy.
+ */
+export const EMPTIED_TABLES: readonly string[] = [TABLES.consumersMinuteBefore];
 
 /** The tables the views write: what the command rebuilds. */
 export const METRICS_TARGETS: readonly string[] = [...new Set(METRICS_VIEWS.map((v) => v.to))];
+
+/** Every table swapped for its copy, the emptied ones first (so no row is read twice meanwhile). */
+export const SWAPPED_TABLES: readonly string[] = [...EMPTIED_TABLES, ...METRICS_TARGETS];
 
 const SOURCE = `${TABLES.requests}_rebuild_source`;
 const FEED = `${TABLES.requests}_rebuild_feed_mv`;
@@ -66,6 +75,8 @@ export interface RebuildResult {
   /** Rows of `requests` the backfill read. */
   backfilled: number;
   tables: readonly string[];
+  /** Tables left empty (EMPTIED_TABLES): their rows are in the rebuilt ones. */
+  emptied: readonly string[];
 }
 
 export interface RebuildOptions {
@@ -122,12 +133,12 @@ export async function rebuildMetrics(
   await cleanUp(run);
   const q = (name: string) => `${db}.${name}`;
   await run(`CREATE TABLE ${q(SOURCE)} AS ${q(TABLES.requests)} ENGINE = Null`);
-  for (const t of METRICS_TARGETS) await run(`CREATE TABLE ${q(shadow(t))} AS ${q(t)}`);
+  for (const t of SWAPPED_TABLES) await run(`CREATE TABLE ${q(shadow(t))} AS ${q(t)}`);
   // Each view's SELECT as the server stores it (names qualified by the database), reading the
   // Null source for `requests` and the shadow tables for the live targets.
   const renamed = new Map<string, string>([
     [TABLES.requests, SOURCE],
-    ...METRICS_TARGETS.map((t): [string, string] => [t, shadow(t)]),
+    ...SWAPPED_TABLES.map((t): [string, string] => [t, shadow(t)]),
   ]);
   for (const { view, to } of METRICS_VIEWS) {
     const select = views
@@ -161,14 +172,22 @@ export async function rebuildMetrics(
   );
 
   await (options.swapLock ?? noViewInsertLock)(async () => {
-    for (const t of METRICS_TARGETS) {
+    for (const t of SWAPPED_TABLES) {
       await run(`EXCHANGE TABLES ${q(t)} AND ${q(shadow(t))}`);
       await options.onProgress?.({ step: 'swapped', table: t });
     }
   });
   await cleanUp(run);
-  log.info({ tables: METRICS_TARGETS }, 'metrics tables swapped for their rebuilt copies');
-  return { cutoff: new Date(cutoffMs).toISOString(), backfilled: Number(n), tables: METRICS_TARGETS };
+  log.info(
+    { tables: METRICS_TARGETS, emptied: EMPTIED_TABLES },
+    'metrics tables swapped for their rebuilt copies',
+  );
+  return {
+    cutoff: new Date(cutoffMs).toISOString(),
+    backfilled: Number(n),
+    tables: METRICS_TARGETS,
+    emptied: EMPTIED_TABLES,
+  };
 }
 
 /** Every migration file must be applied: the views and tables are the current schema's. */
@@ -210,8 +229,7 @@ async function cleanUp(run: (query: string) => Promise<unknown>): Promise<void> 
   await run(`DROP VIEW IF EXISTS ${FEED} SYNC`);
   for (const view of [...METRICS_VIEWS.map((v) => v.view), ...RETIRED.views])
     await run(`DROP VIEW IF EXISTS ${shadow(view)} SYNC`);
-  for (const t of [...METRICS_TARGETS, ...RETIRED.tables])
-    await run(`DROP TABLE IF EXISTS ${shadow(t)} SYNC`);
+  for (const t of [...SWAPPED_TABLES, ...RETIRED.tables]) await run(`DROP TABLE IF EXISTS ${shadow(t)} SYNC`);
   await run(`DROP TABLE IF EXISTS ${SOURCE} SYNC`);
 }
 

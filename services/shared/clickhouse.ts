@@ -342,7 +342,8 @@ const RETENTION_TTLS: readonly { table: string; from: string }[] = [
   { table: TABLES.requestsRollup, from: 't' },
   { table: TABLES.requestsKeyRollup, from: 't' },
   { table: TABLES.excludedMinute, from: 'minute' },
-  { table: TABLES.consumersMinute, from: 'minute' },
+  { table: TABLES.consumersMinuteByHour, from: 'minute' },
+  { table: TABLES.consumersMinuteBefore, from: 'minute' },
   { table: TABLES.consumersRollup, from: 't' },
 ];
 

@@ -4,12 +4,13 @@ import { TABLES } from './tables.js';
 
 /**
  * The seal of `consumers_rollup`'s hour, day and week blocks (012_consumer_day_blocks_sealed.sql,
- * 014_consumer_hour_blocks_sealed.sql, docs/consumers.md "Storage and cost").
+ * 014_consumer_hour_blocks_sealed.sql, 015_consumer_minutes_by_hour.sql, docs/consumers.md
+ * "Storage and cost").
  *
  * consumers_rollup_mv writes an hour, day or week block only when the block has ended at the
  * insert; the rows of a block still open then reach it here, once the block has ended:
- * 1. per ended hour, the difference between its minute rows and its hour rows, per consumer and
- *    environment, is inserted as hour rows (nothing when they agree, so a second run inserts
+ * 1. per ended hour, the difference between its minute rows (consumers_minute_all) and its hour
+ *    rows, per consumer and environment, is inserted as hour rows (nothing when they agree, so a second run inserts
  *    nothing); a `level = 0` row of account '' and consumer 'hours' records the instant up to
  *    which every hour block is complete;
  * 2. then per ended day the same between its hour rows and its day rows, and per ended week
@@ -131,12 +132,11 @@ export async function sealConsumerRollup(ch: ClickHouseClient, opts: SealOptions
     ...(opts.cluster ? { distributed_foreground_insert: 1 } : {}),
   };
   const run = (query: string) => ch.command({ query, clickhouse_settings: settings });
-  const starts = async (levels: string, width: number, lo: number, hi: number): Promise<number[]> => {
+  /** The starts of the `width`-second blocks holding a row of `source` (blockSource). */
+  const starts = async (source: string, width: number): Promise<number[]> => {
     const rs = await ch.query({
-      query: `SELECT DISTINCT intDiv(toUInt32(t), {w:UInt32}) * {w:UInt32} AS b FROM ${TABLES.consumersRollup}
-        WHERE level IN (${levels}) AND t >= toDateTime({lo:UInt32}, 'UTC') AND t < toDateTime({hi:UInt32}, 'UTC')
-        ORDER BY b`,
-      query_params: { w: width, lo, hi },
+      query: `SELECT DISTINCT intDiv(toUInt32(t), {w:UInt32}) * {w:UInt32} AS b FROM (${source}) ORDER BY b`,
+      query_params: { w: width },
       format: 'JSONEachRow',
     });
     return (await rs.json<{ b: number | string }>()).map((r) => Number(r.b));
@@ -153,7 +153,7 @@ export async function sealConsumerRollup(ch: ClickHouseClient, opts: SealOptions
     // seal: the hours before it are complete (written at every insert before 014, or read by it).
     const since = prev.hours ?? prev.days;
     const from = Math.max(kept, opts.from ?? (since === null ? kept : since - RECHECK_HOURS * HOUR));
-    const hours = from < hourTarget ? await starts('1, 60', HOUR, from, hourTarget) : [];
+    const hours = from < hourTarget ? await starts(blockSource(1, 60, from, hourTarget), HOUR) : [];
     // One statement per UTC day of them: its groups are the day's hour rows, which the day's seal
     // reads in one statement too.
     // `hours` is sorted, so each day's first and last hour bound its statement.
@@ -174,10 +174,10 @@ export async function sealConsumerRollup(ch: ClickHouseClient, opts: SealOptions
   // Their hours are complete: the hours' seal above reaches past the day's end.
   if (opts.from !== undefined || prev.days === null || target > prev.days) {
     const from = Math.max(kept, opts.from ?? (prev.days === null ? kept : prev.days - RECHECK_DAYS * DAY));
-    const days = from < target ? await starts('60, 1440', DAY, from, target) : [];
+    const days = from < target ? await starts(blockSource(60, 1440, from, target), DAY) : [];
     for (const d of days) await run(differenceSql(60, 1440, d, d + DAY));
     const weekFrom = Math.max(kept, Math.floor((from - WEEK) / WEEK) * WEEK);
-    const weeks = (await starts('1440, 10080', WEEK, weekFrom, target)).filter(
+    const weeks = (await starts(blockSource(1440, 10080, weekFrom, target), WEEK)).filter(
       (w) => w >= kept && w + WEEK > from && w + WEEK <= target,
     );
     for (const w of weeks) await run(differenceSql(1440, 10080, w, w + WEEK));
@@ -187,6 +187,25 @@ export async function sealConsumerRollup(ch: ClickHouseClient, opts: SealOptions
     result.sealedThrough = Math.max(target, prev.days ?? 0);
   }
   return result;
+}
+
+/** The columns of a block row: consumers_rollup's, which the minute rows have too (but `level` and `t`). */
+const ROW_COLUMNS = [...SUMS, 'duration_min', 'duration_max', 'duration_hist'].join(', ');
+
+/**
+ * The rows of levels `src` and `lv` in [a, b) as consumers_rollup rows (`level`, `t`, the keys and
+ * ROW_COLUMNS): level 1 is the minute rows (consumers_minute_all: 015_consumer_minutes_by_hour.sql),
+ * every other level consumers_rollup's blocks. The seals' own rows (account '') are left out.
+ */
+function blockSource(src: number, lv: number, a: number, b: number): string {
+  const range = (col: string) => `${col} >= toDateTime(${a}, 'UTC') AND ${col} < toDateTime(${b}, 'UTC')`;
+  const rollup = (levels: string) =>
+    `SELECT account_sid, bucket_sid, level, t, consumer_id, environment_sid, ${ROW_COLUMNS}
+      FROM ${TABLES.consumersRollup} WHERE level IN (${levels}) AND ${range('t')} AND account_sid != ''`;
+  if (src !== 1) return rollup(`${src}, ${lv}`);
+  return `SELECT account_sid, bucket_sid, toUInt16(1) AS level, minute AS t, consumer_id, environment_sid, ${ROW_COLUMNS}
+      FROM ${TABLES.consumersMinute} WHERE ${range('minute')}
+    UNION ALL ${rollup(String(lv))}`;
 }
 
 /**
@@ -218,10 +237,7 @@ function differenceSql(src: number, lv: number, a: number, b: number): string {
         minIf(duration_min, level = ${src}) AS d_min,
         maxIf(duration_max, level = ${src}) AS d_max,
         sumMap(if(level = ${lv}, mapApply((k, v) -> (k, -v), duration_hist), duration_hist)) AS d_hist
-      FROM ${TABLES.consumersRollup}
-      WHERE level IN (${src}, ${lv})
-        AND t >= toDateTime(${a}, 'UTC') AND t < toDateTime(${b}, 'UTC')
-        AND account_sid != ''
+      FROM (${blockSource(src, lv, a, b)})
       GROUP BY a_sid, b_sid, blk, c_id, e_sid
       HAVING ${COUNTS.map((c) => `d_${c} != 0`).join(' OR ')} OR notEmpty(mapFilter((k, v) -> v != 0, d_hist))
     )`;

@@ -11,9 +11,16 @@ export const TABLES = {
   requestsKeyRollup: 'requests_key_rollup',
   /** Records dropped by exclusion rules, per bucket and minute (003_excluded.sql). */
   excludedMinute: 'excluded_minute',
-  /** requests_minute per consumer, rows with a consumer only (007_consumers.sql). */
-  consumersMinute: 'consumers_minute',
-  /** consumers_minute per consumer and environment in minute, hour, day and week blocks (008, 009, 011). */
+  /**
+   * requests_minute per consumer, rows with a consumer only: the Merge table reading both tables
+   * below as one (015_consumer_minutes_by_hour.sql). Every query of consumers' minute rows reads it.
+   */
+  consumersMinute: 'consumers_minute_all',
+  /** The minute rows the views write, keyed by hour, then consumer (015). */
+  consumersMinuteByHour: 'consumers_minute_by_hour',
+  /** The minute rows written before 015, keyed by consumer first (007): read, not written, until the TTL. */
+  consumersMinuteBefore: 'consumers_minute',
+  /** consumers' minute rows per consumer and environment in hour, day and week blocks (008, 009, 012, 014, 015). */
   consumersRollup: 'consumers_rollup',
   /** Per bucket and consumer: first/last seen and the latest name and group records carried. */
   consumerLabels: 'consumer_labels',
@@ -28,7 +35,8 @@ export const BUCKET_TABLES: readonly string[] = [
   TABLES.requestsRollup,
   TABLES.requestsKeyRollup,
   TABLES.excludedMinute,
-  TABLES.consumersMinute,
+  TABLES.consumersMinuteByHour,
+  TABLES.consumersMinuteBefore,
   TABLES.consumersRollup,
   TABLES.consumerLabels,
 ];

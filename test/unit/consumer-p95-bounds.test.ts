@@ -102,7 +102,8 @@ beforeAll(async () => {
     query: `DELETE FROM ${TABLES.requests} WHERE ${match}`,
     query_params: { a: ACCOUNT, v: victims },
   });
-  // Minute rows without the moments (columns left at their default 0), a minute ago.
+  // Minute rows without the moments (columns left at their default 0), a minute ago, in the table
+  // rows were written to before 009 (and 015).
   const minute = Math.floor((NOW - 60_000) / 60_000) * 60;
   const old = [];
   for (let c = 0; c < CONSUMERS; c++)
@@ -111,7 +112,7 @@ beforeAll(async () => {
         `('${ACCOUNT}', '${BUCKET}', 'cus_${c}', ${minute}, 'prod01', 'GET', 200, '/v1/old', 10, 0, 0, 0, 50000, 10, 5000, 5000, map(toInt16(round(log2(5000) * 50)), toInt64(10)))`,
       );
   await ch.command({
-    query: `INSERT INTO ${TABLES.consumersMinute} (account_sid, bucket_sid, consumer_id, minute, environment_sid, method,
+    query: `INSERT INTO ${TABLES.consumersMinuteBefore} (account_sid, bucket_sid, consumer_id, minute, environment_sid, method,
               status_code, endpoint, requests, errors, blocked, bytes, duration_sum, duration_count, duration_min,
               duration_max, duration_hist) VALUES ${old.join(', ')}`,
   });

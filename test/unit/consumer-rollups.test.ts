@@ -24,10 +24,10 @@ import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 /**
  * The rollups keyed by consumer (008_consumer_and_key_rollups.sql) against a real chDB: every block of
- * every level holds exactly the sums of the consumers_minute rows inside it (counts, durations,
- * min/max and the histogram entry by entry), filled by the views as records arrive, kept when the
- * migration runs again, rebuilt by rebuild-metrics, and a deleted request leaves them as it leaves
- * consumers_minute. Records without a consumer add no rollup row.
+ * every level holds exactly the sums of the minute rows inside it (consumers_minute_all: counts,
+ * durations, min/max and the histogram entry by entry), filled by the views and the seal, kept
+ * when the migration runs again, rebuilt by rebuild-metrics, and a deleted request leaves them as
+ * it leaves the minute rows. Records without a consumer add no rollup row.
  */
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapline-consumer-rollups-'));
 const cfg = embeddedClickHouse(dir);
@@ -96,7 +96,7 @@ const SUMS = `toInt64(sum(requests)) AS n, toInt64(sum(errors)) AS e, toInt64(su
   toString(mapFilter((k, v) -> v != 0, sumMap(duration_hist))) AS h`;
 
 /**
- * Per level: the rollup's rows summed per key and block, and consumers_minute summed the same way
+ * Per level: the rollup's rows summed per key and block, and the minute rows summed the same way
  * (the block of each minute computed here), both sorted. `keys` are the rollup's key columns
  * besides account, bucket, level and t.
  */
@@ -120,7 +120,7 @@ async function compare(
     minute.push(
       ...(await rows(
         `SELECT ${lv} AS lv, intDiv(toUInt32(minute), ${lv * 60}) * ${lv * 60} AS b, ${keys}, ${sums}
-         FROM consumers_minute GROUP BY b, ${keys} HAVING b + ${lv * 60} <= ${endedBy} ORDER BY b, ${keys}`,
+         FROM consumers_minute_all GROUP BY b, ${keys} HAVING b + ${lv * 60} <= ${endedBy} ORDER BY b, ${keys}`,
       )),
     );
   }
@@ -128,7 +128,7 @@ async function compare(
 }
 
 /** Every block of `levels` (or those ended by `endedBy`) holds the sums of its minute rows. */
-async function expectRollupsEqualMinutes(endedBy?: number, levels = [1, 60, 1440, 10080]): Promise<void> {
+async function expectRollupsEqualMinutes(endedBy?: number, levels = [60, 1440, 10080]): Promise<void> {
   // consumers_rollup also sums the duration moments (009_consumer_duration_moments.sql; the
   // durations are multiples of 0.1 ms, so the sum of squares times 100 is a whole number).
   const perConsumer = await compare(
@@ -152,8 +152,8 @@ async function rowCount(): Promise<number> {
   return Number(r!.n);
 }
 
-describe('consumer rollups (008_consumer_and_key_rollups.sql, 009_consumer_duration_moments.sql, 012_consumer_day_blocks_sealed.sql, 014_consumer_hour_blocks_sealed.sql, chDB)', () => {
-  it('hold the sums of consumers_minute per consumer and block at every level, from records with a consumer only', async () => {
+describe('consumer rollups (008_consumer_and_key_rollups.sql, 009_consumer_duration_moments.sql, 012_consumer_day_blocks_sealed.sql, 014_consumer_hour_blocks_sealed.sql, 015_consumer_minutes_by_hour.sql, chDB)', () => {
+  it('hold the sums of the minute rows per consumer and block at every level, from records with a consumer only', async () => {
     const writer = new RequestsWriter(ch);
     const records = Array.from({ length: 600 }, (_, i) => record(i));
     await writer.insert(
@@ -165,7 +165,9 @@ describe('consumer rollups (008_consumer_and_key_rollups.sql, 009_consumer_durat
       'unit:rollup:300-599',
     );
     const withConsumer = records.filter((r) => r.consumer).length;
-    const [minute] = await rows<{ n: number }>('SELECT toInt64(sum(requests)) AS n FROM consumers_minute');
+    const [minute] = await rows<{ n: number }>(
+      'SELECT toInt64(sum(requests)) AS n FROM consumers_minute_all',
+    );
     expect(Number(minute!.n)).toBe(withConsumer);
     // The view writes an hour, day or week block only when it has ended at the insert.
     const at = Math.floor(Date.now() / 1000);
@@ -184,9 +186,9 @@ describe('consumer rollups (008_consumer_and_key_rollups.sql, 009_consumer_durat
     expect(ended(60)).toBeLessThan(withConsumer);
     expect(ended(1440)).toBeGreaterThan(0);
     expect(ended(1440)).toBeLessThan(withConsumer);
+    // No single minutes: those are the minute rows' (015_consumer_minutes_by_hour.sql).
     expect(await levels()).toEqual(
       [
-        [1, withConsumer],
         [60, ended(60)],
         [1440, ended(1440)],
         [10080, ended(10080)],
@@ -204,7 +206,7 @@ describe('consumer rollups (008_consumer_and_key_rollups.sql, 009_consumer_durat
     expect(sealed.hoursSealedThrough).toBe(hour);
     expect(await sealedThrough(ch)).toEqual({ days: midnight, hours: hour });
     await expectRollupsEqualMinutes(midnight);
-    await expectRollupsEqualMinutes(hour, [1, 60]);
+    await expectRollupsEqualMinutes(hour, [60]);
     // The queries read the hours after the seal from single minutes: the same figures as from
     // minutes alone, where claiming the current hour sealed would miss its records (a range to the
     // hour's end, so that it holds the whole hour block).
@@ -236,7 +238,6 @@ describe('consumer rollups (008_consumer_and_key_rollups.sql, 009_consumer_durat
     expect(all.weeks).toBeGreaterThanOrEqual(1);
     expect(await levels()).toEqual([
       [0, 0],
-      [1, withConsumer],
       [60, withConsumer],
       [1440, withConsumer],
       [10080, withConsumer],
@@ -292,19 +293,19 @@ describe('consumer rollups (008_consumer_and_key_rollups.sql, 009_consumer_durat
   }, 60_000);
 
   it('are kept when the migration runs again, rebuilt by rebuild-metrics, and follow a deletion', async () => {
-    const before = await compare('consumers_rollup', [1, 60], 'consumer_id');
+    const before = await compare('consumers_rollup', [60], 'consumer_id');
     await ch.command({
       // The newest migration of these views (it drops and creates them again).
-      query: `ALTER TABLE tapline.schema_migrations DELETE WHERE name = '014_consumer_hour_blocks_sealed.sql'`,
+      query: `ALTER TABLE tapline.schema_migrations DELETE WHERE name = '015_consumer_minutes_by_hour.sql'`,
       clickhouse_settings: { mutations_sync: '2' },
     });
     expect(await migrateClickHouse(ch, cfg, log)).toBe(1);
-    expect(await compare('consumers_rollup', [1, 60], 'consumer_id')).toEqual(before);
+    expect(await compare('consumers_rollup', [60], 'consumer_id')).toEqual(before);
     await expectRollupsEqualMinutes();
     expect((await rebuildMetrics(ch, cfg, log, { marginMs: 0 })).backfilled).toBe(600);
     // The rebuild writes the hours that have ended; the current one comes from the seal below.
     const ended = Math.floor(Date.now() / 1000 / HOUR) * HOUR;
-    expect((await compare('consumers_rollup', [1, 60], 'consumer_id', SUMS, ended)).rollup).toEqual(
+    expect((await compare('consumers_rollup', [60], 'consumer_id', SUMS, ended)).rollup).toEqual(
       before.rollup.filter((r) => {
         const { lv, b } = r as { lv: number; b: number };
         return b + lv * 60 <= ended;

@@ -131,7 +131,7 @@ async function counts(): Promise<Record<string, number>> {
         (SELECT sum(requests) FROM requests_minute) AS minute,
         (SELECT sum(requests) FROM requests_rollup WHERE dim = 'all' AND level = 1440 AND environment_sid = '*') AS day,
         (SELECT sum(requests) FROM requests_key_rollup WHERE level = 60) AS key_hour,
-        (SELECT sum(requests) FROM consumers_minute) AS consumers,
+        (SELECT sum(requests) FROM consumers_minute_all) AS consumers,
         (SELECT sum(requests) FROM consumers_rollup WHERE level = 10080) AS consumers_week,
         (SELECT count() FROM system.tables WHERE database = currentDatabase() AND name LIKE '%rebuild%') AS leftovers`,
       format: 'JSONEachRow',
@@ -159,7 +159,7 @@ describe('npm run admin -- rebuild-metrics (ClickHouse server)', () => {
       'requests_minute',
       'requests_rollup',
       'requests_key_rollup',
-      'consumers_minute',
+      'consumers_minute_by_hour',
       'consumers_rollup',
     ]) {
       await ch.command({ query: `TRUNCATE TABLE ${t}` });
@@ -178,7 +178,7 @@ describe('npm run admin -- rebuild-metrics (ClickHouse server)', () => {
     await insert('after', 10);
     expect(r.stderr).toContain('rebuild-metrics: swapped consumers_rollup');
     expect(r.stdout).toMatch(
-      /^Rebuilt requests_minute, .* from \d+ requests stored before .* and every request stored since\.\n$/,
+      /^Rebuilt requests_minute, .* from \d+ requests stored before .* and every request stored since\.\nEmptied consumers_minute: .*\.\n$/,
     );
     expect(r.code).toBe(0);
     expect(batches).toBeGreaterThan(3);

@@ -8,9 +8,9 @@ import { labelsSql, overrideParams, type Override } from './consumer-labels.js';
 
 /**
  * The ClickHouse queries of the consumers' figures (docs/consumers.md): counts and percentiles from
- * the rollup keyed by consumer (`consumers_rollup`: 008_consumer_and_key_rollups.sql, sums of
- * `consumers_minute` rows with the endpoint metrics' histograms, so the same percentile method and
- * error bound), first/last seen and the effective labels (consumer-labels.ts).
+ * the rollup keyed by consumer (`consumers_rollup`: 008_consumer_and_key_rollups.sql, sums of the
+ * consumers' minute rows with the endpoint metrics' histograms, so the same percentile method and
+ * error bound) and those minute rows, first/last seen and the effective labels (consumer-labels.ts).
  */
 
 /** A row of consumerStatsSql. */
@@ -55,7 +55,7 @@ const VALUE_COLUMNS = [
 ];
 /** The columns of the counts alone. */
 const COUNT_COLUMNS = ['requests', 'errors'];
-/** The columns a percentile's bounds read: no histogram (consumers_rollup only). */
+/** The columns a percentile's bounds read: no histogram. */
 export const BOUND_COLUMNS = [
   'requests',
   'duration_count',
@@ -115,9 +115,9 @@ export const P95_LOWER_BOUND = `if(${N} > 0,
   -1)`;
 
 /**
- * Block lengths (minutes) of consumers_rollup: single minutes, an hour, a UTC day and a week (7
- * UTC days from an epoch-aligned Thursday; 009_consumer_duration_moments.sql). Hour blocks are
- * complete up to the hours' seal only, day and week blocks up to the days' seal
+ * Block lengths (minutes): single minutes (the minute rows), and consumers_rollup's hour, UTC day
+ * and week (7 UTC days from an epoch-aligned Thursday; 009_consumer_duration_moments.sql). Hour
+ * blocks are complete up to the hours' seal only, day and week blocks up to the days' seal
  * (012_consumer_day_blocks_sealed.sql, 014_consumer_hour_blocks_sealed.sql): after them the range
  * is covered by hours and minutes, then by minutes alone.
  */
@@ -143,15 +143,13 @@ export function consumerSegments(scope: MetricsScope, sealed: Sealed): Segment[]
 /**
  * The aggregate rows of `segments` (consumerSegments), as one subquery of `keys` plus the columns
  * the merges read (MERGE: counts, and the histogram with min/max for percentiles): whole blocks of
- * `rollup`, and single minutes from `rollup`'s own level-1 rows (`ownMinutes`) or else from
- * consumers_minute. Every row is a sum of consumers_minute rows, each minute of the range is in
- * exactly one block read, so the merged figures equal those of the minute rows. `where` scopes
- * both tables; the block bounds are added to `params`.
+ * consumers_rollup, and single minutes from the minute rows (consumers_minute_all,
+ * 015_consumer_minutes_by_hour.sql). Every row is a sum of minute rows, each minute of the range
+ * is in exactly one block read, so the merged figures equal those of the minute rows. `where`
+ * scopes both tables; the block bounds are added to `params`.
  */
 export function blockRows(
   segments: readonly Segment[],
-  ownMinutes: boolean,
-  rollup: string,
   where: string,
   params: Record<string, unknown>,
   keys: readonly string[],
@@ -163,15 +161,17 @@ export function blockRows(
   segments.forEach((seg, k) => {
     params[`sf${k}`] = seg.from;
     params[`st${k}`] = seg.to;
-    const col = seg.level === 1 && !ownMinutes ? 'minute' : 't';
+    const col = seg.level === 1 ? 'minute' : 't';
     const range = `${col} >= toDateTime({sf${k}:UInt32}, 'UTC') AND ${col} <= toDateTime({st${k}:UInt32}, 'UTC')`;
-    if (seg.level === 1 && !ownMinutes) minutes.push(`(${range})`);
+    if (seg.level === 1) minutes.push(`(${range})`);
     else blocks.push(`(level = ${seg.level} AND ${range})`);
   });
   const parts: string[] = [];
   // An empty range still needs one SELECT: `0` reads nothing.
   if (blocks.length || !minutes.length)
-    parts.push(`SELECT ${cols} FROM ${rollup} WHERE ${where} AND (${blocks.join(' OR ') || '0'})`);
+    parts.push(
+      `SELECT ${cols} FROM ${TABLES.consumersRollup} WHERE ${where} AND (${blocks.join(' OR ') || '0'})`,
+    );
   if (minutes.length)
     parts.push(`SELECT ${cols} FROM ${TABLES.consumersMinute} WHERE ${where} AND (${minutes.join(' OR ')})`);
   return parts.join('\n          UNION ALL ');
@@ -193,7 +193,7 @@ export function scopeFilter(s: ConsumerScope): { where: string; params: Record<s
 }
 
 /**
- * The consumers_rollup rows of a scope (blockRows), narrowed to one consumer (`id`) or a list
+ * The block and minute rows of a scope (blockRows), narrowed to one consumer (`id`) or a list
  * (`ids`), with the aggregate columns `values`; `labelsWhere` scopes consumer_labels the same way.
  */
 export function consumerSource(
@@ -226,13 +226,12 @@ export function consumerSource(
     labelsWhere.push('consumer_id IN {ids:Array(String)}');
     params.ids = opts.ids;
   }
-  // One consumer or a list of them: consumers_rollup's key is the block, then the consumer, so
-  // the primary index keeps in each block read only the granules whose span of ids holds them
-  // (011_consumer_endpoints_from_minutes.sql, test/unit/consumer-key.test.ts).
+  // One consumer or a list of them: consumers_rollup's key is the block, then the consumer, and
+  // the minute rows' the hour, then the consumer, so the primary index keeps in each block or
+  // hour read only the granules whose span of ids holds them (011_consumer_endpoints_from_minutes.sql,
+  // 015_consumer_minutes_by_hour.sql, test/unit/consumer-key.test.ts).
   const source = blockRows(
     consumerSegments(scope, s.sealed ?? { days: null, hours: null }),
-    true,
-    TABLES.consumersRollup,
     filters.join(' AND '),
     params,
     ['consumer_id'],

@@ -254,9 +254,9 @@ export class ConsumersRepository extends ConsumerSettingsRepository {
       filters.push('environment_sid = {e:String}');
       params.e = s.environmentSid;
     }
-    // The endpoints from the consumer's minute rows: consumers_minute is keyed by consumer first,
-    // so its index reads this consumer's rows of the range only (a busy consumer's month is a few
-    // hundred thousand rows; bench/README.md "API consumers").
+    // The endpoints from the consumer's minute rows, keyed by hour, then consumer (and before 015
+    // by consumer first): the index reads this consumer's granules of each hour of the range only
+    // (015_consumer_minutes_by_hour.sql; bench/README.md "API consumers").
     filters.push("minute >= toDateTime({from:UInt32}, 'UTC') AND minute <= toDateTime({to:UInt32}, 'UTC')");
     params.from = scope.from;
     params.to = scope.to;

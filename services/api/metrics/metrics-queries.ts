@@ -72,7 +72,7 @@ type Dim = 'all' | 'method' | 'status' | 'endpoint' | 'error';
 
 /**
  * groupBy -> (rollup dimension and group expression, the same group from a requests_minute row).
- * A consumer or group has no rollup row: those groupings read `consumers_minute` only, the group
+ * A consumer or group has no rollup row: those groupings read the consumers' minute rows only, the group
  * from the effective labels joined as `lb` (consumer-labels.ts).
  */
 const GROUPS: Record<GroupBy, { dim: Dim; rollup: string; minute: string }> = {
@@ -113,7 +113,7 @@ const QUERY_SETTINGS = 'SETTINGS optimize_use_implicit_projections = 0';
  */
 interface Blocks {
   params: Record<string, unknown>;
-  /** the single minutes' table: requests_minute, or consumers_minute for a consumer scope */
+  /** the single minutes' table: requests_minute, or consumers_minute_all for a consumer scope */
   minuteTable: string;
   filters: string;
   rollupFilters: string;
@@ -143,8 +143,8 @@ function blocksOf(
   filter('environment_sid = {e:String}', 'e', s.environmentSid);
   filter('endpoint = {ep:String}', 'ep', s.endpoint);
   filter('toString(method) = {mt:String}', 'mt', s.method);
-  // A consumer scope (a consumer, a group, or a grouping by either) reads consumers_minute, which
-  // holds only the rows with a consumer, minute by minute (007_consumers.sql).
+  // A consumer scope (a consumer, a group, or a grouping by either) reads the consumers' minute
+  // rows, which hold only the calls with a consumer (007_consumers.sql, 015).
   filter('consumer_id = {cid:String}', 'cid', s.consumer);
   filter(IN_GROUP, 'grp', s.group);
   const byConsumer =
@@ -310,7 +310,7 @@ function histogramSource(
 
 const COUNT_COLUMNS = 'requests, errors, duration_sum, duration_count';
 
-/** Each consumers_minute row's consumer labels (`lb.grp`: its group), for groupBy=group. */
+/** Each consumer minute row's consumer labels (`lb.grp`: its group), for groupBy=group. */
 const LABELS_JOIN = ` LEFT JOIN (${labelsSql('account_sid = {a:String}')}) AS lb ON lb.cid = consumer_id`;
 
 /** Per interval plus the whole range (tb NULL): counts, min/max/avg and merged percentiles. */

@@ -32,7 +32,7 @@ export interface MetricsFilters {
   method?: string;
   /**
    * one consumer id and/or the consumers of one group (docs/consumers.md): read from
-   * `consumers_minute`, like a grouping by consumer or group
+   * the consumers' minute rows, like a grouping by consumer or group
    */
   consumer?: string;
   group?: string;
