@@ -9,8 +9,8 @@ import { TABLES } from './tables.js';
  *
  * consumers_rollup_mv writes an hour, day or week block only when the block has ended at the
  * insert; the rows of a block still open then reach it here, once the block has ended:
- * 1. per ended hour, the difference between its minute rows (consumers_minute_all) and its hour
- *    rows, per consumer and environment, is inserted as hour rows (nothing when they agree, so a second run inserts
+ * 1. per ended hour, the difference between its minute rows (blockSource) and its hour rows, per
+ *    consumer and environment, is inserted as hour rows (nothing when they agree, so a second run inserts
  *    nothing); a `level = 0` row of account '' and consumer 'hours' records the instant up to
  *    which every hour block is complete;
  * 2. then per ended day the same between its hour rows and its day rows, and per ended week
@@ -194,18 +194,19 @@ const ROW_COLUMNS = [...SUMS, 'duration_min', 'duration_max', 'duration_hist'].j
 
 /**
  * The rows of levels `src` and `lv` in [a, b) as consumers_rollup rows (`level`, `t`, the keys and
- * ROW_COLUMNS): level 1 is the minute rows (consumers_minute_all: 015_consumer_minutes_by_hour.sql),
- * every other level consumers_rollup's blocks. The seals' own rows (account '') are left out.
+ * ROW_COLUMNS), the seals' own rows (account '') left out. Level 1, single minutes, is
+ * consumers_rollup's own level-1 rows (written by every insert before
+ * 015_consumer_minutes_by_hour.sql) and consumers_minute_by_hour's rows (every insert since), as
+ * the queries read them (consumer-stats.sql.ts blockRows).
  */
 function blockSource(src: number, lv: number, a: number, b: number): string {
   const range = (col: string) => `${col} >= toDateTime(${a}, 'UTC') AND ${col} < toDateTime(${b}, 'UTC')`;
-  const rollup = (levels: string) =>
-    `SELECT account_sid, bucket_sid, level, t, consumer_id, environment_sid, ${ROW_COLUMNS}
-      FROM ${TABLES.consumersRollup} WHERE level IN (${levels}) AND ${range('t')} AND account_sid != ''`;
-  if (src !== 1) return rollup(`${src}, ${lv}`);
-  return `SELECT account_sid, bucket_sid, toUInt16(1) AS level, minute AS t, consumer_id, environment_sid, ${ROW_COLUMNS}
-      FROM ${TABLES.consumersMinute} WHERE ${range('minute')}
-    UNION ALL ${rollup(String(lv))}`;
+  const rollup = `SELECT account_sid, bucket_sid, level, t, consumer_id, environment_sid, ${ROW_COLUMNS}
+      FROM ${TABLES.consumersRollup} WHERE level IN (${src}, ${lv}) AND ${range('t')} AND account_sid != ''`;
+  if (src !== 1) return rollup;
+  return `${rollup}
+    UNION ALL SELECT account_sid, bucket_sid, toUInt16(1) AS level, minute AS t, consumer_id, environment_sid, ${ROW_COLUMNS}
+      FROM ${TABLES.consumersMinuteByHour} WHERE ${range('minute')}`;
 }
 
 /**

@@ -20,7 +20,10 @@ export const TABLES = {
   consumersMinuteByHour: 'consumers_minute_by_hour',
   /** The minute rows written before 015, keyed by consumer first (007): read, not written, until the TTL. */
   consumersMinuteBefore: 'consumers_minute',
-  /** consumers' minute rows per consumer and environment in hour, day and week blocks (008, 009, 012, 014, 015). */
+  /**
+   * consumers' minute rows per consumer and environment in hour, day and week blocks (008, 009,
+   * 012, 014), and in single minutes for the inserts before 015.
+   */
   consumersRollup: 'consumers_rollup',
   /** Per bucket and consumer: first/last seen and the latest name and group records carried. */
   consumerLabels: 'consumer_labels',

@@ -39,6 +39,7 @@ import {
   withQuerySettings,
 } from '../../services/shared/clickhouse.js';
 import { sealConsumerRollup } from '../../services/shared/consumer-seal.js';
+import { consumerWindowMetrics } from '../../services/scheduler/threshold.query.js';
 import { parseConfig } from '../../services/shared/config.js';
 import { logger } from '../../services/shared/logger.js';
 import { TABLES } from '../../services/shared/tables.js';
@@ -347,6 +348,22 @@ async function queryBench(): Promise<void> {
         );
       }
     }
+    // A per-consumer threshold's evaluation (threshold.query.ts): every consumer's last 10 minutes,
+    // at the set's last minute (the scheduler asks this every minute per workflow).
+    const last = await count(
+      `SELECT toUInt32(max(created_at)) AS v FROM ${TABLES.requests} WHERE account_sid = '${ACCOUNT}' AND bucket_sid = '${BUCKET}'`,
+    );
+    const t = await time(() =>
+      consumerWindowMetrics(
+        ch,
+        { accountSid: ACCOUNT, bucketSid: BUCKET, environmentSid: '*' },
+        600,
+        new Date(last * 1000),
+      ),
+    );
+    console.log(
+      `  10 min   per-consumer threshold window        ${t.median.toFixed(1).padStart(8)} ${t.p95.toFixed(1).padStart(8)}   cpu ${t.cpu.toFixed(1).padStart(8)}   first ${t.first.toFixed(0).padStart(6)}`,
+    );
   } finally {
     await ch.close();
     if (!KEEP && !flag('dir')) fs.rmSync(dir, { recursive: true, force: true });

@@ -21,6 +21,7 @@ import {
 } from '../../services/shared/clickhouse-rebuild.js';
 import { TABLES } from '../../services/shared/tables.js';
 import { sealConsumerRollup } from '../../services/shared/consumer-seal.js';
+import { consumerStatsSql } from '../../services/api/consumers/consumer-stats.sql.js';
 import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
 
 /**
@@ -108,7 +109,8 @@ async function schema(): Promise<Record<string, string>> {
  * out (sumMap keeps an entry whose counts sum to 0). The consumers' minute rows are the rows the
  * queries read: both minute tables through consumers_minute_all from 015 on
  * (015_consumer_minutes_by_hour.sql), `consumers_minute` before, summed per key under that name;
- * consumers_rollup's single minutes (written before 015, read by nothing since) are left out.
+ * consumers_rollup's single minutes (the same minutes per consumer and environment, written before
+ * 015 only) are left out.
  */
 async function aggregates(seal = true): Promise<Record<string, unknown[]>> {
   // Every day and week block of consumers_rollup complete, as 8 days later
@@ -195,8 +197,23 @@ async function store(from: number, to: number, withConsumer: boolean): Promise<v
   }
 }
 
+/**
+ * The consumers list over the records' span from single minutes alone (consumer-stats.sql.ts, no
+ * seal instant): before 015 consumers_rollup's level-1 rows, since then consumers_minute_by_hour.
+ */
+async function consumersList(): Promise<unknown[]> {
+  const scope = {
+    accountSid: 'acc_history',
+    bucketSid: 'bkt_history',
+    range: { start: NOW - 5 * 86_400_000, end: NOW + 60_000 },
+    sealed: { days: null, hours: null },
+  };
+  return (await ch.query({ ...consumerStatsSql(scope, 30, [], {}), format: 'JSONEachRow' })).json();
+}
+
 let freshSchema: Record<string, string>;
 const expected: Record<'with' | 'without', Record<string, unknown[]>> = { with: {}, without: {} };
+let expectedList: unknown[] = [];
 
 describe('ClickHouse migrations that read like history (chDB)', () => {
   it('a fresh install has the same schema as with the migrations before they became schema-only', async () => {
@@ -223,6 +240,8 @@ describe('ClickHouse migrations that read like history (chDB)', () => {
     expect(await migrateClickHouse(ch, cfg, silent)).toBe(NEW_FILES.length);
     await store(0, 700, true);
     expected.with = await aggregates();
+    expectedList = await consumersList();
+    expect(expectedList).toHaveLength(4);
     expect(expected.with.consumers_rollup!.length).toBeGreaterThan(50);
     expect(expected.with.requests_key_rollup!.length).toBeGreaterThan(50);
   }, 120_000);
@@ -241,6 +260,8 @@ describe('ClickHouse migrations that read like history (chDB)', () => {
       const { log, warnings } = collectingLog();
       expect(await migrateClickHouse(ch, cfg, log)).toBe(NEW_FILES.length - version);
       expect(await schema()).toEqual(freshSchema);
+      // From 008 on (the rollup's single minutes) the consumers list is a fresh install's at once.
+      if (version >= 8) expect(await consumersList()).toEqual(expectedList);
       if (!NEW_FILES.slice(version).some((f) => REBUILD_METRICS_AFTER.has(f))) {
         // The previous schema, or one whose later migrations change no aggregate: nothing runs
         // again, no stored row changes, nothing to rebuild; sealed, the aggregates are a fresh

@@ -25,10 +25,13 @@
 --   insert (a late record, a deletion of a past block), and no single minutes: the seal
 --   (services/shared/consumer-seal.ts) fills the hour blocks from `consumers_minute_by_hour`;
 -- - `consumers_minute` receives no row; what it holds stays until its TTL drops it;
--- - `consumers_minute_all` (engine Merge) reads both tables as one: every query of minute rows
---   reads it, so the rows stored before this migration are read as they were. Each table is read
---   with its own primary index, and a part of `consumers_minute` outside the range is skipped by
---   its minmax index on `minute`.
+-- - `consumers_minute_all` (engine Merge) reads both tables as one, each with its own primary
+--   index: the queries that need a minute row's endpoint, method or status read it, so the rows
+--   stored before this migration are read as they were;
+-- - the consumers list, a consumer's totals and the seal read single minutes per consumer and
+--   environment from consumers_rollup's level-1 rows (every insert before this migration wrote
+--   them, so they hold what `consumers_minute` holds) and from consumers_minute_by_hour: both keyed
+--   by time first, before and after the upgrade alike.
 --
 -- Schema only: no stored row is copied or changed. `rebuild-metrics` rebuilds
 -- `consumers_minute_by_hour` from the raw rows and leaves `consumers_minute` empty.

@@ -115,7 +115,7 @@ export const P95_LOWER_BOUND = `if(${N} > 0,
   -1)`;
 
 /**
- * Block lengths (minutes): single minutes (the minute rows), and consumers_rollup's hour, UTC day
+ * Block lengths (minutes): single minutes (blockRows), and consumers_rollup's hour, UTC day
  * and week (7 UTC days from an epoch-aligned Thursday; 009_consumer_duration_moments.sql). Hour
  * blocks are complete up to the hours' seal only, day and week blocks up to the days' seal
  * (012_consumer_day_blocks_sealed.sql, 014_consumer_hour_blocks_sealed.sql): after them the range
@@ -143,10 +143,13 @@ export function consumerSegments(scope: MetricsScope, sealed: Sealed): Segment[]
 /**
  * The aggregate rows of `segments` (consumerSegments), as one subquery of `keys` plus the columns
  * the merges read (MERGE: counts, and the histogram with min/max for percentiles): whole blocks of
- * consumers_rollup, and single minutes from the minute rows (consumers_minute_all,
- * 015_consumer_minutes_by_hour.sql). Every row is a sum of minute rows, each minute of the range
- * is in exactly one block read, so the merged figures equal those of the minute rows. `where`
- * scopes both tables; the block bounds are added to `params`.
+ * consumers_rollup, and single minutes from consumers_rollup's own level-1 rows (every insert before
+ * 015_consumer_minutes_by_hour.sql wrote one per consumer, environment and minute) and from
+ * consumers_minute_by_hour (every insert since). Both are keyed by time first, so a minute range
+ * of every consumer reads that range only; the minute rows written before 015 are in both
+ * consumers_minute and the level-1 rows, and only the latter are read here. Every row is a sum of
+ * minute rows, each minute of the range is in exactly one block read, so the merged figures equal
+ * those of the minute rows. `where` scopes both tables; the block bounds are added to `params`.
  */
 export function blockRows(
   segments: readonly Segment[],
@@ -161,19 +164,19 @@ export function blockRows(
   segments.forEach((seg, k) => {
     params[`sf${k}`] = seg.from;
     params[`st${k}`] = seg.to;
-    const col = seg.level === 1 ? 'minute' : 't';
-    const range = `${col} >= toDateTime({sf${k}:UInt32}, 'UTC') AND ${col} <= toDateTime({st${k}:UInt32}, 'UTC')`;
-    if (seg.level === 1) minutes.push(`(${range})`);
-    else blocks.push(`(level = ${seg.level} AND ${range})`);
+    const range = (col: string) =>
+      `${col} >= toDateTime({sf${k}:UInt32}, 'UTC') AND ${col} <= toDateTime({st${k}:UInt32}, 'UTC')`;
+    blocks.push(`(level = ${seg.level} AND ${range('t')})`);
+    if (seg.level === 1) minutes.push(`(${range('minute')})`);
   });
-  const parts: string[] = [];
   // An empty range still needs one SELECT: `0` reads nothing.
-  if (blocks.length || !minutes.length)
-    parts.push(
-      `SELECT ${cols} FROM ${TABLES.consumersRollup} WHERE ${where} AND (${blocks.join(' OR ') || '0'})`,
-    );
+  const parts = [
+    `SELECT ${cols} FROM ${TABLES.consumersRollup} WHERE ${where} AND (${blocks.join(' OR ') || '0'})`,
+  ];
   if (minutes.length)
-    parts.push(`SELECT ${cols} FROM ${TABLES.consumersMinute} WHERE ${where} AND (${minutes.join(' OR ')})`);
+    parts.push(
+      `SELECT ${cols} FROM ${TABLES.consumersMinuteByHour} WHERE ${where} AND (${minutes.join(' OR ')})`,
+    );
   return parts.join('\n          UNION ALL ');
 }
 
