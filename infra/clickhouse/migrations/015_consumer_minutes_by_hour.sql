@@ -6,9 +6,9 @@
 -- and minute, so each table keyed by consumer and minute costs a row (and its merges) per record.
 -- Two such tables were written at every insert: consumers_minute, whose key (consumer first)
 -- serves one consumer's minutes, and the rollup's level-1 rows, whose key (time first) serves a
--- minute range of every consumer (what this saves end to end is within the benches' spread:
--- bench/README.md, session 30). One table keyed
--- `(account, bucket, hour, consumer, minute of the hour, …)` serves both reads:
+-- minute range of every consumer. One table keyed
+-- `(account, bucket, hour, consumer, minute of the hour, …)` serves both reads (bench/README.md,
+-- "API consumers", has what each costs):
 -- - a minute range of every consumer (the consumers list after the hours' seal, the per-consumer
 --   threshold's window, a release's consumers, the hours' seal itself) reads that range's hours
 --   only; with their endpoints, such ranges read consumers_minute's parts of the whole month before;
