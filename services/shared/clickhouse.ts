@@ -9,6 +9,7 @@ import type { Logger } from './logger.js';
 import { projectRoot } from './postgres.js';
 import { clusterMigrationsTable, ttlTable } from './clickhouse-cluster.js';
 import { TABLES } from './tables.js';
+import { noViewInsertLock, viewSwapLock, type ViewInsertLock } from './view-insert-lock.js';
 
 export type { ClickHouseClient };
 
@@ -170,6 +171,9 @@ export const REBUILD_METRICS_AFTER: ReadonlySet<string> = new Set([
  * NOTE: ClickHouse has no transactional DDL, so every statement must be idempotent
  * (IF NOT EXISTS) for a migration interrupted half-way to be re-run safely, and every file must
  * give the same result when applied again after the later ones (test/unit/clickhouse-migrations.test.ts).
+ * On a ClickHouse server each file is applied holding the view inserts' lock exclusively
+ * (view-insert-lock.ts): processors of other processes that are already running pause their
+ * inserts meanwhile, so none lands in a table a migration is copying and replacing.
  */
 export async function migrateClickHouse(
   client: ClickHouseClient,
@@ -181,7 +185,13 @@ export async function migrateClickHouse(
   const target = cfg.url ? `${cfg.url}/${cfg.database}` : `chdb:${path.resolve(cfg.path)}/${cfg.database}`;
   return inProcessQueue(target, () =>
     withAdvisoryLock(lockPool, `tapline:clickhouse-migrations:${cfg.database}`, log, () =>
-      applyMigrations(client, cfg, log, dir),
+      applyMigrations(
+        client,
+        cfg,
+        log,
+        dir,
+        lockPool && !isChdb(client) ? viewSwapLock(lockPool) : noViewInsertLock,
+      ),
     ),
   );
 }
@@ -235,6 +245,7 @@ async function applyMigrations(
   cfg: Config['clickhouse'],
   log: Logger,
   dir: string,
+  insertsPaused: ViewInsertLock,
 ): Promise<number> {
   // The database must exist before a client bound to it can run anything else.
   // On a cluster (CLICKHOUSE_CLUSTER) each file's statements are those of its cluster form.
@@ -270,14 +281,16 @@ async function applyMigrations(
       .replaceAll('${RETENTION_DAYS}', String(cfg.retentionDays))
       .replaceAll('${DATABASE}', cfg.database)
       .replaceAll('${CLUSTER}', cluster ?? '');
-    for (const statement of splitStatements(sql)) {
-      if (await existsAlready(client, statement)) continue;
-      await client.command({ query: statement });
-    }
-    await client.insert({
-      table: `${cfg.database}.${TABLES.migrations}`,
-      values: [{ name: file }],
-      format: 'JSONEachRow',
+    await insertsPaused(async () => {
+      for (const statement of splitStatements(sql)) {
+        if (await existsAlready(client, statement)) continue;
+        await client.command({ query: statement });
+      }
+      await client.insert({
+        table: `${cfg.database}.${TABLES.migrations}`,
+        values: [{ name: file }],
+        format: 'JSONEachRow',
+      });
     });
     applied++;
     if (REBUILD_METRICS_AFTER.has(file)) rebuildAfter.push(file);

@@ -79,7 +79,7 @@ function singleServerForm(sql: string, previous: string | undefined): string | u
   return sql
     .replace(/ ON CLUSTER 'tapline_cluster'/g, '')
     .replace(
-      /\bReplicated(\w+)\('\/clickhouse\/tables\/\{shard\}\/\{database\}\/(\w+)_local', '\{replica\}'(?:, ([^)]*))?\)/g,
+      /\bReplicated(\w+)\('\/clickhouse\/tables\/\{shard\}\/\{database\}\/(\w+)_local(?:\/\{uuid\})?', '\{replica\}'(?:, ([^)]*))?\)/g,
       (_m, engine: string, _t: string, args?: string) => (args ? `${engine}(${args})` : engine),
     )
     .replace(/\b(\w+)_local\b/g, '$1')
@@ -94,7 +94,7 @@ describe('ClickHouse cluster DDL (CLICKHOUSE_CLUSTER)', () => {
     for (const sql of [...all, clusterMigrationsTable('tapline', 'tapline_cluster')]) {
       // EXPLAIN AST runs ClickHouse's own parser (the engine of the deployment) without executing.
       const ast = query(`EXPLAIN AST ${sql}`, 'TabSeparated');
-      expect(ast, sql).toMatch(/^(CreateQuery|AlterQuery|DropQuery|InsertQuery|TruncateQuery)/);
+      expect(ast, sql).toMatch(/^(CreateQuery|AlterQuery|DropQuery|InsertQuery|TruncateQuery|Rename)/);
     }
   });
 

@@ -10,6 +10,7 @@ import {
   CH_MIGRATIONS_DIR,
   createClickHouse,
   migrateClickHouse,
+  splitStatements,
   type ClickHouseClient,
 } from '../../services/shared/clickhouse.js';
 import { embeddedClickHouse } from '../helpers/embedded-clickhouse.js';
@@ -148,6 +149,59 @@ describe('ClickHouse migrations (chDB)', () => {
       hist: before.hist + 1,
       levels: before.levels.map((n) => n + 1),
     });
+  }, 180_000);
+
+  it('016 gives requests granules of 1 MiB and keeps every stored row, also after a run interrupted before or after its swap', async () => {
+    const file = '016_requests_small_granules.sql';
+    const statements = splitStatements(
+      fs.readFileSync(path.join(CH_MIGRATIONS_DIR, file), 'utf8').replaceAll('${RETENTION_DAYS}', '30'),
+    );
+    expect(statements[3]).toBe('EXCHANGE TABLES requests AND requests_regranulated');
+    const before = await counts();
+    const state = async () => ({
+      requests: (
+        await rows<{ q: string }>(
+          "SELECT create_table_query AS q FROM system.tables WHERE database = currentDatabase() AND name = 'requests'",
+        )
+      )[0]!.q.match(/index_granularity_bytes = \d+/g),
+      leftovers: await rows<{ name: string }>(
+        "SELECT name FROM system.tables WHERE database = currentDatabase() AND name LIKE 'requests_regranulated%'",
+      ),
+      counts: await counts(),
+    });
+    const done = { requests: ['index_granularity_bytes = 1048576'], leftovers: [], counts: before };
+    expect(await state()).toEqual(done);
+    // Interrupted with the copy filled but not swapped in, then with the names swapped but the old
+    // table not dropped: the next start applies the file again from its first statement.
+    for (const upTo of [3, 4]) {
+      for (const sql of statements.slice(0, upTo)) await ch.command({ query: sql });
+      await ch.command({
+        query: `ALTER TABLE tapline.schema_migrations DELETE WHERE name = '${file}'`,
+        clickhouse_settings: { mutations_sync: '2' },
+      });
+      expect(await migrateClickHouse(ch, cfg, log)).toBe(1);
+      expect(await state(), `interrupted after ${upTo} statements`).toEqual(done);
+    }
+    // The views read the replaced table: new rows are aggregated once.
+    await new RequestsWriter(ch).insert([toRow(record(2000), 0, 2000)], 'unit:migrate:2000');
+    expect((await counts()).minute).toBe(before.minute + 1);
+    // The parts written since have granules of at most 1 MiB: a record of ~40 KB ends its granule
+    // after ~26 rows instead of ~260.
+    const big = Array.from({ length: 600 }, (_, i) => {
+      const r = record(3000 + i);
+      return toRow(
+        { ...r, request: { ...r.request, body: 'x'.repeat(40_000) } } as StoredRecord,
+        0,
+        3000 + i,
+      );
+    });
+    await new RequestsWriter(ch).insert(big, 'unit:migrate:3000-3599');
+    const [part] = await rows<{ marks: number; rows: number }>(
+      `SELECT marks, rows FROM system.parts WHERE database = currentDatabase() AND table = 'requests'
+       AND active ORDER BY modification_time DESC, rows DESC LIMIT 1`,
+    );
+    expect(Number(part!.rows)).toBeGreaterThanOrEqual(300);
+    expect(Number(part!.marks)).toBeGreaterThan(Number(part!.rows) / 30);
   }, 180_000);
 
   it('a changed RETENTION_DAYS moves the TTL of the raw table and of every aggregate at the next start', async () => {
