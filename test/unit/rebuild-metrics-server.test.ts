@@ -239,4 +239,51 @@ describe('npm run admin -- rebuild-metrics (ClickHouse server)', () => {
       leftovers: 0,
     });
   }, 240_000);
+
+  it('applies a migration that replaces requests (016) once the inserts in flight have finished, losing none', async () => {
+    const cfg = parseConfig(env).clickhouse;
+    const { raw = 0 } = await counts();
+    await ch.command({
+      query: `ALTER TABLE schema_migrations DELETE WHERE name = '016_requests_small_granules.sql'`,
+      clickhouse_settings: { mutations_sync: '2' },
+    });
+    let finish!: () => void;
+    const finishing = new Promise<void>((resolve) => (finish = resolve));
+    const inFlight = viewInsertLock(
+      pool,
+      ch,
+    )(async () => {
+      await rawInsert('inflight016_', 30);
+      await finishing;
+    });
+    let applied: number | undefined;
+    const run = migrateClickHouse(ch, cfg, pino({ level: 'silent' }), pool).then((n) => (applied = n));
+    // The migration waits: nothing copied or swapped while the insert holds the lock.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(applied).toBeUndefined();
+    finish();
+    await inFlight;
+    await run;
+    expect(applied).toBe(1);
+    await insert('after016_', 10);
+    const tables = await (
+      await ch.query({
+        query: `SELECT name, create_table_query AS q FROM system.tables
+                WHERE database = currentDatabase() AND name LIKE 'requests%' AND engine LIKE '%MergeTree'
+                ORDER BY name`,
+        format: 'JSONEachRow',
+      })
+    ).json<{ name: string; q: string }>();
+    // The copy was swapped in and the old table dropped: one requests table, with 1 MiB granules.
+    expect(tables.filter((t) => t.name.startsWith('requests_regranulated'))).toEqual([]);
+    expect(tables.find((t) => t.name === 'requests')?.q).toContain('index_granularity_bytes = 1048576');
+    const c = await counts();
+    expect(raw).toBeGreaterThan(4000);
+    expect({ raw: c.raw, minute: c.minute, day: c.day, leftovers: c.leftovers }).toEqual({
+      raw: raw + 40,
+      minute: raw + 40,
+      day: raw + 40,
+      leftovers: 0,
+    });
+  }, 240_000);
 });
