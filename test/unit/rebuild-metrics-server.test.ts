@@ -111,6 +111,23 @@ async function insert(prefix: string, n: number): Promise<void> {
   await viewInsertLock(pool, ch)(() => rawInsert(prefix, n));
 }
 
+/**
+ * An insert in flight: its rows are written and it still holds the lock shared, as a processor's
+ * insert does until ClickHouse answers, until `finish` is called.
+ */
+function insertInFlight(prefix: string, n: number): { finish: () => void; inFlight: Promise<void> } {
+  let finish!: () => void;
+  const finishing = new Promise<void>((resolve) => (finish = resolve));
+  const inFlight = viewInsertLock(
+    pool,
+    ch,
+  )(async () => {
+    await rawInsert(prefix, n);
+    await finishing;
+  });
+  return { finish, inFlight };
+}
+
 async function rawInsert(prefix: string, n: number): Promise<void> {
   await ch.command({
     query: `INSERT INTO requests (account_sid, bucket_sid, sid, environment_sid, created_at, received_at,
@@ -203,17 +220,7 @@ describe('npm run admin -- rebuild-metrics (ClickHouse server)', () => {
 
   it('swaps the tables only once the inserts in flight have finished', async () => {
     const { raw = 0, raw_consumers: consumers = 0 } = await counts();
-    // An insert in flight: its rows are written and it still holds the lock shared, as a
-    // processor's insert does until ClickHouse answers.
-    let finish!: () => void;
-    const finishing = new Promise<void>((resolve) => (finish = resolve));
-    const inFlight = viewInsertLock(
-      pool,
-      ch,
-    )(async () => {
-      await rawInsert('inflight', 30);
-      await finishing;
-    });
+    const { finish, inFlight } = insertInFlight('inflight', 30);
     const run = startRebuild();
     await until(() => run.stderr().includes('rebuild-metrics: backfilled'), 120_000);
     // The swaps wait: nothing swapped while the insert holds the lock.
@@ -247,15 +254,7 @@ describe('npm run admin -- rebuild-metrics (ClickHouse server)', () => {
       query: `ALTER TABLE schema_migrations DELETE WHERE name = '016_requests_small_granules.sql'`,
       clickhouse_settings: { mutations_sync: '2' },
     });
-    let finish!: () => void;
-    const finishing = new Promise<void>((resolve) => (finish = resolve));
-    const inFlight = viewInsertLock(
-      pool,
-      ch,
-    )(async () => {
-      await rawInsert('inflight016_', 30);
-      await finishing;
-    });
+    const { finish, inFlight } = insertInFlight('inflight016_', 30);
     let applied: number | undefined;
     const run = migrateClickHouse(ch, cfg, pino({ level: 'silent' }), pool).then((n) => (applied = n));
     // The migration waits: nothing copied or swapped while the insert holds the lock.
