@@ -66,7 +66,9 @@ afterAll(async () => {
 
 describe('a read over its memory share', () => {
   it('is refused with a 400 in the envelope; with the default share the same read answers', async () => {
-    const search = `/v1/accounts/${acct.accountSid}/buckets/${acct.bucketSid}/requests?q=${encodeURIComponent('path:/v1/orders/* duration:>50')}`;
+    // A search sorted by duration, 20 pages deep: every match is read and sorted (a newest-first
+    // page stops after a few granules, which at 1 MiB each fit in any share).
+    const search = `/v1/accounts/${acct.accountSid}/buckets/${acct.bucketSid}/requests?q=${encodeURIComponent('path:/v1/orders/* duration:>50')}&sort=duration&limit=100&page=20`;
     const headers = { authorization: `Bearer ${acct.apiToken}` };
 
     const small = await app({ CLICKHOUSE_QUERY_MEMORY_BYTES: String(1024 * 1024) });

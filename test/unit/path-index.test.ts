@@ -53,10 +53,13 @@ describe('the exact path index', () => {
 
     const skip = (await readIndexes(`path = ${quoted}`)).find((i) => i.Type === 'Skip');
     expect(skip?.Name).toBe('idx_path_value');
-    // 200,000 rows are ~25 granules of 8,192: the path's own, and at 1% false positives rarely another.
-    expect(skip!['Initial Granules']).toBeGreaterThanOrEqual(24);
+    // 200,000 compact records are ~220 granules of at most 1 MiB (migration 016): the search
+    // reads the path's own and the filter's false positives, ~1 % of the rest (~2 granules; at
+    // most 5 % of them, which a mean of ~2 exceeds about once in 100,000 runs).
+    const initial = skip!['Initial Granules'];
+    expect(initial).toBeGreaterThanOrEqual(150);
     expect(skip!['Selected Granules']).toBeGreaterThanOrEqual(1);
-    expect(skip!['Selected Granules']).toBeLessThanOrEqual(3);
+    expect(skip!['Selected Granules']).toBeLessThanOrEqual(1 + Math.ceil(initial * 0.05));
 
     const found = await (
       await ch.query({
