@@ -5,7 +5,8 @@
 -- 10 MiB granule holds ~3,300 records, so merging eight parts of a processor's blocks held
 -- ~300 MB in flight (sixteen parts ~480 MB), whatever `merge_max_block_size` said: with chDB inside
 -- the service process that was its peak memory. With 1 MiB granules the same merges add 25-60 MB
--- and take as long (bench/README.md). A granule of small records still ends at 8,192 rows.
+-- (eight parts in the same time, sixteen ~30 % slower; bench/README.md). A granule of small
+-- records still ends at 8,192 rows.
 --
 -- `index_granularity_bytes` cannot be changed on a table, so the table is replaced by a copy with
 -- the setting: the copy takes every stored part by hard link (no data is rewritten; old parts keep
