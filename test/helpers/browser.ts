@@ -55,6 +55,14 @@ export const FIRST_RUN_JOURNEY = 'test/browser/dashboard.test.ts';
 
 export const SESSION_RATE_LIMIT = 2500;
 
+/** The time zone of the pages openPage opens unless told otherwise. */
+export const PAGE_TIME_ZONE = 'Europe/Berlin';
+
+/** The calendar day of `ms` in the pages' time zone (YYYY-MM-DD). */
+export function pageDay(ms: number): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone: PAGE_TIME_ZONE }).format(ms);
+}
+
 export async function openPage(
   browser: Browser,
   baseURL: string,
@@ -63,7 +71,7 @@ export async function openPage(
   const context = await browser.newContext({
     baseURL,
     ...(opts.locale === null ? {} : { locale: opts.locale ?? 'en-US' }),
-    timezoneId: opts.timezoneId ?? 'Europe/Berlin',
+    timezoneId: opts.timezoneId ?? PAGE_TIME_ZONE,
     viewport: { width: opts.width ?? 1280, height: opts.height ?? 720 },
   });
   const page = await context.newPage();
