@@ -32,6 +32,8 @@ const dataDir = path.join(ROOT, '.cache', `rebuild-metrics-${Date.now()}-${proce
 let server: ClickHouseServerHandle;
 let postgres: PostgresHandle;
 let pool: pg.Pool;
+/** The removed clients' sockets, closed once each resolves. */
+const closing: Promise<void>[] = [];
 let ch: ClickHouseClient;
 let env: Record<string, string>;
 
@@ -51,6 +53,16 @@ beforeAll(async () => {
     log: pino({ level: 'warn' }),
   });
   pool = new pg.Pool({ connectionString: postgres.url, max: 4 });
+  // A client the pool removes (pool.end(), a destroyed client) closes its socket after the removal:
+  // Postgres must not be stopped before, or its shutdown message reaches a client with no listener.
+  pool.on('remove', (client) => {
+    closing.push(
+      new Promise<void>((resolve) => {
+        client.once('end', () => resolve());
+        setTimeout(resolve, 5000).unref();
+      }),
+    );
+  });
   env = {
     DATA_DIR: dataDir,
     CLICKHOUSE_URL: server.url,
@@ -65,6 +77,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await ch?.close();
   await pool?.end();
+  await Promise.all(closing);
   await postgres?.stop();
   await server?.stop();
   fs.rmSync(dataDir, { recursive: true, force: true });
